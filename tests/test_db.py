@@ -1,0 +1,113 @@
+"""The schema comes from real Alembic migrations on a real SQLite file."""
+
+import sqlite3
+import threading
+import time
+
+import pytest
+from sqlalchemy import text
+
+from tgstore.db import DatabaseError, current_revision, downgrade, head_revision, open_engine, upgrade
+from tgstore.db.models import Base
+
+
+def table_names(path):
+    with sqlite3.connect(path) as conn:
+        return {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
+
+
+def test_upgrade_from_empty_creates_every_model_table(tmp_path):
+    db = tmp_path / "t.db"
+    engine = open_engine(db)
+    assert current_revision(engine) is None
+    upgrade(engine)
+    assert current_revision(engine) == head_revision()
+    names = table_names(db)
+    assert set(Base.metadata.tables) <= names
+    assert {"v_runs", "v_kernels", "v_sources", "v_pattern_matches"} <= names
+
+
+def test_migrations_match_the_models(tmp_path):
+    """Alembic's autogenerate finds nothing to add: the migrations and the models describe the same schema."""
+    from alembic.autogenerate import compare_metadata
+    from alembic.runtime.migration import MigrationContext
+
+    engine = open_engine(tmp_path / "t.db")
+    upgrade(engine)
+    with engine.connect() as conn:
+        diff = compare_metadata(MigrationContext.configure(conn), Base.metadata)
+    assert diff == []
+
+
+def test_downgrade_to_base_and_back(tmp_path):
+    db = tmp_path / "t.db"
+    engine = open_engine(db)
+    upgrade(engine)
+    downgrade(engine, "base")
+    assert current_revision(engine) is None
+    assert table_names(db) <= {"alembic_version"}
+    upgrade(engine)
+    assert current_revision(engine) == head_revision()
+    assert set(Base.metadata.tables) <= table_names(db)
+
+
+def test_step_down_one_revision_and_up(tmp_path):
+    engine = open_engine(tmp_path / "t.db")
+    upgrade(engine)
+    downgrade(engine, "-1")
+    assert current_revision(engine) != head_revision()
+    upgrade(engine)
+    assert current_revision(engine) == head_revision()
+
+
+def test_wal_and_foreign_keys_are_on(tmp_path):
+    engine = open_engine(tmp_path / "t.db")
+    upgrade(engine)
+    with engine.connect() as conn:
+        assert conn.execute(text("PRAGMA journal_mode")).scalar() == "wal"
+        assert conn.execute(text("PRAGMA foreign_keys")).scalar() == 1
+
+
+def test_not_a_database_is_refused_without_touching_it(tmp_path):
+    path = tmp_path / "notes.txt"
+    path.write_text("this is not sqlite\n")
+    with pytest.raises(DatabaseError, match="not a SQLite database"):
+        open_engine(path)
+    assert path.read_text() == "this is not sqlite\n"
+
+
+def test_newer_schema_is_refused(tmp_path):
+    db = tmp_path / "t.db"
+    engine = open_engine(db)
+    upgrade(engine)
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE alembic_version SET version_num = 'ffff_from_the_future'")
+    with pytest.raises(DatabaseError, match="newer tgstore"):
+        upgrade(engine)
+
+
+def test_second_writer_waits_for_the_first(tmp_path):
+    """BEGIN IMMEDIATE: a second writer blocks on the busy timeout rather than failing mid-transaction."""
+    db = tmp_path / "t.db"
+    first = open_engine(db)
+    upgrade(first)
+    second = open_engine(db, busy_timeout_ms=5000)
+    started = threading.Event()
+
+    def hold_lock():
+        with first.begin() as conn:
+            conn.execute(text("INSERT INTO cases (name) VALUES ('held')"))
+            started.set()
+            time.sleep(0.5)
+
+    thread = threading.Thread(target=hold_lock)
+    thread.start()
+    started.wait()
+    t0 = time.monotonic()
+    with second.begin() as conn:
+        conn.execute(text("INSERT INTO cases (name) VALUES ('waited')"))
+    waited = time.monotonic() - t0
+    thread.join()
+    assert waited > 0.2
+    with second.connect() as conn:
+        assert {r[0] for r in conn.execute(text("SELECT name FROM cases"))} == {"held", "waited"}

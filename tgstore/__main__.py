@@ -1,0 +1,3 @@
+from tgstore.cli import app
+
+app(prog_name="tgstore")

@@ -1,0 +1,368 @@
+"""SQLAlchemy 2 models of the tgstore schema.
+
+The schema is created and changed only by the Alembic migrations in `migrations/`; these models describe it for
+the code. Artifacts are content-addressed (a `hash` column, sha256 hex of a canonical encoding) so what did not
+change between two tinygrad commits is stored once: a run of an unchanged commit adds a `runs` row and one
+`run_cases` row per case, all pointing at existing `case_results`.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import Float, ForeignKey, Index, Integer, MetaData, String, Text, UniqueConstraint
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+# Explicit constraint names keep Alembic batch migrations on SQLite deterministic.
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+class Blob(Base):
+    """Any text artifact (source, pyrender, AST text, DEBUG output), stored once per distinct content."""
+
+    __tablename__ = "blobs"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    hash: Mapped[str] = mapped_column(String(64), unique=True)
+    size: Mapped[int] = mapped_column(Integer)
+    text: Mapped[str] = mapped_column(Text)
+
+
+class TinygradCommit(Base):
+    """One tinygrad: a git commit, or an installed package identified by its source tree hash."""
+
+    __tablename__ = "tinygrad_commits"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    sha: Mapped[str] = mapped_column(String(80), unique=True)  # git sha, or "tree:<tree_hash>" without git
+    tree_hash: Mapped[str] = mapped_column(String(64), index=True)
+    version: Mapped[str | None] = mapped_column(String(40))
+    committed_at: Mapped[str | None] = mapped_column(String(40))
+    subject: Mapped[str | None] = mapped_column(Text)
+
+
+class Suite(Base):
+    __tablename__ = "suites"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(200))
+    hash: Mapped[str] = mapped_column(String(64), unique=True)
+
+
+class Case(Base):
+    __tablename__ = "cases"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+
+
+class Pattern(Base):
+    """A PatternMatcher rule as it stands at some commit (a moved line is a new row)."""
+
+    __tablename__ = "patterns"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    hash: Mapped[str] = mapped_column(String(64), unique=True)
+    matcher: Mapped[str | None] = mapped_column(String(200), index=True)
+    ops: Mapped[str | None] = mapped_column(Text)
+    upat: Mapped[str | None] = mapped_column(Text)
+    function_name: Mapped[str | None] = mapped_column(String(200))
+    file: Mapped[str | None] = mapped_column(String(300))
+    line: Mapped[int | None] = mapped_column(Integer)
+
+
+class PatternSet(Base):
+    """The set of rules present in one tinygrad, shared by every run whose rules are identical."""
+
+    __tablename__ = "pattern_sets"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    hash: Mapped[str] = mapped_column(String(64), unique=True)
+    pattern_count: Mapped[int] = mapped_column(Integer)
+
+
+class PatternSetMember(Base):
+    __tablename__ = "pattern_set_members"
+    pattern_set_id: Mapped[int] = mapped_column(ForeignKey("pattern_sets.id", ondelete="CASCADE"), primary_key=True)
+    pattern_id: Mapped[int] = mapped_column(ForeignKey("patterns.id"), primary_key=True, index=True)
+
+
+class Run(Base):
+    """One extraction of one tinygrad commit over one suite on one backend."""
+
+    __tablename__ = "runs"
+    __table_args__ = (UniqueConstraint("commit_id", "suite_id", "backend", name="uq_runs_commit_suite_backend"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    commit_id: Mapped[int] = mapped_column(ForeignKey("tinygrad_commits.id"), index=True)
+    suite_id: Mapped[int] = mapped_column(ForeignKey("suites.id"), index=True)
+    backend: Mapped[str] = mapped_column(String(40))
+    renderers: Mapped[str | None] = mapped_column(Text)  # comma-joined, as asked for
+    status: Mapped[str] = mapped_column(String(20))  # ok | partial | failed | timeout
+    started_at: Mapped[str | None] = mapped_column(String(40))
+    finished_at: Mapped[str | None] = mapped_column(String(40))
+    ingested_at: Mapped[str] = mapped_column(String(40))
+    tgstore_version: Mapped[str] = mapped_column(String(40))
+    bundle_version: Mapped[int | None] = mapped_column(Integer)
+    debug_level: Mapped[int | None] = mapped_column(Integer)
+    python: Mapped[str | None] = mapped_column(String(40))
+    tinygrad_path: Mapped[str | None] = mapped_column(Text)
+    features: Mapped[str | None] = mapped_column(Text)  # JSON object
+    error: Mapped[str | None] = mapped_column(Text)
+    stderr: Mapped[str | None] = mapped_column(Text)
+    pattern_set_id: Mapped[int | None] = mapped_column(ForeignKey("pattern_sets.id"))
+
+
+class RunMissing(Base):
+    """What a run's tinygrad could not provide (an API absent in that era, a renderer that would not build)."""
+
+    __tablename__ = "run_missing"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
+    case_name: Mapped[str | None] = mapped_column(String(200))
+    feature: Mapped[str] = mapped_column(String(200))
+    reason: Mapped[str | None] = mapped_column(Text)
+
+
+class Kernel(Base):
+    """A schedule item's AST (kernel or not), content-addressed by its UOp graph."""
+
+    __tablename__ = "kernels"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    hash: Mapped[str] = mapped_column(String(64), unique=True)
+    root_op: Mapped[str] = mapped_column(String(40))
+    node_count: Mapped[int] = mapped_column(Integer)
+    ast_text_blob_id: Mapped[int | None] = mapped_column(ForeignKey("blobs.id"))
+    pyrender_blob_id: Mapped[int | None] = mapped_column(ForeignKey("blobs.id"))
+
+
+class UopNode(Base):
+    __tablename__ = "uop_nodes"
+    kernel_id: Mapped[int] = mapped_column(ForeignKey("kernels.id", ondelete="CASCADE"), primary_key=True)
+    idx: Mapped[int] = mapped_column(Integer, primary_key=True)  # position in toposort
+    op: Mapped[str] = mapped_column(String(40))
+    dtype: Mapped[str | None] = mapped_column(String(200))
+    arg: Mapped[str | None] = mapped_column(Text)
+
+
+class UopEdge(Base):
+    """`parent_idx`'s source number `src_pos` is node `child_idx` (both positions in the kernel's toposort)."""
+
+    __tablename__ = "uop_edges"
+    kernel_id: Mapped[int] = mapped_column(ForeignKey("kernels.id", ondelete="CASCADE"), primary_key=True)
+    parent_idx: Mapped[int] = mapped_column(Integer, primary_key=True)
+    src_pos: Mapped[int] = mapped_column(Integer, primary_key=True)
+    child_idx: Mapped[int] = mapped_column(Integer)
+
+
+class Linear(Base):
+    """A linearized (lowered) UOp list as a renderer consumed it, content-addressed."""
+
+    __tablename__ = "linears"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    hash: Mapped[str] = mapped_column(String(64), unique=True)
+    uop_count: Mapped[int] = mapped_column(Integer)
+
+
+class LinearUop(Base):
+    __tablename__ = "linear_uops"
+    linear_id: Mapped[int] = mapped_column(ForeignKey("linears.id", ondelete="CASCADE"), primary_key=True)
+    idx: Mapped[int] = mapped_column(Integer, primary_key=True)
+    op: Mapped[str] = mapped_column(String(40))
+    dtype: Mapped[str | None] = mapped_column(String(200))
+    arg: Mapped[str | None] = mapped_column(Text)
+    src: Mapped[str] = mapped_column(Text)  # comma-joined positions of the sources in this list
+
+
+class CaseResult(Base):
+    """Everything a case produced at a commit except timings and free text (DEBUG output, tracebacks)."""
+
+    __tablename__ = "case_results"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    hash: Mapped[str] = mapped_column(String(64), unique=True)
+    item_count: Mapped[int] = mapped_column(Integer)
+    kernel_count: Mapped[int] = mapped_column(Integer)
+
+
+class ScheduleItem(Base):
+    __tablename__ = "schedule_items"
+    __table_args__ = (UniqueConstraint("case_result_id", "position", name="uq_schedule_items_result_position"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    case_result_id: Mapped[int] = mapped_column(ForeignKey("case_results.id", ondelete="CASCADE"))
+    position: Mapped[int] = mapped_column(Integer)
+    kernel_id: Mapped[int] = mapped_column(ForeignKey("kernels.id"), index=True)
+    root_op: Mapped[str] = mapped_column(String(40))
+
+
+class Program(Base):
+    """A kernel rendered by one renderer: the generated source and the linearized UOps behind it."""
+
+    __tablename__ = "programs"
+    __table_args__ = (UniqueConstraint("schedule_item_id", "renderer", name="uq_programs_item_renderer"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    schedule_item_id: Mapped[int] = mapped_column(ForeignKey("schedule_items.id", ondelete="CASCADE"))
+    renderer: Mapped[str] = mapped_column(String(40))
+    name: Mapped[str | None] = mapped_column(String(200), index=True)
+    source_blob_id: Mapped[int | None] = mapped_column(ForeignKey("blobs.id"), index=True)
+    linear_id: Mapped[int | None] = mapped_column(ForeignKey("linears.id"))
+    error: Mapped[str | None] = mapped_column(Text)
+
+
+class PatternMatch(Base):
+    __tablename__ = "pattern_matches"
+    case_result_id: Mapped[int] = mapped_column(ForeignKey("case_results.id", ondelete="CASCADE"), primary_key=True)
+    pattern_id: Mapped[int] = mapped_column(ForeignKey("patterns.id"), primary_key=True, index=True)
+    matches: Mapped[int] = mapped_column(Integer)
+    tries: Mapped[int | None] = mapped_column(Integer)
+
+
+class CaseMissing(Base):
+    __tablename__ = "case_missing"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    case_result_id: Mapped[int] = mapped_column(ForeignKey("case_results.id", ondelete="CASCADE"), index=True)
+    feature: Mapped[str] = mapped_column(String(200))
+    reason: Mapped[str | None] = mapped_column(Text)
+
+
+class RunCase(Base):
+    """A case within a run: its status and timing, the shared result, and its own DEBUG text and traceback."""
+
+    __tablename__ = "run_cases"
+    __table_args__ = (UniqueConstraint("run_id", "case_id", name="uq_run_cases_run_case"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    case_id: Mapped[int] = mapped_column(ForeignKey("cases.id"), index=True)
+    case_result_id: Mapped[int] = mapped_column(ForeignKey("case_results.id"), index=True)
+    status: Mapped[str] = mapped_column(String(20))  # ok | error
+    seconds: Mapped[float | None] = mapped_column(Float)
+    debug_blob_id: Mapped[int | None] = mapped_column(ForeignKey("blobs.id"))
+    error_blob_id: Mapped[int | None] = mapped_column(ForeignKey("blobs.id"))
+
+
+Index("ix_runs_status", Run.status)
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Svod (a Rust port of tinygrad) test logs, parsed by tgstore.svod.parse and stored by tgstore.svod.store.
+# --------------------------------------------------------------------------------------------------------------------
+
+
+class SvodTree(Base):
+    """A UOp tree printed by Svod, content-addressed by its id-free structure text (Tree.structure_text()), so the
+    same tree from two runs (whose allocation ids differ) is stored once."""
+
+    __tablename__ = "svod_trees"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    hash: Mapped[str] = mapped_column(String(64), unique=True)  # sha256 of the structure text
+    node_count: Mapped[int] = mapped_column(Integer)  # distinct nodes (shared references counted once)
+    root_op: Mapped[str | None] = mapped_column(String(40))
+    structure_blob_id: Mapped[int] = mapped_column(ForeignKey("blobs.id"))
+
+
+class SvodRun(Base):
+    """One ingested Svod test log for a case. The whole log is kept as a blob, so nothing in it is ever lost."""
+
+    __tablename__ = "svod_runs"
+    __table_args__ = (UniqueConstraint("case_id", "log_hash", name="uq_svod_runs_case_log"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    case_id: Mapped[int] = mapped_column(ForeignKey("cases.id"), index=True)
+    svod_commit: Mapped[str | None] = mapped_column(String(80), index=True)
+    log_blob_id: Mapped[int] = mapped_column(ForeignKey("blobs.id"))
+    log_hash: Mapped[str] = mapped_column(String(64))  # sha256 of the log text (= the blob's hash)
+    source_path: Mapped[str | None] = mapped_column(Text)
+    ingested_at: Mapped[str] = mapped_column(String(40))
+    tgstore_version: Mapped[str] = mapped_column(String(40))
+    line_count: Mapped[int] = mapped_column(Integer)
+    event_count: Mapped[int] = mapped_column(Integer)
+    kernel_count: Mapped[int] = mapped_column(Integer)
+    stage_dump_count: Mapped[int] = mapped_column(Integer)
+    per_stage_count: Mapped[int] = mapped_column(Integer)
+    raw_line_count: Mapped[int] = mapped_column(Integer)  # lines that are none of the above (cargo output, ...)
+    problem_count: Mapped[int] = mapped_column(Integer)
+
+
+class SvodEvent(Base):
+    """One JSON tracing event of a log (one per line)."""
+
+    __tablename__ = "svod_events"
+    run_id: Mapped[int] = mapped_column(ForeignKey("svod_runs.id", ondelete="CASCADE"), primary_key=True)
+    line_no: Mapped[int] = mapped_column(Integer, primary_key=True)
+    timestamp: Mapped[str | None] = mapped_column(String(40))
+    level: Mapped[str | None] = mapped_column(String(20))
+    target: Mapped[str | None] = mapped_column(String(200))
+    message: Mapped[str | None] = mapped_column(Text)
+    elapsed_ms: Mapped[float | None] = mapped_column(Float)
+    node_count: Mapped[int | None] = mapped_column(Integer)
+    kernel_index: Mapped[int | None] = mapped_column(Integer)
+    tree_field: Mapped[str | None] = mapped_column(String(40))  # which field tree_id came from (uop.tree, ...)
+    tree_id: Mapped[int | None] = mapped_column(ForeignKey("svod_trees.id"), index=True)
+    fields: Mapped[str] = mapped_column(Text)  # JSON object: every field except the trees parsed into svod_trees
+    extra: Mapped[str | None] = mapped_column(Text)  # JSON object: other top-level keys (span, spans), if any
+
+
+class SvodEventTree(Base):
+    """Every tree field of an event that parsed (an event may carry more than one)."""
+
+    __tablename__ = "svod_event_trees"
+    run_id: Mapped[int] = mapped_column(ForeignKey("svod_runs.id", ondelete="CASCADE"), primary_key=True)
+    line_no: Mapped[int] = mapped_column(Integer, primary_key=True)  # the event's line (svod_events.line_no)
+    field: Mapped[str] = mapped_column(String(40), primary_key=True)
+    tree_id: Mapped[int] = mapped_column(ForeignKey("svod_trees.id"), index=True)
+
+
+class SvodStageDump(Base):
+    """A ``[dump-stage] LABEL :`` ... ``: end`` block; `line_no` is the opening marker's line."""
+
+    __tablename__ = "svod_stage_dumps"
+    run_id: Mapped[int] = mapped_column(ForeignKey("svod_runs.id", ondelete="CASCADE"), primary_key=True)
+    line_no: Mapped[int] = mapped_column(Integer, primary_key=True)
+    end_line_no: Mapped[int | None] = mapped_column(Integer)  # NULL when the block was never closed
+    kernel_index: Mapped[int | None] = mapped_column(Integer)
+    label: Mapped[str] = mapped_column(String(200))
+    tree_id: Mapped[int | None] = mapped_column(ForeignKey("svod_trees.id"), index=True)  # NULL for an empty dump
+
+
+class SvodPerStage(Base):
+    """A ``[per-stage] LABEL : node_count=N`` line."""
+
+    __tablename__ = "svod_per_stage"
+    run_id: Mapped[int] = mapped_column(ForeignKey("svod_runs.id", ondelete="CASCADE"), primary_key=True)
+    line_no: Mapped[int] = mapped_column(Integer, primary_key=True)
+    kernel_index: Mapped[int | None] = mapped_column(Integer)
+    label: Mapped[str] = mapped_column(String(200))
+    node_count: Mapped[int] = mapped_column(Integer)
+
+
+class SvodKernel(Base):
+    """A kernel of a log: starts at an ``ast.initial`` event, in log order (`kernel_index` 0, 1, ...)."""
+
+    __tablename__ = "svod_kernels"
+    run_id: Mapped[int] = mapped_column(ForeignKey("svod_runs.id", ondelete="CASCADE"), primary_key=True)
+    kernel_index: Mapped[int] = mapped_column(Integer, primary_key=True)
+    line_no: Mapped[int] = mapped_column(Integer)  # the event that started it
+    name: Mapped[str | None] = mapped_column(String(200))  # the starting event's `kernel` field, e.g. E_4_4
+    initial_tree_id: Mapped[int | None] = mapped_column(ForeignKey("svod_trees.id"))
+    pre_tree_id: Mapped[int | None] = mapped_column(ForeignKey("svod_trees.id"))
+    optimized_tree_id: Mapped[int | None] = mapped_column(ForeignKey("svod_trees.id"))
+    code_blob_id: Mapped[int | None] = mapped_column(ForeignKey("blobs.id"))  # generated_c / generated_code
+
+
+class SvodPatternMatch(Base):
+    """How many ``pattern matched`` trace events a log has per `op_key`."""
+
+    __tablename__ = "svod_pattern_matches"
+    run_id: Mapped[int] = mapped_column(ForeignKey("svod_runs.id", ondelete="CASCADE"), primary_key=True)
+    op_key: Mapped[str] = mapped_column(String(200), primary_key=True)
+    count: Mapped[int] = mapped_column(Integer)
+
+
+class SvodProblem(Base):
+    """Something malformed in a log (a broken JSON line, an unterminated dump, ...), with its 1-based line."""
+
+    __tablename__ = "svod_problems"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("svod_runs.id", ondelete="CASCADE"), index=True)
+    line_no: Mapped[int] = mapped_column(Integer)
+    message: Mapped[str] = mapped_column(Text)
+    text: Mapped[str | None] = mapped_column(Text)  # the offending line, verbatim

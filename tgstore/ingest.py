@@ -1,0 +1,337 @@
+"""Storing a bundle in the database: one transaction per bundle, artifacts content-addressed.
+
+A bundle's run either lands whole or not at all. Identical artifacts (text blobs, kernel ASTs, linearized UOps,
+whole case results, pattern sets) are found by hash and reused, so re-ingesting an unchanged commit adds only its
+`runs` and `run_cases` rows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from sqlalchemy import Connection, Engine, delete, insert, select, update
+from sqlalchemy.exc import OperationalError
+
+from tgstore import __version__
+from tgstore.bundle import Bundle
+from tgstore.db.engine import DatabaseLocked, is_locked_error
+from tgstore.db.models import (
+    Blob,
+    Case,
+    CaseMissing,
+    CaseResult,
+    Kernel,
+    Linear,
+    LinearUop,
+    Pattern,
+    PatternMatch,
+    PatternSet,
+    PatternSetMember,
+    Program,
+    Run,
+    RunCase,
+    RunMissing,
+    ScheduleItem,
+    Suite,
+    TinygradCommit,
+    UopEdge,
+    UopNode,
+)
+
+STDERR_KEEP = 64 * 1024
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def content_hash(value: Any) -> str:
+    """Hash of a canonical JSON encoding: equal content, equal hash, whatever the key order."""
+    return sha256_text(json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False))
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def commit_key(tinygrad: dict[str, Any]) -> str:
+    """The `tinygrad_commits.sha` of a bundle's tinygrad: its git sha, else its source tree hash."""
+    git = tinygrad.get("git") or {}
+    if git.get("sha"):
+        return git["sha"]
+    if not tinygrad.get("tree_hash"):
+        raise ValueError("the bundle's header names neither a git sha nor a tree hash for its tinygrad")
+    return f"tree:{tinygrad['tree_hash']}"
+
+
+@dataclass
+class IngestReport:
+    run_id: int | None
+    commit: str
+    status: str
+    cases: int
+    failed_cases: int
+    new_case_results: int
+    skipped: bool = False
+
+
+@dataclass
+class ExtractionOutcome:
+    """How the child process ended, as far as ingestion cares (see tgstore.extract.runner.ExtractionResult)."""
+
+    status: str  # ok | failed | timeout
+    returncode: int | None = None
+    stderr: str = ""
+
+
+class _Store:
+    """Hash -> id lookups and inserts inside one transaction."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        self.blob_ids: dict[str, int] = {}
+        self.new_case_results = 0
+
+    def _find(self, table, hash_: str) -> int | None:
+        return self.conn.execute(select(table.id).where(table.hash == hash_)).scalar()
+
+    def blob(self, text: str | None) -> int | None:
+        if text is None:
+            return None
+        hash_ = sha256_text(text)
+        if hash_ in self.blob_ids:
+            return self.blob_ids[hash_]
+        blob_id = self._find(Blob, hash_)
+        if blob_id is None:
+            blob_id = self.conn.execute(insert(Blob).values(hash=hash_, size=len(text), text=text)).inserted_primary_key[0]
+        self.blob_ids[hash_] = blob_id
+        return blob_id
+
+    def kernel(self, item: dict[str, Any]) -> tuple[int, str]:
+        nodes = item.get("nodes") or []
+        graph = [[n.get("op"), n.get("dtype"), n.get("arg"), list(n.get("src") or [])] for n in nodes]
+        hash_ = content_hash({"root": item.get("root_op"), "graph": graph, "pyrender": item.get("pyrender"),
+                              "ast_text": item.get("ast_text")})
+        kernel_id = self._find(Kernel, hash_)
+        if kernel_id is None:
+            kernel_id = self.conn.execute(insert(Kernel).values(
+                hash=hash_, root_op=item.get("root_op") or (nodes[-1]["op"] if nodes else "?"), node_count=len(nodes),
+                ast_text_blob_id=self.blob(item.get("ast_text")), pyrender_blob_id=self.blob(item.get("pyrender")),
+            )).inserted_primary_key[0]
+            if nodes:
+                self.conn.execute(insert(UopNode), [
+                    {"kernel_id": kernel_id, "idx": i, "op": op, "dtype": dtype, "arg": arg}
+                    for i, (op, dtype, arg, _src) in enumerate(graph)])
+                edges = [{"kernel_id": kernel_id, "parent_idx": i, "src_pos": pos, "child_idx": child}
+                         for i, (_op, _dtype, _arg, src) in enumerate(graph) for pos, child in enumerate(src)]
+                if edges:
+                    self.conn.execute(insert(UopEdge), edges)
+        return kernel_id, hash_
+
+    def linear(self, uops: list[dict[str, Any]] | None) -> tuple[int | None, str | None]:
+        if uops is None:
+            return None, None
+        rows = [[u.get("op"), u.get("dtype"), u.get("arg"), ",".join(str(s) for s in u.get("src") or [])] for u in uops]
+        hash_ = content_hash(rows)
+        linear_id = self._find(Linear, hash_)
+        if linear_id is None:
+            linear_id = self.conn.execute(insert(Linear).values(hash=hash_, uop_count=len(rows))).inserted_primary_key[0]
+            if rows:
+                self.conn.execute(insert(LinearUop), [
+                    {"linear_id": linear_id, "idx": i, "op": op, "dtype": dtype, "arg": arg, "src": src}
+                    for i, (op, dtype, arg, src) in enumerate(rows)])
+        return linear_id, hash_
+
+    def pattern(self, record: dict[str, Any]) -> tuple[int, str]:
+        values = {"matcher": record.get("matcher"), "ops": record.get("ops"), "upat": record.get("upat"),
+                  "function_name": record.get("function"), "file": record.get("file"), "line": record.get("line")}
+        hash_ = content_hash(values)
+        pattern_id = self._find(Pattern, hash_)
+        if pattern_id is None:
+            pattern_id = self.conn.execute(insert(Pattern).values(hash=hash_, **values)).inserted_primary_key[0]
+        return pattern_id, hash_
+
+    def pattern_set(self, pattern_ids: dict[str, int]) -> int | None:
+        if not pattern_ids:
+            return None
+        hash_ = content_hash(sorted(pattern_ids))  # keyed by pattern hash
+        set_id = self._find(PatternSet, hash_)
+        if set_id is None:
+            set_id = self.conn.execute(insert(PatternSet).values(hash=hash_, pattern_count=len(pattern_ids))
+                                       ).inserted_primary_key[0]
+            self.conn.execute(insert(PatternSetMember), [{"pattern_set_id": set_id, "pattern_id": pid}
+                                                         for pid in sorted(set(pattern_ids.values()))])
+        return set_id
+
+    def case_result(self, case: dict[str, Any], patterns: dict[str, tuple[int, str]]) -> int:
+        """Store (or find) the content of one case record; returns the case_results id."""
+        items = []
+        for item in case.get("schedule") or []:
+            kernel_id, kernel_hash = self.kernel(item)
+            programs = []
+            for program in item.get("programs") or []:
+                linear_id, linear_hash = self.linear(program.get("uops"))
+                source_id = self.blob(program.get("source"))
+                programs.append((program, linear_id, linear_hash, source_id))
+            items.append((item, kernel_id, kernel_hash, programs))
+        matches = sorted((patterns[m["pattern"]][1], patterns[m["pattern"]][0], m.get("matches") or 0, m.get("tries"))
+                         for m in case.get("matches") or [] if m.get("pattern") in patterns)
+        missing = sorted((m.get("feature") or "?", m.get("reason")) for m in case.get("missing") or [])
+        hash_ = content_hash({
+            "status": case.get("status"),
+            "schedule": [[item.get("position", i), item.get("root_op"), kernel_hash,
+                          [[p.get("renderer"), p.get("name"), sha256_text(p["source"]) if p.get("source") else None,
+                            linear_hash, p.get("error")] for p, _l, linear_hash, _s in programs]]
+                         for i, (item, _k, kernel_hash, programs) in enumerate(items)],
+            "matches": [[phash, n, tries] for phash, _pid, n, tries in matches],
+            "missing": missing,
+        })
+        result_id = self._find(CaseResult, hash_)
+        if result_id is not None:
+            return result_id
+        self.new_case_results += 1
+        kernel_count = sum(1 for item, *_ in items if item.get("programs"))
+        result_id = self.conn.execute(insert(CaseResult).values(hash=hash_, item_count=len(items),
+                                                                kernel_count=kernel_count)).inserted_primary_key[0]
+        for i, (item, kernel_id, _kh, programs) in enumerate(items):
+            item_id = self.conn.execute(insert(ScheduleItem).values(
+                case_result_id=result_id, position=item.get("position", i), kernel_id=kernel_id,
+                root_op=item.get("root_op") or "?")).inserted_primary_key[0]
+            for program, linear_id, _lh, source_id in programs:
+                self.conn.execute(insert(Program).values(
+                    schedule_item_id=item_id, renderer=program.get("renderer") or "?", name=program.get("name"),
+                    source_blob_id=source_id, linear_id=linear_id, error=program.get("error")))
+        if matches:
+            self.conn.execute(insert(PatternMatch), [
+                {"case_result_id": result_id, "pattern_id": pid, "matches": n, "tries": tries}
+                for _phash, pid, n, tries in matches])
+        if missing:
+            self.conn.execute(insert(CaseMissing), [{"case_result_id": result_id, "feature": f, "reason": r}
+                                                    for f, r in missing])
+        return result_id
+
+
+def _get_or_create(conn: Connection, table, where: dict[str, Any], values: dict[str, Any] | None = None) -> int:
+    query = select(table.id)
+    for column, value in where.items():
+        query = query.where(getattr(table, column) == value)
+    found = conn.execute(query).scalar()
+    if found is not None:
+        return found
+    return conn.execute(insert(table).values(**where, **(values or {}))).inserted_primary_key[0]
+
+
+def upsert_commit(conn: Connection, sha: str, tree_hash: str, version: str | None, committed_at: str | None,
+                  subject: str | None) -> int:
+    commit_id = _get_or_create(conn, TinygradCommit, {"sha": sha}, {"tree_hash": tree_hash, "version": version,
+                                                                     "committed_at": committed_at, "subject": subject})
+    # Fill in what an earlier, less informed ingest did not know (e.g. a version found later).
+    for column, value in (("version", version), ("committed_at", committed_at), ("subject", subject)):
+        if value is not None:
+            conn.execute(update(TinygradCommit).where(TinygradCommit.id == commit_id,
+                                                      getattr(TinygradCommit, column).is_(None))
+                         .values({column: value}))
+    return commit_id
+
+
+def find_run(conn: Connection, sha: str, suite_hash: str, backend: str) -> tuple[int, str] | None:
+    row = conn.execute(
+        select(Run.id, Run.status).join(TinygradCommit, TinygradCommit.id == Run.commit_id)
+        .join(Suite, Suite.id == Run.suite_id)
+        .where(TinygradCommit.sha == sha, Suite.hash == suite_hash, Run.backend == backend)).first()
+    return (row[0], row[1]) if row else None
+
+
+def _run_status(bundle: Bundle | None, outcome: ExtractionOutcome | None, failed_cases: int) -> str:
+    if outcome is not None and outcome.status == "timeout":
+        return "timeout"
+    if bundle is None or not bundle.complete or (outcome is not None and outcome.status != "ok"):
+        return "failed"
+    return "partial" if failed_cases else "ok"
+
+
+def _with_lock_message(fn):
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except OperationalError as exc:
+            if is_locked_error(exc):
+                raise DatabaseLocked("the database is locked by another writer (an ingest or sweep still running?); "
+                                     "nothing was written, try again when it has finished") from exc
+            raise
+    return wrapper
+
+
+@_with_lock_message
+def ingest_bundle(engine: Engine, bundle: Bundle, *, outcome: ExtractionOutcome | None = None,
+                  force: bool = False) -> IngestReport:
+    """Store `bundle` as one run. An existing run of the same commit, suite and backend is kept when it is `ok`
+    (the report says skipped) unless `force`; a run that is not `ok` is replaced."""
+    header, tinygrad = bundle.header, bundle.tinygrad
+    sha = commit_key(tinygrad)
+    suite = header.get("suite") or {}
+    backend = header.get("backend") or "?"
+    git = tinygrad.get("git") or {}
+    with engine.begin() as conn:
+        existing = find_run(conn, sha, suite.get("hash") or "", backend)
+        if existing and existing[1] == "ok" and not force:
+            return IngestReport(existing[0], sha, existing[1], 0, 0, 0, skipped=True)
+        if existing:
+            conn.execute(delete(Run).where(Run.id == existing[0]))
+        store = _Store(conn)
+        commit_id = upsert_commit(conn, sha, tinygrad.get("tree_hash") or "", tinygrad.get("version"),
+                                  git.get("date"), git.get("subject"))
+        suite_id = _get_or_create(conn, Suite, {"hash": suite.get("hash") or ""}, {"name": suite.get("name") or "?"})
+        patterns = {key: store.pattern(record) for key, record in bundle.patterns.items()}
+        pattern_set_id = store.pattern_set({phash: pid for pid, phash in patterns.values()})
+        failed_cases = sum(1 for case in bundle.cases if case.get("status") != "ok")
+        status = _run_status(bundle, outcome, failed_cases)
+        errors = []
+        if bundle.truncated_line:
+            errors.append(f"bundle truncated at line {bundle.truncated_line}")
+        if not bundle.complete:
+            errors.append("the extraction did not finish (no end record)")
+        if outcome is not None and outcome.status != "ok":
+            errors.append(f"extraction {outcome.status} (exit code {outcome.returncode})")
+        run_id = conn.execute(insert(Run).values(
+            commit_id=commit_id, suite_id=suite_id, backend=backend, renderers=",".join(header.get("renderers") or []),
+            status=status, started_at=header.get("started_at"), finished_at=(bundle.end or {}).get("finished_at"),
+            ingested_at=now_iso(), tgstore_version=__version__, bundle_version=header.get("bundle_version"),
+            debug_level=header.get("debug_level"), python=header.get("python"), tinygrad_path=tinygrad.get("path"),
+            features=json.dumps(header.get("features") or {}, sort_keys=True), error="; ".join(errors) or None,
+            stderr=(outcome.stderr[-STDERR_KEEP:] if outcome and outcome.stderr else None),
+            pattern_set_id=pattern_set_id)).inserted_primary_key[0]
+        if bundle.missing:
+            conn.execute(insert(RunMissing), [{"run_id": run_id, "case_name": m.get("case"), "feature": m.get("feature")
+                                               or "?", "reason": m.get("reason")} for m in bundle.missing])
+        for case in bundle.cases:
+            case_id = _get_or_create(conn, Case, {"name": case["name"]})
+            result_id = store.case_result(case, patterns)
+            conn.execute(insert(RunCase).values(
+                run_id=run_id, case_id=case_id, case_result_id=result_id, status=case.get("status") or "error",
+                seconds=case.get("seconds"), debug_blob_id=store.blob(case.get("debug") or None),
+                error_blob_id=store.blob(case.get("error"))))
+        return IngestReport(run_id, sha, status, len(bundle.cases), failed_cases, store.new_case_results)
+
+
+@_with_lock_message
+def record_failed_run(engine: Engine, *, sha: str, tree_hash: str, version: str | None, committed_at: str | None,
+                      subject: str | None, suite_name: str, suite_hash: str, backend: str, renderers: list[str],
+                      outcome: ExtractionOutcome, error: str) -> IngestReport:
+    """A run whose extraction produced no usable bundle (crashed at import, timed out before the header)."""
+    with engine.begin() as conn:
+        existing = find_run(conn, sha, suite_hash, backend)
+        if existing:
+            conn.execute(delete(Run).where(Run.id == existing[0]))
+        commit_id = upsert_commit(conn, sha, tree_hash, version, committed_at, subject)
+        suite_id = _get_or_create(conn, Suite, {"hash": suite_hash}, {"name": suite_name})
+        status = "timeout" if outcome.status == "timeout" else "failed"
+        run_id = conn.execute(insert(Run).values(
+            commit_id=commit_id, suite_id=suite_id, backend=backend, renderers=",".join(renderers), status=status,
+            ingested_at=now_iso(), tgstore_version=__version__, error=error,
+            stderr=outcome.stderr[-STDERR_KEEP:] if outcome.stderr else None)).inserted_primary_key[0]
+        return IngestReport(run_id, sha, status, 0, 0, 0)
