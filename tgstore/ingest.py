@@ -45,6 +45,10 @@ from tgstore.db.models import (
 STDERR_KEEP = 64 * 1024
 
 
+def insert_returning_id(conn: Connection, table, **values: Any) -> int:
+    return conn.execute(insert(table).values(**values)).inserted_primary_key[0]
+
+
 def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -107,7 +111,7 @@ class _Store:
             return self.blob_ids[hash_]
         blob_id = self._find(Blob, hash_)
         if blob_id is None:
-            blob_id = self.conn.execute(insert(Blob).values(hash=hash_, size=len(text), text=text)).inserted_primary_key[0]
+            blob_id = insert_returning_id(self.conn, Blob, hash=hash_, size=len(text), text=text)
         self.blob_ids[hash_] = blob_id
         return blob_id
 
@@ -139,7 +143,7 @@ class _Store:
         hash_ = content_hash(rows)
         linear_id = self._find(Linear, hash_)
         if linear_id is None:
-            linear_id = self.conn.execute(insert(Linear).values(hash=hash_, uop_count=len(rows))).inserted_primary_key[0]
+            linear_id = insert_returning_id(self.conn, Linear, hash=hash_, uop_count=len(rows))
             if rows:
                 self.conn.execute(insert(LinearUop), [
                     {"linear_id": linear_id, "idx": i, "op": op, "dtype": dtype, "arg": arg, "src": src}
@@ -167,6 +171,22 @@ class _Store:
                                                          for pid in sorted(set(pattern_ids.values()))])
         return set_id
 
+    @staticmethod
+    def _merge_matches(records: list[dict[str, Any]], patterns: dict[str, tuple[int, str]]
+                       ) -> list[tuple[str, int, int, int | None]]:
+        """(pattern hash, pattern id, matches, tries), one per stored pattern: rules that read the same (built in a
+        loop at one line, say) are one stored pattern, so their counts add up."""
+        merged: dict[str, list] = {}
+        for record in records:
+            if record.get("pattern") not in patterns:
+                continue
+            pattern_id, pattern_hash = patterns[record["pattern"]]
+            entry = merged.setdefault(pattern_hash, [pattern_hash, pattern_id, 0, None])
+            entry[2] += record.get("matches") or 0
+            if record.get("tries") is not None:
+                entry[3] = (entry[3] or 0) + record["tries"]
+        return sorted(tuple(entry) for entry in merged.values())
+
     def case_result(self, case: dict[str, Any], patterns: dict[str, tuple[int, str]]) -> int:
         """Store (or find) the content of one case record; returns the case_results id."""
         items = []
@@ -178,8 +198,7 @@ class _Store:
                 source_id = self.blob(program.get("source"))
                 programs.append((program, linear_id, linear_hash, source_id))
             items.append((item, kernel_id, kernel_hash, programs))
-        matches = sorted((patterns[m["pattern"]][1], patterns[m["pattern"]][0], m.get("matches") or 0, m.get("tries"))
-                         for m in case.get("matches") or [] if m.get("pattern") in patterns)
+        matches = self._merge_matches(case.get("matches") or [], patterns)
         missing = sorted((m.get("feature") or "?", m.get("reason")) for m in case.get("missing") or [])
         hash_ = content_hash({
             "status": case.get("status"),

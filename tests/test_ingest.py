@@ -1,0 +1,257 @@
+"""Real extraction of real tinygrad releases into a real database (issue: the tgstore spine)."""
+
+import json
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tgstore.bundle import BundleError, read_bundle
+from tgstore.db import open_engine, upgrade
+from tgstore.ingest import ingest_bundle
+from tgstore.pipeline import ExtractionPlan, extract_and_ingest
+
+TGSTORE = [sys.executable, "-m", "tgstore"]
+ARTIFACT_TABLES = ["blobs", "kernels", "uop_nodes", "uop_edges", "linears", "linear_uops", "case_results",
+                   "schedule_items", "programs", "pattern_matches", "patterns", "pattern_sets", "pattern_set_members"]
+# Oldest, a middle one, newest: each a different era of tinygrad's internal API.
+RELEASES = ["0.10.0", "0.12.0", "0.14.0"]
+
+
+def counts(db: Path) -> dict[str, int]:
+    with sqlite3.connect(db) as conn:
+        return {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ARTIFACT_TABLES}
+
+
+def scalar(db: Path, sql: str, *params):
+    with sqlite3.connect(db) as conn:
+        return conn.execute(sql, params).fetchone()[0]
+
+
+def rows(db: Path, sql: str, *params):
+    with sqlite3.connect(db) as conn:
+        return conn.execute(sql, params).fetchall()
+
+
+def assert_consistent(db: Path) -> None:
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
+
+
+@pytest.fixture(scope="session")
+def releases_db(tmp_path_factory, tinygrad_release) -> Path:
+    """One database holding the built-in suite extracted from three tinygrad releases."""
+    db = tmp_path_factory.mktemp("releases") / "releases.db"
+    engine = open_engine(db)
+    upgrade(engine)
+    for version in RELEASES:
+        report = extract_and_ingest(engine, tinygrad_release(version), ExtractionPlan())
+        assert report.status == "ok", (version, report)
+    engine.dispose()
+    return db
+
+
+def test_three_releases_in_one_database(releases_db):
+    assert sorted(r[0] for r in rows(releases_db, "SELECT version FROM tinygrad_commits")) == sorted(RELEASES)
+    assert rows(releases_db, "SELECT DISTINCT status FROM runs") == [("ok",)]
+    for version in RELEASES:
+        cases = scalar(releases_db, "SELECT count(*) FROM v_run_cases WHERE version = ? AND status = 'ok'", version)
+        assert cases >= 12, version
+        # every case produced at least one kernel with generated C source
+        without_c = rows(releases_db, """
+            SELECT "case" FROM v_run_cases WHERE version = ? AND "case" NOT IN
+              (SELECT "case" FROM v_sources WHERE version = ? AND renderer = 'C' AND source IS NOT NULL)""",
+                         version, version)
+        assert without_c == [], (version, without_c)
+
+
+def test_kernel_graph_is_stored_as_nodes_and_edges(releases_db):
+    kernel_id, node_count = rows(releases_db, """
+        SELECT kernel_id, node_count FROM v_kernels WHERE version = '0.14.0' AND "case" = 'matmul'
+        AND root_op = 'SINK'""")[0]
+    nodes = rows(releases_db, "SELECT idx, op FROM uop_nodes WHERE kernel_id = ? ORDER BY idx", kernel_id)
+    assert len(nodes) == node_count and nodes[-1][1] == "SINK"
+    ops = {op for _, op in nodes}
+    assert {"STORE", "LOAD"} <= ops or "STORE" in ops
+    # edges point backwards in toposort order: every source precedes its user
+    for parent, child in rows(releases_db, "SELECT parent_idx, child_idx FROM uop_edges WHERE kernel_id = ?",
+                              kernel_id):
+        assert child < parent
+
+
+def test_eras_differ_and_missing_features_are_recorded(releases_db):
+    # pyrender exists only in newer releases; 0.10 records it as missing instead of failing
+    assert scalar(releases_db, """SELECT count(*) FROM v_kernels WHERE version = '0.14.0' AND pyrender IS NOT NULL""")
+    assert not scalar(releases_db, """SELECT count(*) FROM v_kernels WHERE version = '0.10.0'
+                                      AND pyrender IS NOT NULL""")
+    missing = rows(releases_db, """SELECT m.feature FROM run_missing m JOIN v_runs r ON r.run_id = m.run_id
+                                   WHERE r.version = '0.10.0'""")
+    assert any("pyrender" in f for (f,) in missing)
+    # the generated C of the matmul kernel changed somewhere between 0.10 and 0.14
+    hashes = {r[0] for r in rows(releases_db, """SELECT source_hash FROM v_sources WHERE "case" = 'matmul'
+                                                 AND renderer = 'C'""")}
+    assert len(hashes) >= 2
+
+
+def test_patterns_and_match_counts(releases_db):
+    for version in RELEASES:
+        rules = scalar(releases_db, "SELECT count(*) FROM v_commit_patterns WHERE version = ?", version)
+        assert rules > 50, version
+    matched = rows(releases_db, """SELECT matcher, function_name, file, line, matches FROM v_pattern_matches
+                                   WHERE version = '0.14.0' AND "case" = 'softmax' ORDER BY matches DESC""")
+    assert matched and matched[0][4] > 0
+    assert all(file.startswith("tinygrad/") and line > 0 for _, _, file, line, _ in matched)
+
+
+def test_debug_output_is_captured(releases_db):
+    debug = scalar(releases_db, """SELECT debug FROM v_run_cases WHERE version = '0.14.0' AND "case" = 'matmul'""")
+    assert debug and len(debug) > 100
+
+
+def test_same_commit_twice_adds_no_artifact_rows(tmp_path, releases_db, tinygrad_release):
+    db = tmp_path / "copy.db"
+    shutil.copy(releases_db, db)
+    before = counts(db)
+    runs_before = scalar(db, "SELECT count(*) FROM runs")
+    engine = open_engine(db)
+    skipped = extract_and_ingest(engine, tinygrad_release("0.12.0"), ExtractionPlan())
+    assert skipped.skipped
+    redone = extract_and_ingest(engine, tinygrad_release("0.12.0"), ExtractionPlan(), force=True)
+    assert redone.status == "ok" and redone.new_case_results == 0
+    assert counts(db) == before
+    assert scalar(db, "SELECT count(*) FROM runs") == runs_before
+    assert_consistent(db)
+
+
+def test_extract_then_ingest_bundle_separately(tmp_path, tinygrad_release):
+    bundle = tmp_path / "b.jsonl"
+    db = tmp_path / "sep.db"
+    root = tinygrad_release("0.14.0")
+    subprocess.run([*TGSTORE, "extract", "--tinygrad", str(root), "-o", str(bundle), "--renderers", "C"], check=True)
+    header = json.loads(bundle.read_text().splitlines()[0])
+    assert header["kind"] == "header" and header["bundle_version"] == 1
+    subprocess.run([*TGSTORE, "ingest", "--db", str(db), "--bundle", str(bundle)], check=True)
+    assert scalar(db, "SELECT count(*) FROM runs WHERE status = 'ok'") == 1
+    assert scalar(db, "SELECT count(DISTINCT renderer) FROM programs") == 1
+    # the same bundle again is recognised as already ingested
+    again = subprocess.run([*TGSTORE, "ingest", "--db", str(db), "--bundle", str(bundle)], capture_output=True,
+                           text=True, check=True)
+    assert "already ingested" in again.stderr
+
+
+CRASHING_CASES = '''
+import os
+from tinygrad import Tensor
+
+def case_fine():
+    return Tensor.empty(4) + 1
+
+def case_dies():
+    os._exit(3)
+'''
+
+HANGING_CASES = '''
+import time
+from tinygrad import Tensor
+
+def case_fine():
+    return Tensor.empty(4) + 1
+
+def case_hangs():
+    time.sleep(600)
+'''
+
+RAISING_CASES = '''
+from tinygrad import Tensor
+
+def case_raises():
+    raise RuntimeError("this case is broken on purpose")
+
+def case_fine():
+    return Tensor.empty(4) * 2
+'''
+
+
+@pytest.mark.parametrize("source,timeout,status", [(CRASHING_CASES, 300, "failed"), (HANGING_CASES, 20, "timeout")])
+def test_child_crash_or_hang_becomes_a_failed_run(tmp_path, tinygrad_release, source, timeout, status):
+    cases = tmp_path / "cases.py"
+    cases.write_text(source)
+    db = tmp_path / "t.db"
+    engine = open_engine(db)
+    upgrade(engine)
+    plan = ExtractionPlan(case_files=[cases], renderers=["C"], timeout=timeout)
+    report = extract_and_ingest(engine, tinygrad_release("0.14.0"), plan)
+    assert report.status == status
+    run = rows(db, "SELECT status, error FROM runs")
+    assert run[0][0] == status and run[0][1]
+    # the case that finished before the crash is kept
+    assert rows(db, """SELECT "case", status FROM v_run_cases""") == [("fine", "ok")]
+    assert_consistent(db)
+    # the failed run is not "already ingested": the next ingest retries it
+    cases.write_text(source.replace("os._exit(3)", "return Tensor.empty(2)").replace("time.sleep(600)",
+                                                                                      "return Tensor.empty(2)"))
+    plan = ExtractionPlan(case_files=[cases], renderers=["C"], timeout=300)
+    assert extract_and_ingest(engine, tinygrad_release("0.14.0"), plan).status == "ok"
+
+
+def test_a_raising_case_is_recorded_and_the_run_goes_on(tmp_path, tinygrad_release):
+    cases = tmp_path / "cases.py"
+    cases.write_text(RAISING_CASES)
+    db = tmp_path / "t.db"
+    result = subprocess.run([*TGSTORE, "ingest", "--db", str(db), "--tinygrad", str(tinygrad_release("0.10.0")),
+                             "--cases", str(cases), "--renderers", "C"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert rows(db, "SELECT status FROM runs") == [("partial",)]
+    cases_rows = rows(db, """SELECT "case", status, error FROM v_run_cases ORDER BY "case" """)
+    assert [(c, s) for c, s, _ in cases_rows] == [("fine", "ok"), ("raises", "error")]
+    assert "broken on purpose" in cases_rows[1][2]
+
+
+def test_bad_inputs_give_clear_errors_and_write_nothing(tmp_path):
+    db = tmp_path / "t.db"
+    bad_path = subprocess.run([*TGSTORE, "ingest", "--db", str(db), "--tinygrad", str(tmp_path / "nope")],
+                              capture_output=True, text=True)
+    assert bad_path.returncode != 0 and "tinygrad" in bad_path.stderr.lower()
+    assert "Traceback" not in bad_path.stderr
+
+    corrupt = tmp_path / "corrupt.jsonl"
+    corrupt.write_text('{"kind": "header", "bundle_version": 1}\nnot json at all\n{"kind": "end"}\n')
+    result = subprocess.run([*TGSTORE, "ingest", "--db", str(db), "--bundle", str(corrupt)], capture_output=True,
+                            text=True)
+    assert result.returncode != 0 and "corrupt.jsonl:2" in result.stderr
+    with pytest.raises(BundleError, match="version"):
+        future = tmp_path / "future.jsonl"
+        future.write_text('{"kind": "header", "bundle_version": 99}\n')
+        read_bundle(future)
+    not_db = tmp_path / "notes.txt"
+    not_db.write_text("hello\n")
+    result = subprocess.run([*TGSTORE, "ingest", "--db", str(not_db), "--bundle", str(corrupt)], capture_output=True,
+                            text=True)
+    assert result.returncode != 0 and "not a SQLite database" in result.stderr
+    assert not_db.read_text() == "hello\n"
+    if db.exists():
+        assert scalar(db, "SELECT count(*) FROM runs") == 0
+
+
+def test_ingest_bundle_rolls_back_whole_on_error(tmp_path, releases_db):
+    """A bundle that breaks half-way through ingestion leaves the database exactly as it was."""
+    db = tmp_path / "copy.db"
+    shutil.copy(releases_db, db)
+    before = counts(db)
+    bundle = tmp_path / "bad.jsonl"
+    header = {"kind": "header", "bundle_version": 1, "tinygrad": {"tree_hash": "ab" * 32, "version": "9.9.9"},
+              "backend": "CPU", "suite": {"name": "x", "hash": "cd" * 32}}
+    good_case = {"kind": "case", "name": "ok_case", "status": "ok", "schedule": [
+        {"position": 0, "root_op": "SINK", "ast_text": "x", "nodes": [{"op": "SINK", "dtype": "void", "arg": "None",
+                                                                      "src": []}], "programs": []}]}
+    bad_case = {"kind": "case", "status": "ok"}  # no name: ingestion fails on it
+    bundle.write_text("\n".join(json.dumps(r) for r in [header, good_case, bad_case, {"kind": "end"}]) + "\n")
+    engine = open_engine(db)
+    with pytest.raises(KeyError):
+        ingest_bundle(engine, read_bundle(bundle))
+    assert counts(db) == before
+    assert not scalar(db, "SELECT count(*) FROM tinygrad_commits WHERE version = '9.9.9'")
