@@ -1,0 +1,40 @@
+-- title: Case results that differ between two commits
+-- description: Cases whose stored result (schedule, kernels, sources, pattern matches) differs between commit a and
+--   commit b on runs of the same suite and backend, plus cases present on one side only.
+-- parameters: a (commit: sha, sha prefix or version), b (commit: sha, sha prefix or version)
+WITH ca AS (
+  SELECT id FROM tinygrad_commits
+  WHERE :a <> '' AND (sha = :a OR sha LIKE :a || '%' OR version = :a)
+  ORDER BY sha = :a DESC, committed_at DESC LIMIT 1
+), cb AS (
+  SELECT id FROM tinygrad_commits
+  WHERE :b <> '' AND (sha = :b OR sha LIKE :b || '%' OR version = :b)
+  ORDER BY sha = :b DESC, committed_at DESC LIMIT 1
+), pairs AS (
+  SELECT ra.id AS run_a, rb.id AS run_b, s.name AS suite, ra.backend
+  FROM runs ra
+  JOIN runs rb ON rb.suite_id = ra.suite_id AND rb.backend = ra.backend
+  JOIN suites s ON s.id = ra.suite_id
+  WHERE ra.commit_id = (SELECT id FROM ca) AND rb.commit_id = (SELECT id FROM cb)
+), xa AS (
+  SELECT p.suite, p.backend, rc."case", rc.status, rc.result_hash, rc.item_count, rc.kernel_count
+  FROM pairs p JOIN v_run_cases rc ON rc.run_id = p.run_a
+), xb AS (
+  SELECT p.suite, p.backend, rc."case", rc.status, rc.result_hash, rc.item_count, rc.kernel_count
+  FROM pairs p JOIN v_run_cases rc ON rc.run_id = p.run_b
+)
+SELECT * FROM (
+  SELECT CASE WHEN xb."case" IS NULL THEN 'removed' WHEN xa.status <> xb.status THEN 'status changed'
+              ELSE 'changed' END AS change,
+         xa.suite, xa.backend, xa."case", xa.status AS status_a, xb.status AS status_b, xa.kernel_count AS kernels_a,
+         xb.kernel_count AS kernels_b, xa.item_count AS items_a, xb.item_count AS items_b,
+         substr(xa.result_hash, 1, 12) AS result_a, substr(xb.result_hash, 1, 12) AS result_b
+  FROM xa LEFT JOIN xb ON xb.suite = xa.suite AND xb.backend = xa.backend AND xb."case" = xa."case"
+  WHERE xb."case" IS NULL OR xb.result_hash <> xa.result_hash
+  UNION ALL
+  SELECT 'added', xb.suite, xb.backend, xb."case", NULL, xb.status, NULL, xb.kernel_count, NULL, xb.item_count, NULL,
+         substr(xb.result_hash, 1, 12)
+  FROM xb LEFT JOIN xa ON xa.suite = xb.suite AND xa.backend = xb.backend AND xa."case" = xb."case"
+  WHERE xa."case" IS NULL
+)
+ORDER BY "case", suite, backend

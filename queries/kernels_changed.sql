@@ -1,0 +1,47 @@
+-- title: Kernels changed between two commits
+-- description: Per case, the schedule items (kernels and copies, identified by their AST hash) that commit b added
+--   or removed compared with commit a, on runs of the same suite and backend. A kernel whose AST changed shows as
+--   one removed and one added row; a case present on one side only shows all its kernels.
+-- parameters: a (commit: sha, sha prefix or version), b (commit: sha, sha prefix or version)
+WITH ca AS (
+  SELECT id FROM tinygrad_commits
+  WHERE :a <> '' AND (sha = :a OR sha LIKE :a || '%' OR version = :a)
+  ORDER BY sha = :a DESC, committed_at DESC LIMIT 1
+), cb AS (
+  SELECT id FROM tinygrad_commits
+  WHERE :b <> '' AND (sha = :b OR sha LIKE :b || '%' OR version = :b)
+  ORDER BY sha = :b DESC, committed_at DESC LIMIT 1
+), pairs AS (
+  SELECT ra.id AS run_a, rb.id AS run_b, s.name AS suite, ra.backend
+  FROM runs ra
+  JOIN runs rb ON rb.suite_id = ra.suite_id AND rb.backend = ra.backend
+  JOIN suites s ON s.id = ra.suite_id
+  WHERE ra.commit_id = (SELECT id FROM ca) AND rb.commit_id = (SELECT id FROM cb)
+), ka AS (
+  SELECT p.suite, p.backend, k."case", k.kernel_hash, count(*) AS n, min(k.position) AS first_position,
+         group_concat(k.position) AS positions, max(k.kernel_name) AS kernel_name, max(k.root_op) AS root_op,
+         max(k.node_count) AS node_count
+  FROM pairs p JOIN v_kernels k ON k.run_id = p.run_a
+  GROUP BY p.suite, p.backend, k."case", k.kernel_hash
+), kb AS (
+  SELECT p.suite, p.backend, k."case", k.kernel_hash, count(*) AS n, min(k.position) AS first_position,
+         group_concat(k.position) AS positions, max(k.kernel_name) AS kernel_name, max(k.root_op) AS root_op,
+         max(k.node_count) AS node_count
+  FROM pairs p JOIN v_kernels k ON k.run_id = p.run_b
+  GROUP BY p.suite, p.backend, k."case", k.kernel_hash
+)
+SELECT * FROM (
+  SELECT CASE WHEN kb.n IS NULL THEN 'removed' ELSE 'count changed' END AS change, ka.suite, ka.backend, ka."case",
+         ka.first_position AS position, ka.positions AS positions_a, kb.positions AS positions_b, ka.kernel_name,
+         ka.root_op, ka.node_count, ka.kernel_hash
+  FROM ka LEFT JOIN kb ON kb.suite = ka.suite AND kb.backend = ka.backend AND kb."case" = ka."case"
+                      AND kb.kernel_hash = ka.kernel_hash
+  WHERE kb.n IS NULL OR kb.n <> ka.n
+  UNION ALL
+  SELECT 'added', kb.suite, kb.backend, kb."case", kb.first_position, NULL, kb.positions, kb.kernel_name, kb.root_op,
+         kb.node_count, kb.kernel_hash
+  FROM kb LEFT JOIN ka ON ka.suite = kb.suite AND ka.backend = kb.backend AND ka."case" = kb."case"
+                      AND ka.kernel_hash = kb.kernel_hash
+  WHERE ka.n IS NULL
+)
+ORDER BY "case", suite, backend, position, change DESC

@@ -1,0 +1,31 @@
+-- title: Patterns added or removed between two commits
+-- description: PatternMatcher rules present at one commit and not the other. A rule is identified across commits by
+--   its matcher, UPat and rewrite function, so a rule that only moved to another line is not listed.
+-- parameters: a (commit: sha, sha prefix or version), b (commit: sha, sha prefix or version)
+WITH ca AS (
+  SELECT id FROM tinygrad_commits
+  WHERE :a <> '' AND (sha = :a OR sha LIKE :a || '%' OR version = :a)
+  ORDER BY sha = :a DESC, committed_at DESC LIMIT 1
+), cb AS (
+  SELECT id FROM tinygrad_commits
+  WHERE :b <> '' AND (sha = :b OR sha LIKE :b || '%' OR version = :b)
+  ORDER BY sha = :b DESC, committed_at DESC LIMIT 1
+), pa AS (
+  SELECT matcher, upat, function_name, min(ops) AS ops, min(file) AS file, min(line) AS line, 1 AS present
+  FROM v_commit_patterns WHERE run_id IN (SELECT id FROM runs WHERE commit_id = (SELECT id FROM ca))
+  GROUP BY matcher, upat, function_name
+), pb AS (
+  SELECT matcher, upat, function_name, min(ops) AS ops, min(file) AS file, min(line) AS line, 1 AS present
+  FROM v_commit_patterns WHERE run_id IN (SELECT id FROM runs WHERE commit_id = (SELECT id FROM cb))
+  GROUP BY matcher, upat, function_name
+)
+SELECT * FROM (
+  SELECT 'removed' AS change, pa.matcher, pa.function_name, pa.ops, pa.file, pa.line, pa.upat
+  FROM pa LEFT JOIN pb ON pb.matcher IS pa.matcher AND pb.upat IS pa.upat AND pb.function_name IS pa.function_name
+  WHERE pb.present IS NULL
+  UNION ALL
+  SELECT 'added', pb.matcher, pb.function_name, pb.ops, pb.file, pb.line, pb.upat
+  FROM pb LEFT JOIN pa ON pa.matcher IS pb.matcher AND pa.upat IS pb.upat AND pa.function_name IS pb.function_name
+  WHERE pa.present IS NULL
+)
+ORDER BY change, matcher, file, line

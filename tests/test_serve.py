@@ -1,0 +1,189 @@
+"""`tgstore serve`: a real Datasette subprocess on a real ingested db, fetched over HTTP (and screenshotted)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+from sample_bundles import SHA_A, SHA_B, SampleDb, build_sample_db, bundle_b, query_params, write_bundle
+
+from tgstore.bundle import read_bundle
+from tgstore.db import open_engine
+from tgstore.ingest import ingest_bundle
+from tgstore.queries import load_queries, run_query
+from tgstore.serve import TABLES, build_metadata
+
+CHROMIUM = "/usr/bin/chromium"
+STARTUP_TIMEOUT = 60.0
+
+
+@dataclass
+class Server:
+    url: str  # the database page, e.g. http://127.0.0.1:PORT/sample
+    root: str
+    db: SampleDb
+    process: subprocess.Popen[bytes]
+
+    def get(self, path: str, **params: str) -> httpx.Response:
+        response = httpx.get(self.root + path, params=params, timeout=30)
+        assert response.status_code == 200, f"{path} -> {response.status_code}: {response.text[:500]}"
+        return response
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_server(db: SampleDb, log: Path) -> Server:
+    port = free_port()
+    root = f"http://127.0.0.1:{port}"
+    with open(log, "wb") as out:
+        process = subprocess.Popen([sys.executable, "-m", "tgstore", "serve", "--db", str(db.path), "--host",
+                                    "127.0.0.1", "--port", str(port), "--no-open"],
+                                   stdout=out, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + STARTUP_TIMEOUT
+    while True:
+        if process.poll() is not None:
+            raise AssertionError(f"tgstore serve exited with {process.returncode}:\n{log.read_text()}")
+        try:
+            if httpx.get(f"{root}/-/versions.json", timeout=2).status_code == 200:
+                break
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() > deadline:
+            process.kill()
+            raise AssertionError(f"tgstore serve did not answer within {STARTUP_TIMEOUT}s:\n{log.read_text()}")
+        time.sleep(0.2)
+    return Server(url=f"{root}/{db.path.stem}", root=root, db=db, process=process)
+
+
+def stop_server(server: Server) -> None:
+    server.process.terminate()
+    try:
+        server.process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        server.process.kill()
+        server.process.wait(timeout=15)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    directory = tmp_path_factory.mktemp("serve")
+    running = start_server(build_sample_db(directory), directory / "serve.log")
+    yield running
+    stop_server(running)
+
+
+def test_metadata_has_every_query_and_table_titles(tmp_path: Path) -> None:
+    metadata = build_metadata(tmp_path / "x.db")
+    database = metadata["databases"]["x"]
+    queries = load_queries()
+    assert set(database["queries"]) == set(queries)
+    for name, canned in database["queries"].items():
+        assert canned["title"] == queries[name].title and canned["description"] == queries[name].description
+        assert canned["params"] == queries[name].parameter_names and canned["sql"] == queries[name].sql
+    for view in ("v_runs", "v_run_cases", "v_kernels", "v_sources", "v_pattern_matches", "v_commit_patterns"):
+        assert database["tables"][view]["title"] and database["tables"][view]["facets"]
+    with sqlite3.connect(tmp_path / "x.db") as conn:  # the metadata does not touch the file
+        assert conn.execute("SELECT count(*) FROM sqlite_master").fetchone() == (0,)
+
+
+def test_index_and_database_pages(server: Server) -> None:
+    assert server.db.path.stem in server.get("/").text
+    page = server.get(f"/{server.db.path.stem}").text
+    for name, query in load_queries().items():
+        assert f'href="/{server.db.path.stem}/{name}"' in page
+        assert query.title in page
+    assert "v_kernels" in page and "tinygrad_commits" in page
+    css = server.get("/-/tgstore.css")
+    assert css.headers["content-type"].startswith("text/css") and "pre.tgstore-code" in css.text
+    assert '<link rel="stylesheet" href="/-/tgstore.css">' in page
+
+
+def test_table_and_view_pages(server: Server) -> None:
+    db = server.db.path.stem
+    page = server.get(f"/{db}/tinygrad_commits").text
+    assert "tinygrad commits" in page and SHA_A in page and "older: scalar matmul" in page
+    rows = server.get(f"/{db}/tinygrad_commits.json", _shape="array").json()
+    assert {r["sha"] for r in rows} == {SHA_A, SHA_B, server.db.sha_c}
+    page = server.get(f"/{db}/v_sources", case="matmul", renderer="C").text
+    assert TABLES["v_sources"]["title"] in page
+    # code columns are preformatted, escaped, whole
+    assert '<pre class="tgstore-code">void r_16_16_4(float* restrict data0' in page
+    assert "acc0 += *((float4*)(data1 + k*4)) * *((float4*)(data2 + k*4));" in page
+    assert 'class="facet-info' in page  # the configured facets
+    rows = server.get(f"/{db}/v_sources.json", case="matmul", renderer="C", _shape="array").json()
+    assert len(rows) == 6 and {r["kernel_name"] for r in rows} == {"r_16_16", "r_16_16_4", "E_16"}
+    page = server.get(f"/{db}/blobs/1").text  # a row page
+    assert '<pre class="tgstore-code">' in page
+    page = server.get(f"/{db}/v_commit_patterns", function_name="<lambda>").text
+    assert "UPat(Ops.MUL, src=(UPat.var(&#39;x&#39;), UPat.const(1)))" in page
+
+
+@pytest.mark.parametrize("name", sorted(n for n in load_queries() if not n.startswith("svod_")))
+def test_canned_query(server: Server, name: str) -> None:
+    """Each canned query's page and JSON, with the parameters the query tests use: the same rows as run_query."""
+    db = server.db.path.stem
+    params = query_params(server.db)[name]
+    page = server.get(f"/{db}/{name}", **params).text
+    query = load_queries()[name]
+    assert query.title in page
+    with sqlite3.connect(f"file:{server.db.path}?mode=ro", uri=True) as conn:
+        expected = run_query(conn, query, params).dicts()
+    assert expected, f"{name} returns no rows on the sample: a weak check"
+    got = server.get(f"/{db}/{name}.json", _shape="array", **params).json()
+    assert got == expected
+    for value in params.values():
+        if value:
+            assert f'value="{value}"' in page  # the form shows the parameters
+    if "source" in expected[0]:
+        assert '<pre class="tgstore-code">' in page
+    empty = server.get(f"/{db}/{name}.json", _shape="array").json()  # blank form: no error
+    assert isinstance(empty, list)
+
+
+def test_serves_read_only_while_an_ingest_writes(server: Server, tmp_path: Path) -> None:
+    db = server.db.path.stem
+    response = httpx.post(f"{server.url}", data={"sql": "DELETE FROM cases"}, timeout=10)
+    assert response.status_code in (400, 403, 405)
+    assert httpx.get(f"{server.url}.json", params={"sql": "DELETE FROM cases"}, timeout=10).status_code == 400
+    before = len(server.get(f"/{db}/tinygrad_commits.json", _shape="array").json())
+    records = bundle_b()
+    records[0] = {**records[0], "tinygrad": {**records[0]["tinygrad"], "version": "0.15.0",
+                                             "git": {**records[0]["tinygrad"]["git"], "sha": "f6" * 20,
+                                                     "date": "2026-04-01T12:00:00+00:00"}}}
+    engine = open_engine(server.db.path)
+    ingest_bundle(engine, read_bundle(write_bundle(tmp_path / "new.jsonl", records)))
+    engine.dispose()
+    rows = server.get(f"/{db}/tinygrad_commits.json", _shape="array").json()
+    assert len(rows) == before + 1 and "f6" * 20 in {r["sha"] for r in rows}
+    assert server.get(f"/{db}/commits.json", _shape="array").json()[0]["version"] == "0.15.0"
+
+
+def test_screenshot_of_a_source_page(server: Server, tmp_path: Path) -> None:
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"{CHROMIUM} is not installed")
+    shot = tmp_path / "shot.png"
+    url = f"{server.url}/case_at_commit?commit={SHA_B[:8]}&case_name=matmul&renderer=C"
+    subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                    f"--user-data-dir={tmp_path / 'profile'}", f"--screenshot={shot}", "--window-size=1280,900", url],
+                   check=True, timeout=120, capture_output=True)
+    data = shot.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    assert len(data) > 20_000  # a rendered page, not a blank one
+    keep = os.environ.get("TGSTORE_SCREENSHOT_DIR")
+    if keep:
+        shutil.copy(shot, Path(keep) / "case_at_commit.png")

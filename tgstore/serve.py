@@ -1,0 +1,127 @@
+"""Browsing a tgstore database in Datasette: read-only, with every `queries/*.sql` as a canned query.
+
+The database is opened read-only (Datasette's `mode=ro` for a mutable file), never `immutable`: an ingest may be
+writing to it at the same time, and WAL mode lets Datasette keep reading while it does.
+"""
+
+from __future__ import annotations
+
+import webbrowser
+from pathlib import Path
+from typing import Any
+
+from tgstore.queries import Query, load_queries
+
+SETTINGS = {
+    "sql_time_limit_ms": 15_000,  # the history queries scan every run of a case
+    "facet_time_limit_ms": 1_000,
+    "max_returned_rows": 5_000,
+    "default_page_size": 50,
+}
+
+DATABASE_DESCRIPTION = (
+    "What tinygrad's compiler pipeline produced for a suite of tensor programs, commit by commit: schedules, kernel "
+    "ASTs, linearized UOps, generated source and pattern-matcher activity. Start with the v_* views or the canned "
+    "queries below; commit parameters take a full sha, a sha prefix or a version such as 0.14.0."
+)
+
+# title, description, and Datasette table options (facets, sort, label column) per table and view.
+TABLES: dict[str, dict[str, Any]] = {
+    "v_runs": {"title": "Runs", "description": "One extraction of one tinygrad commit over a suite on a backend.",
+               "facets": ["status", "backend", "suite", "version"], "sort_desc": "committed_at"},
+    "v_run_cases": {"title": "Cases by run", "description": "Each case of each run: status, time, schedule size, "
+                    "DEBUG output and traceback.", "facets": ["status", "case", "backend", "version"],
+                    "sort_desc": "committed_at"},
+    "v_kernels": {"title": "Kernels by run", "description": "Every schedule item of every case of every run, with "
+                  "its AST as tinygrad code (pyrender) and as text.", "facets": ["case", "root_op", "backend"],
+                  "sort_desc": "committed_at"},
+    "v_sources": {"title": "Generated sources", "description": "The code each renderer generated for each kernel.",
+                  "facets": ["renderer", "case", "backend", "version"], "sort_desc": "committed_at"},
+    "v_pattern_matches": {"title": "Pattern matches", "description": "How often each PatternMatcher rule fired "
+                          "(and was tried) while a case was scheduled and lowered.",
+                          "facets": ["matcher", "case", "version"], "sort_desc": "matches"},
+    "v_commit_patterns": {"title": "Patterns by commit", "description": "The PatternMatcher rules present in each "
+                          "run's tinygrad, matched or not.", "facets": ["matcher", "file", "version"],
+                          "sort": "line"},
+    "tinygrad_commits": {"title": "tinygrad commits", "description": "A git commit, or an installed package "
+                         "(sha \"tree:<hash>\" of its source files).", "sort_desc": "committed_at",
+                         "label_column": "sha"},
+    "runs": {"title": "Runs (raw)", "description": "Extractions; status ok, partial (some cases raised), failed or "
+             "timeout, with the error and stderr of failed ones.", "facets": ["status", "backend"],
+             "sort_desc": "id"},
+    "run_cases": {"title": "Run cases (raw)", "description": "A case within a run, pointing at its shared result.",
+                  "facets": ["status"]},
+    "run_missing": {"title": "Missing features", "description": "What a run's tinygrad could not provide.",
+                    "facets": ["feature"]},
+    "case_missing": {"title": "Missing features by case", "facets": ["feature"]},
+    "suites": {"title": "Suites", "description": "Sets of cases, identified by the hash of their files.",
+               "label_column": "name"},
+    "cases": {"title": "Cases", "label_column": "name"},
+    "case_results": {"title": "Case results", "description": "What a case produced, stored once per distinct "
+                     "content and shared by every run that produced the same."},
+    "schedule_items": {"title": "Schedule items", "facets": ["root_op"]},
+    "kernels": {"title": "Kernel ASTs", "description": "Content-addressed UOp graphs of schedule items.",
+                "facets": ["root_op"], "sort_desc": "node_count"},
+    "uop_nodes": {"title": "AST UOp nodes", "description": "A kernel AST's nodes in toposort order.",
+                  "facets": ["op"]},
+    "uop_edges": {"title": "AST UOp edges", "description": "parent_idx's source number src_pos is child_idx."},
+    "linears": {"title": "Linearized UOp lists", "sort_desc": "uop_count"},
+    "linear_uops": {"title": "Linearized UOps", "facets": ["op"]},
+    "programs": {"title": "Programs", "description": "A kernel rendered by one renderer.",
+                 "facets": ["renderer"], "label_column": "name"},
+    "patterns": {"title": "Patterns", "description": "PatternMatcher rules; a rule that moved is a new row.",
+                 "facets": ["matcher", "file"], "label_column": "function_name"},
+    "pattern_sets": {"title": "Pattern sets", "description": "The rules of one tinygrad, shared by runs."},
+    "pattern_set_members": {"title": "Pattern set members"},
+    "pattern_matches": {"title": "Pattern matches (raw)", "sort_desc": "matches"},
+    "blobs": {"title": "Text blobs", "description": "Sources, pyrender, AST text and DEBUG output, stored once.",
+              "sort_desc": "size"},
+    "alembic_version": {"hidden": True},
+}
+
+
+def canned_query(query: Query) -> dict[str, Any]:
+    return {"sql": query.sql, "title": query.title, "description": query.description,
+            "params": query.parameter_names, "hide_sql": True}
+
+
+def build_metadata(db_path: Path, queries: dict[str, Query] | None = None) -> dict[str, Any]:
+    """Datasette metadata for the database at `db_path` (Datasette names it by the file's stem)."""
+    queries = load_queries() if queries is None else queries
+    return {
+        "title": "tgstore",
+        "description": "tinygrad compiler artifacts by commit",
+        "databases": {
+            Path(db_path).stem: {
+                "description": DATABASE_DESCRIPTION,
+                "tables": TABLES,
+                "queries": {name: canned_query(query) for name, query in queries.items()},
+            }
+        },
+    }
+
+
+def make_datasette(db_path: Path, *, queries: dict[str, Query] | None = None, settings: dict[str, Any] | None = None):
+    """A Datasette instance on `db_path`, read-only, with the tgstore plugin registered."""
+    from datasette.app import Datasette
+    from datasette.plugins import pm
+
+    from tgstore import datasette_plugin
+
+    if not pm.is_registered(datasette_plugin):
+        pm.register(datasette_plugin, name="tgstore")
+    return Datasette([str(db_path)], metadata=build_metadata(db_path, queries), settings={**SETTINGS,
+                                                                                          **(settings or {})},
+                     cors=False)
+
+
+def serve_datasette(db_path: Path, *, host: str = "127.0.0.1", port: int = 8001, open_browser: bool = False) -> None:
+    """Serve until interrupted."""
+    import uvicorn
+
+    datasette = make_datasette(db_path)
+    url = f"http://{host}:{port}/{Path(db_path).stem}"
+    print(f"tgstore: serving {db_path} read-only at {url}", flush=True)
+    if open_browser:
+        webbrowser.open(url)
+    uvicorn.run(datasette.app(), host=host, port=port, log_level="warning", lifespan="on", workers=1)
