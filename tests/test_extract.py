@@ -1,0 +1,209 @@
+"""Real extractions (no mocks) through tgstore.extract.runner: the venv's tinygrad and pip-installed releases."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tgstore.extract import child
+from tgstore.extract.runner import (
+    BUILTIN_CASES,
+    CHILD_SCRIPT,
+    ExtractionResult,
+    TinygradNotFound,
+    locate_installed_tinygrad,
+    resolve_tinygrad_root,
+    run_extraction,
+)
+
+
+def read_bundle(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def check_bundle(recs: list[dict[str, Any]], min_cases: int) -> dict[str, Any]:
+    """Structural checks every complete bundle must pass; returns a summary."""
+    assert recs[0]["kind"] == "header" and recs[0]["bundle_version"] == 1
+    assert recs[-1]["kind"] == "end"
+    assert sum(r["kind"] == "header" for r in recs) == 1 and sum(r["kind"] == "end" for r in recs) == 1
+    header = recs[0]
+    assert (Path(header["tinygrad"]["path"]) / "tinygrad" / "__init__.py").is_file()
+    assert len(header["tinygrad"]["tree_hash"]) == 64
+    cases = [r for r in recs if r["kind"] == "case"]
+    assert len(cases) >= min_cases and recs[-1]["cases"] == len(cases)
+    assert recs[-1]["failed_cases"] == sum(c["status"] != "ok" for c in cases)
+    seen: set[str] = set()
+    for r in recs:
+        if r["kind"] == "pattern":
+            assert r["key"] not in seen
+            seen.add(r["key"])
+        elif r["kind"] == "case":
+            # every pattern a case refers to was emitted before it
+            assert all(m["pattern"] in seen and m["matches"] > 0 for m in r["matches"])
+            for item in r["schedule"]:
+                n = len(item["nodes"])
+                assert item["nodes"][-1]["op"] == item["root_op"]
+                assert all(0 <= s < i for i, node in enumerate(item["nodes"]) for s in node["src"]), "toposort order"
+                assert n > 0
+    return {"header": header, "cases": cases, "patterns": seen, "missing": [r for r in recs if r["kind"] == "missing"]}
+
+
+def c_sources(case: dict[str, Any]) -> list[str]:
+    return [p["source"] for it in case["schedule"] for p in it["programs"] if p["renderer"] == "C" and p["source"]]
+
+
+def run_ok(root: Path, out: Path, **kwargs: Any) -> tuple[ExtractionResult, list[dict[str, Any]]]:
+    res = run_extraction(root, out, **kwargs)
+    assert res.status == "ok", res.stderr
+    assert res.returncode == 0 and res.bundle_path == out.resolve()
+    return res, read_bundle(out)
+
+
+def test_paths_exist() -> None:
+    assert BUILTIN_CASES.is_file() and CHILD_SCRIPT.is_file()
+
+
+def test_builtin_suite_installed_tinygrad(tmp_path: Path) -> None:
+    """The default renderer set over the builtin suite, with the venv's tinygrad."""
+    root = locate_installed_tinygrad()
+    assert resolve_tinygrad_root(None) == root
+    _, recs = run_ok(root, tmp_path / "b.jsonl", timeout=300)
+    s = check_bundle(recs, 12)
+    header = s["header"]
+    assert header["suite"]["name"] == "builtin" and header["suite"]["files"] == [str(BUILTIN_CASES)]
+    assert header["tinygrad"]["version"] and header["features"]["pyrender"] is True
+    assert header["features"]["match_stats"] is True
+    assert {"C", "LLVM", "PTX"} <= set(header["renderers"])
+    for case in s["cases"]:
+        assert case["status"] == "ok", case["error"]
+        assert any(it["root_op"] == "SINK" for it in case["schedule"]), case["name"]
+        assert c_sources(case), f"{case['name']} has no C source"
+        assert case["matches"], f"{case['name']} has no match counts"
+        assert case["debug"], "DEBUG output captured"
+        for it in case["schedule"]:
+            if it["root_op"] == "SINK":
+                assert it["pyrender"]
+                for p in it["programs"]:
+                    assert p["error"] is None, (p["renderer"], p["error"])
+                    assert p["uops"] and p["name"]
+    names = [c["name"] for c in s["cases"]]
+    assert names[:3] == ["add", "mul_add_chain", "unary"] and "matmul" in names
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", ["0.10.0", "0.12.0"])
+def test_builtin_suite_releases(tinygrad_release, tmp_path: Path, version: str) -> None:
+    root = tinygrad_release(version)
+    assert resolve_tinygrad_root(root / "tinygrad") == root.resolve()
+    _, recs = run_ok(root, tmp_path / "b.jsonl", renderers=["C", "LLVM"], timeout=300)
+    s = check_bundle(recs, 12)
+    assert s["header"]["tinygrad"]["version"] == version
+    assert s["header"]["tinygrad"]["git"] is None  # inside tgstore's repo, but not a tinygrad checkout
+    for case in s["cases"]:
+        assert case["status"] == "ok", case["error"]
+        assert c_sources(case), f"{case['name']} has no C source"
+        assert case["matches"]
+    run_missing = {m["feature"] for m in s["missing"] if m["case"] is None}
+    if version == "0.10.0":
+        assert "pyrender" in run_missing
+        assert all(it["pyrender"] is None for c in s["cases"] for it in c["schedule"])
+    else:
+        assert "pyrender" not in run_missing
+
+
+CASES_WITH_ERROR = '''
+from tinygrad import Tensor
+
+def case_first():
+    """works"""
+    return Tensor.empty(8) + 1
+
+def case_boom():
+    """raises"""
+    raise ValueError("boom on purpose")
+
+def case_not_a_tensor():
+    return 42
+
+def case_last():
+    return [Tensor.empty(4) * 2, Tensor.empty(4).sum()]
+'''
+
+
+def test_error_case_continues(tmp_path: Path) -> None:
+    cases = tmp_path / "mine.py"
+    cases.write_text(CASES_WITH_ERROR)
+    git = {"sha": "ab" * 20, "date": "2026-01-01T00:00:00+00:00", "subject": "given by the caller"}
+    root = locate_installed_tinygrad()
+    _, recs = run_ok(
+        root, tmp_path / "b.jsonl", case_files=[cases], renderers=["C", "NOSUCH"], suite_name="mine", git=git
+    )
+    s = check_bundle(recs, 4)
+    header = s["header"]
+    assert header["suite"] == child.suite_identity([cases], "mine")
+    assert header["tinygrad"] == child.describe_tinygrad(root, git)
+    assert header["renderers"] == ["C", "NOSUCH"]
+    assert any(m["feature"] == "renderer:NOSUCH" and m["case"] is None for m in s["missing"])
+    progs = [p for c in s["cases"] for it in c["schedule"] for p in it["programs"]]
+    assert progs and all(p["error"] and p["source"] is None for p in progs if p["renderer"] == "NOSUCH")
+    by_name = {c["name"]: c for c in s["cases"]}
+    assert [c["name"] for c in s["cases"]] == ["first", "boom", "not_a_tensor", "last"]
+    assert by_name["first"]["status"] == "ok" and by_name["first"]["description"] == "works"
+    assert by_name["boom"]["status"] == "error" and "boom on purpose" in by_name["boom"]["error"]
+    assert by_name["not_a_tensor"]["status"] == "error"
+    assert by_name["last"]["status"] == "ok" and c_sources(by_name["last"])
+    assert recs[-1]["failed_cases"] == 2
+
+
+def test_deterministic(tmp_path: Path) -> None:
+    cases = tmp_path / "small.py"
+    cases.write_text(
+        "from tinygrad import Tensor\n\ndef case_mm():\n    return (Tensor.empty(8, 8) @ Tensor.empty(8, 8)).relu()\n"
+    )
+    root = locate_installed_tinygrad()
+
+    def stable(path: Path) -> list[dict[str, Any]]:
+        recs = read_bundle(path)
+        for r in recs:
+            for k in ("seconds", "debug", "started_at", "finished_at"):
+                r.pop(k, None)
+        return recs
+
+    run_ok(root, tmp_path / "a.jsonl", case_files=[cases], renderers=["C", "PTX"])
+    run_ok(root, tmp_path / "b.jsonl", case_files=[cases], renderers=["C", "PTX"])
+    assert stable(tmp_path / "a.jsonl") == stable(tmp_path / "b.jsonl")
+
+
+def test_hanging_child_times_out(tmp_path: Path) -> None:
+    cases = tmp_path / "hang.py"
+    cases.write_text("import time\n\ndef case_hang():\n    time.sleep(120)\n")
+    res = run_extraction(
+        locate_installed_tinygrad(), tmp_path / "b.jsonl", case_files=[cases], renderers=["C"], timeout=8
+    )
+    assert res.status == "timeout" and res.returncode is None
+    assert res.seconds < 60
+    recs = read_bundle(tmp_path / "b.jsonl")
+    assert recs[0]["kind"] == "header" and recs[-1]["kind"] != "end"
+
+
+def test_broken_tinygrad_fails(tmp_path: Path) -> None:
+    (tmp_path / "tg" / "tinygrad").mkdir(parents=True)
+    (tmp_path / "tg" / "tinygrad" / "__init__.py").write_text("raise ImportError('broken on purpose')\n")
+    res = run_extraction(tmp_path / "tg", tmp_path / "b.jsonl", renderers=["C"], timeout=60)
+    assert res.status == "failed" and res.returncode not in (0, None)
+    assert "broken on purpose" in res.stderr
+    recs = read_bundle(tmp_path / "b.jsonl")
+    assert recs[0]["kind"] == "header" and recs[-1]["kind"] == "missing"
+
+
+def test_bad_tinygrad_path(tmp_path: Path) -> None:
+    with pytest.raises(TinygradNotFound, match="does not exist"):
+        resolve_tinygrad_root(tmp_path / "nope")
+    with pytest.raises(TinygradNotFound, match="tinygrad"):
+        resolve_tinygrad_root(tmp_path)
+    root = locate_installed_tinygrad()
+    assert resolve_tinygrad_root(root) == root
+    assert resolve_tinygrad_root(root / "tinygrad") == root

@@ -1,0 +1,200 @@
+"""Parent side of extraction: find a tinygrad and run child.py against it in a clean subprocess.
+
+Standard library only. The child writes the bundle (docs/bundle-format.md) to ``out``; this module never raises for
+a failing child, it reports what happened in an ``ExtractionResult``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+BUILTIN_CASES: Path = Path(__file__).resolve().parent.parent / "cases" / "builtin.py"
+CHILD_SCRIPT: Path = Path(__file__).resolve().parent / "child.py"
+STDERR_TAIL = 64 * 1024
+# env vars handed down to the child; everything else (PYTHONPATH, DEBUG, device selectors, ...) is dropped
+KEEP_ENV = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ", "SYSTEMROOT")
+
+
+class TinygradNotFound(Exception):
+    """No tinygrad package where one was expected."""
+
+
+def locate_installed_tinygrad() -> Path:
+    """The directory holding the tinygrad package of this interpreter's environment, found without importing it."""
+    try:
+        spec = importlib.util.find_spec("tinygrad")
+    except (ImportError, ValueError) as e:
+        raise TinygradNotFound(
+            f"looking up 'tinygrad' in {sys.executable}'s environment failed: {e}; install it "
+            f"(pip install tinygrad) or pass the path of a tinygrad checkout"
+        ) from e
+    if spec is None or not spec.submodule_search_locations:
+        raise TinygradNotFound(
+            f"no 'tinygrad' package is importable from {sys.executable} (sys.path has none); install "
+            f"it (pip install tinygrad) or pass the path of a tinygrad checkout or install dir"
+        )
+    for loc in spec.submodule_search_locations:
+        pkg = Path(loc)
+        if (pkg / "__init__.py").is_file():
+            return pkg.resolve().parent
+    raise TinygradNotFound(
+        f"'tinygrad' resolves to {list(spec.submodule_search_locations)}, which has no __init__.py; "
+        f"reinstall tinygrad or pass the path of a tinygrad checkout"
+    )
+
+
+def resolve_tinygrad_root(path: Path | None) -> Path:
+    """The directory that holds ``tinygrad/``. ``None`` means the installed one; otherwise ``path`` may be a checkout
+    root, a site-packages / ``pip install --target`` dir, or the ``tinygrad/`` package dir itself."""
+    if path is None:
+        return locate_installed_tinygrad()
+    p = Path(path).expanduser()
+    if not p.exists():
+        raise TinygradNotFound(
+            f"{p} does not exist; pass a tinygrad checkout root, a dir holding tinygrad/ "
+            f"(site-packages or pip --target dir), or the tinygrad/ package dir"
+        )
+    p = p.resolve()
+    if (p / "tinygrad" / "__init__.py").is_file():
+        return p
+    if p.name == "tinygrad" and (p / "__init__.py").is_file() and (p / "tensor.py").is_file():
+        return p.parent
+    raise TinygradNotFound(
+        f"looked for {p / 'tinygrad' / '__init__.py'} and for {p / '__init__.py'} (if {p} is the "
+        f"package itself) and found neither; pass a tinygrad checkout root, a dir holding tinygrad/, "
+        f"or the tinygrad/ package dir (install a release with: "
+        f"python -m pip install --no-deps --target DIR tinygrad==X.Y.Z)"
+    )
+
+
+@dataclass
+class ExtractionResult:
+    bundle_path: Path
+    status: str  # "ok" | "failed" (nonzero exit or missing end record) | "timeout"
+    returncode: int | None
+    stderr: str  # child's stderr (tail, at most ~64 KiB)
+    seconds: float
+
+
+def _has_end_record(path: Path) -> bool:
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - 65536))
+            lines = [ln for ln in f.read().splitlines() if ln.strip()]
+        return bool(lines) and json.loads(lines[-1]).get("kind") == "end"
+    except (OSError, ValueError):
+        return False
+
+
+def _tail(path: Path, limit: int) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            size = f.tell()
+            f.seek(max(0, size - limit))
+            return f.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        if os.name == "posix":
+            os.killpg(proc.pid, signal.SIGKILL)
+        else:
+            proc.kill()
+    except (ProcessLookupError, PermissionError, OSError):
+        pass
+
+
+def run_extraction(
+    tinygrad_root: Path,
+    out: Path,
+    *,
+    case_files: list[Path] | None = None,
+    backend: str = "CPU",
+    renderers: list[str] | None = None,
+    debug_level: int = 4,
+    timeout: float = 900.0,
+    suite_name: str | None = None,
+    python: str | None = None,
+    git: dict | None = None,
+) -> ExtractionResult:
+    """Run child.py with PYTHONPATH=<tinygrad_root> and write its bundle to ``out``. Never raises for child failures."""
+    root = Path(tinygrad_root).resolve()
+    out = Path(out).resolve()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="tgstore-extract-") as tmp:
+        cmd = [
+            python or sys.executable,
+            "-u",
+            str(CHILD_SCRIPT),
+            "--out",
+            str(out),
+            "--backend",
+            backend,
+            "--debug",
+            str(debug_level),
+            "--tinygrad-root",
+            str(root),
+        ]
+        for cf in case_files if case_files else [BUILTIN_CASES]:
+            cmd += ["--cases", str(Path(cf).resolve())]
+        if renderers:
+            cmd += ["--renderers", ",".join(renderers)]
+        if git is not None:
+            cmd += ["--git-json", json.dumps(git)]
+        if suite_name:
+            cmd += ["--suite-name", suite_name]
+        env = {k: v for k, v in os.environ.items() if k in KEEP_ENV}
+        env.update(
+            {
+                "PYTHONPATH": str(root),
+                "PYTHONHASHSEED": "0",
+                "PYTHONDONTWRITEBYTECODE": "1",
+                "HOME": env.get("HOME", tmp),
+            }
+        )
+        stderr_path, stdout_path = Path(tmp) / "stderr", Path(tmp) / "stdout"
+        st = time.monotonic()
+        with open(stderr_path, "wb") as ferr, open(stdout_path, "wb") as fout:
+            try:
+                proc = subprocess.Popen(
+                    cmd,
+                    cwd=tmp,
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=fout,
+                    stderr=ferr,
+                    start_new_session=(os.name == "posix"),
+                )
+            except OSError as e:
+                return ExtractionResult(out, "failed", None, f"could not start {cmd[0]}: {e}", time.monotonic() - st)
+            try:
+                rc: int | None = proc.wait(timeout=timeout)
+                status = "ok" if rc == 0 and _has_end_record(out) else "failed"
+            except subprocess.TimeoutExpired:
+                _kill_group(proc)
+                proc.wait()
+                rc, status = None, "timeout"
+            finally:
+                if proc.poll() is None:
+                    _kill_group(proc)
+                    proc.wait()
+        seconds = time.monotonic() - st
+        stderr = _tail(stderr_path, STDERR_TAIL)
+        if status == "timeout":
+            stderr += f"\n[tgstore] child killed after {timeout:g} s timeout\n"
+        elif status == "failed" and rc == 0:
+            stderr += "\n[tgstore] child exited 0 but the bundle has no end record\n"
+    return ExtractionResult(out, status, rc, stderr, seconds)
