@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -187,6 +192,44 @@ def test_hanging_child_times_out(tmp_path: Path) -> None:
     assert res.seconds < 60
     recs = read_bundle(tmp_path / "b.jsonl")
     assert recs[0]["kind"] == "header" and recs[-1]["kind"] != "end"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux-only")
+def test_child_dies_with_a_killed_parent(tmp_path: Path) -> None:
+    """The child runs in its own session (a terminal's Ctrl-C must not reach it mid-write), so only
+    PR_SET_PDEATHSIG stops it outliving a SIGKILLed tgstore."""
+    cases = tmp_path / "hang.py"
+    cases.write_text("import time\n\ndef case_hang():\n    time.sleep(120)\n")
+    parent = subprocess.Popen([sys.executable, "-c", (
+        "import sys; from pathlib import Path; from tgstore.extract.runner import run_extraction, "
+        "locate_installed_tinygrad; run_extraction(locate_installed_tinygrad(), Path(sys.argv[1]), "
+        "case_files=[Path(sys.argv[2])], renderers=['C'], timeout=300)"), str(tmp_path / "b.jsonl"), str(cases)])
+
+    def extraction_children() -> list[int]:
+        found = []
+        for entry in Path("/proc").iterdir():
+            try:
+                if entry.name.isdigit() and str(cases) in (entry / "cmdline").read_bytes().decode(errors="replace"):
+                    if (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+                        found.append(int(entry.name))
+            except (OSError, IndexError):
+                continue
+        return found
+
+    try:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "b.jsonl").exists() and time.monotonic() < deadline:  # the child got going
+            time.sleep(0.1)
+        assert extraction_children(), "the extraction child never started"
+    finally:
+        parent.kill()
+        parent.wait()
+    deadline = time.monotonic() + 5  # far less than the case's 120 s sleep or the 300 s timeout
+    while (left := extraction_children()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert left == []
 
 
 def test_broken_tinygrad_fails(tmp_path: Path) -> None:

@@ -43,10 +43,14 @@ RenderersOption = Annotated[
                              "render without hardware.")]
 TimeoutOption = Annotated[float, typer.Option("--timeout", help="Seconds before one extraction is killed.")]
 DebugOption = Annotated[int, typer.Option("--debug", help="tinygrad DEBUG level whose output is captured per case.")]
+DEFAULT_REPO = Path("submodules/tinygrad")
+RepoOption = Annotated[Path | None, typer.Option("--repo", help="The tinygrad git repository whose commits --rev, "
+                                                 "--good and --bad name (default: submodules/tinygrad).",
+                                                 show_default=False)]
 
 
 def fail(message: str, code: int = 1) -> typer.Exit:
-    console.print(f"[red]error:[/red] {message}", highlight=False)
+    console.print(f"[red]error:[/red] {message}", highlight=False, soft_wrap=True)
     return typer.Exit(code)
 
 
@@ -123,11 +127,25 @@ def ingest(
     timeout: TimeoutOption = 900.0,
     force: Annotated[bool, typer.Option("--force", help="Re-extract and replace runs that are already ok.")] = False,
     keep_bundle: Annotated[Path | None, typer.Option("--keep-bundle", help="Also write the bundle here.")] = None,
+    repo: RepoOption = None,
+    rev: Annotated[list[str] | None, typer.Option("--rev", help="Sweep commits of --repo: A..B (B's first-parent "
+                                                  "line after A, oldest first, B included), a sha, branch or tag "
+                                                  "(repeatable).")] = None,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Extractions run in parallel in a sweep.")] = 1,
 ) -> None:
     """Extract a tinygrad (installed, or --tinygrad PATH) over the case suite and store it in the database.
 
     Creates and migrates the database if needed. A crash or hang of the extraction is stored as a failed run.
+    With --rev, sweeps commits of a git repository: commits already ingested ok are skipped, failed ones retried;
+    exits 1 if any commit failed.
     """
+    if rev or repo:
+        if not rev:
+            raise fail("--repo needs --rev (the commits to sweep)")
+        if tinygrad or bundle or keep_bundle:
+            raise fail("--rev sweeps commits of --repo; it does not combine with --tinygrad, --bundle or --keep-bundle")
+        sweep_commits(db, repo or DEFAULT_REPO, rev, make_plan(cases, backend, renderers, debug, timeout), jobs, force)
+        return
     from tgstore.bundle import BundleError, read_bundle
     from tgstore.db import DatabaseError
     from tgstore.ingest import ingest_bundle
@@ -152,6 +170,81 @@ def ingest(
             raise typer.Exit(1)
     except DatabaseError as exc:
         raise fail(str(exc)) from None
+
+
+def sweep_commits(db: Path, repo: Path, revs: list[str], plan, jobs: int, force: bool) -> None:
+    import signal
+
+    from tgstore.db import DatabaseError
+    from tgstore.sweep import SweepError, SweepReporter, open_repo, resolve_revs, sweep
+
+    try:
+        root = open_repo(repo)
+        commits = resolve_revs(root, revs)  # a bad repo or rev fails here, before the database is touched
+    except SweepError as exc:
+        raise fail(str(exc)) from None
+    engine = open_db(db)
+
+    def interrupt(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupt)  # like Ctrl-C: kill the extractions in flight, keep what is ingested
+    try:
+        with SweepReporter(console) as reporter:
+            summary = sweep(engine, root, commits, plan, jobs=jobs, force=force, reporter=reporter)
+            reporter.summary(summary)
+    except (DatabaseError, SweepError) as exc:
+        raise fail(str(exc)) from None
+    except KeyboardInterrupt:
+        raise fail("interrupted; the commits ingested so far are kept, run the sweep again to resume", 130) from None
+    if summary.failed:
+        raise typer.Exit(1)
+
+
+@app.command()
+def bisect(
+    case: Annotated[str, typer.Argument(help="The case whose output to follow (e.g. matmul).", show_default=False)],
+    good: Annotated[str, typer.Option("--good", help="The older commit (sha, branch, tag).", show_default=False)],
+    bad: Annotated[str, typer.Option("--bad", help="The newer commit, a descendant of --good.", show_default=False)],
+    repo: RepoOption = None,
+    what: Annotated[str, typer.Option("--what", help="Compare the generated source or the kernel ASTs.")] = "source",
+    renderer: Annotated[str, typer.Option("--renderer", help="Whose generated source (--what source).")] = "C",
+    db: DbOption = Path("tgstore.db"),
+    cases: CasesOption = None,
+    backend: BackendOption = "CPU",
+    renderers: RenderersOption = None,
+    debug: DebugOption = 4,
+    timeout: TimeoutOption = 900.0,
+) -> None:
+    """Find the first commit in GOOD..BAD (first-parent line) where CASE's generated source (or kernel ASTs)
+    differs from GOOD's, by binary search over stored runs, extracting and ingesting only the commits missing."""
+    from tgstore.db import DatabaseError
+    from tgstore.sweep import BisectError, SweepError, bisect_case, case_names, open_repo, verify_rev
+
+    plan = make_plan(cases, backend, renderers, debug, timeout)
+    try:
+        root = open_repo(repo or DEFAULT_REPO)
+        known = case_names(plan.case_files)  # the cheap checks first: nothing is written when they fail
+        if what not in ("source", "ast"):
+            raise BisectError(f"--what must be source or ast, not {what!r}")
+        if case not in known:
+            raise BisectError(f"unknown case {case!r}; the suite's cases are: {', '.join(known)}")
+        verify_rev(root, good), verify_rev(root, bad)
+        engine = open_db(db)
+        result = bisect_case(engine, root, case, good, bad, plan, what=what, renderer=renderer,
+                             log=lambda msg: console.print(msg, highlight=False, markup=False, soft_wrap=True))
+    except (BisectError, SweepError, DatabaseError) as exc:
+        raise fail(str(exc)) from None
+    label = f"{renderer} source" if what == "source" else "kernel ASTs"
+    first = result.first
+    out.print(f"{first.sha} {first.date} {first.subject}", highlight=False, markup=False, soft_wrap=True)
+    console.print(f"first commit where case {case!r}'s {label} differs from {good}; {result.commits} commits in "
+                  f"range, {len(result.looked_at)} looked at, {result.extractions} extractions", highlight=False,
+                  markup=False, soft_wrap=True)
+    if result.untestable_before:
+        console.print(f"warning: {len(result.untestable_before)} commits just before it could not be extracted; the "
+                      f"change may be in one of them: {' '.join(c.sha[:10] for c in result.untestable_before)}",
+                      highlight=False, markup=False, soft_wrap=True)
 
 
 @app.command("ingest-svod")

@@ -700,7 +700,27 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return ap.parse_args(argv)
 
 
+def die_with_parent() -> None:
+    """Ask Linux to kill this process when the process that started it dies, so that a killed `tgstore ingest`
+    (its children run in their own sessions, out of reach of the terminal's signals) leaves no extraction behind."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+        import signal
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
+    except Exception:
+        return
+    expected = os.environ.get("TGSTORE_PARENT_PID")
+    if expected and os.getppid() != int(expected):  # the parent died before prctl took effect
+        os._exit(1)
+
+
 def main(argv: list[str] | None = None) -> int:
+    if argv is None:
+        die_with_parent()
     args = parse_args(argv)
     if argv is None and os.environ.get("PYTHONHASHSEED") != "0":
         # set iteration order (e.g. dtype sets printed in UPat reprs, some rewrite orders) follows the str hash seed:

@@ -162,6 +162,7 @@ def run_extraction(
                 "PYTHONPATH": str(root),
                 "PYTHONHASHSEED": "0",
                 "PYTHONDONTWRITEBYTECODE": "1",
+                "TGSTORE_PARENT_PID": str(os.getpid()),
                 "HOME": env.get("HOME", tmp),
             }
         )

@@ -1,0 +1,602 @@
+"""Commit sweeps: extract and ingest a range of tinygrad commits from a git repository, resumable and parallel.
+
+* Revisions. ``A..B`` means what it means to git -- the commits reachable from B but not from A, so B is included
+  and A is not -- restricted to B's first-parent chain (``git rev-list --first-parent``) and taken oldest first. On
+  tinygrad's master, whose history is squash merges, that is every commit; where there are merges it is the sequence
+  of states the mainline went through, not the side branches' work in progress. A single rev (sha, prefix, branch,
+  tag) is that one commit. Several revs are swept in the order given, duplicates once.
+* Resume. A commit that already has an ``ok`` run for this suite and backend is skipped before anything is checked
+  out; a ``failed``, ``timeout`` or ``partial`` run is extracted again and replaced. Each commit is ingested (in one
+  transaction) as soon as its extraction finishes, so killing a sweep loses only the commits in flight.
+* Parallelism. ``jobs`` worker threads each check a commit out into a temporary ``git worktree add --detach`` and run
+  the extractor on it in a child process (``tgstore.extract.runner``); the calling thread is the only writer and
+  ingests the bundles one by one. Worktree additions and removals are serialized; a worktree is always removed when
+  its extraction ends, and worktrees left behind by a killed sweep are removed by the next one.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.text import Text
+from sqlalchemy import Engine, select, text
+
+from tgstore.db.models import Run, Suite, TinygradCommit
+from tgstore.extract import child
+from tgstore.extract.runner import ExtractionResult, TinygradNotFound, resolve_tinygrad_root, run_extraction
+from tgstore.ingest import find_run
+from tgstore.pipeline import ExtractionPlan, ingest_result
+
+WORKTREE_PREFIX = "tgstore-wt-"
+LOG_FORMAT = "%H%x00%cI%x00%s"
+# git settings that would make a checkout do more than write the tree (hooks, LFS smudging) are switched off
+GIT_QUIET = ["-c", "core.hooksPath=/dev/null", "-c", "filter.lfs.smudge=", "-c", "filter.lfs.process=",
+             "-c", "filter.lfs.required=false"]
+FAILED = ("failed", "timeout")
+
+_worktree_lock = threading.Lock()
+
+
+class SweepError(Exception):
+    """A problem with the repository or the revisions, worth a one-line message; nothing has been written."""
+
+
+@dataclass(frozen=True)
+class Commit:
+    sha: str
+    date: str  # committer date, strict ISO 8601 (git's %cI, as child.git_info records it)
+    subject: str
+
+    def git(self) -> dict[str, str]:
+        return {"sha": self.sha, "date": self.date, "subject": self.subject}
+
+
+# ---------------------------------------------------------------- git
+
+
+# inherited from a git hook, these would point every command at the wrong repository
+GIT_LOCATION_VARS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR",
+                     "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_PREFIX", "GIT_CEILING_DIRECTORIES")
+
+
+def _git_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k not in GIT_LOCATION_VARS}
+
+
+def _run_git(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(["git", *GIT_QUIET, "-C", str(repo), *args], capture_output=True, text=True,
+                          env=_git_env(), stdin=subprocess.DEVNULL)
+    if check and proc.returncode != 0:
+        raise SweepError(f"`git {' '.join(args)}` in {repo} failed: {proc.stderr.strip() or proc.returncode}")
+    return proc
+
+
+def open_repo(path: Path) -> Path:
+    """The resolved top level of the git repository (work tree or bare) at `path`, or a SweepError saying why not."""
+    p = Path(path).expanduser()
+    if not p.exists():
+        raise SweepError(f"{p} does not exist; --repo must be a tinygrad git repository (a clone, or a bare one)")
+    if not p.is_dir():
+        raise SweepError(f"{p} is not a directory; --repo must be a tinygrad git repository")
+    p = p.resolve()
+    if shutil.which("git") is None:
+        raise SweepError("git is not installed (sweeps check commits out with `git worktree`)")
+    bare = _run_git(p, "rev-parse", "--is-bare-repository", check=False)
+    if bare.returncode != 0:
+        raise SweepError(f"{p} is not a git repository; --repo must be a tinygrad git repository")
+    if bare.stdout.strip() == "true":
+        git_dir = Path(_run_git(p, "rev-parse", "--absolute-git-dir").stdout.strip()).resolve()
+        if git_dir != p:
+            raise SweepError(f"{p} is inside the bare git repository {git_dir}; pass {git_dir}")
+        return p
+    top = Path(_run_git(p, "rev-parse", "--show-toplevel").stdout.strip()).resolve()
+    if top != p:
+        raise SweepError(f"{p} is not the top of a git repository but a directory inside {top}; pass the repository")
+    return p
+
+
+def verify_rev(repo: Path, rev: str) -> str:
+    """The full sha of the commit `rev` names in `repo`."""
+    if not rev or rev.startswith("-"):
+        raise SweepError(f"invalid revision {rev!r}")
+    proc = _run_git(repo, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False)
+    if proc.returncode != 0:
+        raise SweepError(f"unknown revision {rev!r}: no commit, branch or tag of that name in {repo}")
+    return proc.stdout.strip()
+
+
+def _log(repo: Path, *args: str) -> list[Commit]:
+    proc = _run_git(repo, "log", f"--format={LOG_FORMAT}", *args)
+    commits = []
+    for line in proc.stdout.splitlines():
+        if line:
+            sha, date, subject = line.split("\x00", 2)
+            commits.append(Commit(sha, date, subject))
+    return commits
+
+
+def split_range(spec: str) -> tuple[str, str] | None:
+    """`A..B` -> (A, B) with an empty side meaning HEAD, like git; anything else -> None."""
+    if "..." in spec:
+        raise SweepError(f"{spec!r}: A...B (symmetric difference) is not supported; use A..B")
+    if ".." not in spec:
+        return None
+    a, b = spec.split("..", 1)
+    return a or "HEAD", b or "HEAD"
+
+
+def resolve_revs(repo: Path, revs: list[str]) -> list[Commit]:
+    """The commits `revs` name, in sweep order: each `A..B` oldest first along B's first parents, B included and A
+    not; a single rev (sha, branch, tag) is that commit. Duplicates are kept once, at their first place."""
+    commits: list[Commit] = []
+    seen: set[str] = set()
+    for spec in revs:
+        spec = spec.strip()
+        ends = split_range(spec)
+        if ends:
+            a, b = verify_rev(repo, ends[0]), verify_rev(repo, ends[1])
+            found = _log(repo, "--reverse", "--first-parent", f"{a}..{b}")
+            if not found:
+                raise SweepError(f"{spec!r} selects no commits ({ends[1]} is {ends[0]} or one of its ancestors)")
+        else:
+            found = _log(repo, "--no-walk", verify_rev(repo, spec))
+        for commit in found:
+            if commit.sha not in seen:
+                seen.add(commit.sha)
+                commits.append(commit)
+    return commits
+
+
+def is_ancestor(repo: Path, a: str, b: str) -> bool:
+    proc = _run_git(repo, "merge-base", "--is-ancestor", a, b, check=False)
+    if proc.returncode not in (0, 1):
+        raise SweepError(f"`git merge-base --is-ancestor` in {repo} failed: {proc.stderr.strip()}")
+    return proc.returncode == 0
+
+
+# ---------------------------------------------------------------- worktrees
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _remove_worktree(repo: Path, tree: Path) -> None:
+    _run_git(repo, "worktree", "remove", "--force", "--force", str(tree), check=False)
+    shutil.rmtree(tree.parent, ignore_errors=True)
+
+
+def clean_stale_worktrees(repo: Path) -> int:
+    """Remove worktrees that a killed sweep left behind (`git worktree prune` alone keeps those whose directory still
+    exists); returns how many. A worktree is ours if it is <tmp>/tgstore-wt-*/tree, and stale if the process named in
+    its `owner` file is gone."""
+    removed = 0
+    with _worktree_lock:
+        _run_git(repo, "worktree", "prune", check=False)
+        listing = _run_git(repo, "worktree", "list", "--porcelain", check=False).stdout
+        for line in listing.splitlines():
+            if not line.startswith("worktree "):
+                continue
+            tree = Path(line[len("worktree "):])
+            if tree.name != "tree" or not tree.parent.name.startswith(WORKTREE_PREFIX):
+                continue
+            try:
+                pid = int((tree.parent / "owner").read_text().split()[0])
+            except (OSError, ValueError, IndexError):
+                pid = None
+            if pid is None or not _pid_alive(pid):
+                _remove_worktree(repo, tree)
+                removed += 1
+        _run_git(repo, "worktree", "prune", check=False)
+    return removed
+
+
+@contextmanager
+def checkout(repo: Path, sha: str) -> Iterator[Path]:
+    """A temporary detached worktree of `sha`, removed on exit whatever happens."""
+    base = Path(tempfile.mkdtemp(prefix=WORKTREE_PREFIX))
+    (base / "owner").write_text(f"{os.getpid()}\n")
+    tree = base / "tree"
+    try:
+        with _worktree_lock:
+            _run_git(repo, "worktree", "add", "--detach", "--quiet", str(tree), sha)
+        yield tree
+    finally:
+        with _worktree_lock:
+            _remove_worktree(repo, tree)
+            if tree.exists() or base.exists():
+                shutil.rmtree(base, ignore_errors=True)
+            _run_git(repo, "worktree", "prune", check=False)
+
+
+def _kill_own_children() -> None:
+    """Kill the process groups of this process's children (the extraction children run in their own sessions, so
+    an interrupt does not reach them); Linux only, a no-op elsewhere."""
+    me = os.getpid()
+    proc_dir = Path("/proc")
+    if not proc_dir.is_dir():
+        return
+    for entry in proc_dir.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            ppid = int(stat[stat.rindex(")") + 2:].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == me:
+            pid = int(entry.name)
+            try:
+                if os.getpgid(pid) == pid:
+                    os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+
+# ---------------------------------------------------------------- one commit
+
+
+def extract_commit(repo: Path, commit: Commit, plan: ExtractionPlan, workdir: Path) -> tuple[dict, ExtractionResult]:
+    """Check `commit` out and run the extractor on it (in a child process); the bundle goes to workdir/bundle.jsonl.
+    Returns the tinygrad description for the run and the extraction result; never raises for tinygrad's failures."""
+    out = workdir / "bundle.jsonl"
+    with checkout(repo, commit.sha) as tree:
+        described = child.describe_tinygrad(tree, commit.git())
+        try:
+            root = resolve_tinygrad_root(tree)
+        except TinygradNotFound as exc:
+            return described, ExtractionResult(out, "failed", None, f"[tgstore] commit {commit.sha}: {exc}\n", 0.0)
+        result = run_extraction(root, out, case_files=plan.case_files, backend=plan.backend, renderers=plan.renderers,
+                                debug_level=plan.debug_level, timeout=plan.timeout, suite_name=plan.suite_name,
+                                git=commit.git())
+    return described, result
+
+
+def ok_commits(engine: Engine, plan: ExtractionPlan) -> set[str]:
+    """Shas with an ok run for the plan's suite and backend (the commits a sweep skips)."""
+    with engine.connect() as conn:
+        return set(conn.execute(
+            select(TinygradCommit.sha).join(Run, Run.commit_id == TinygradCommit.id)
+            .join(Suite, Suite.id == Run.suite_id)
+            .where(Suite.hash == plan.suite["hash"], Run.backend == plan.backend, Run.status == "ok")).scalars())
+
+
+# ---------------------------------------------------------------- sweeps
+
+
+@dataclass
+class CommitOutcome:
+    commit: Commit
+    status: str  # ok | partial | failed | timeout | skipped
+    extract_seconds: float = 0.0  # the extraction child
+    ingest_seconds: float = 0.0
+    checkout_seconds: float = 0.0  # worktree add and remove, tree hash
+    run_id: int | None = None
+    new_case_results: int = 0
+    error: str | None = None
+
+    @property
+    def seconds(self) -> float:
+        return self.checkout_seconds + self.extract_seconds + self.ingest_seconds
+
+
+@dataclass
+class SweepSummary:
+    outcomes: list[CommitOutcome] = field(default_factory=list)
+    seconds: float = 0.0
+    interrupted: bool = False
+
+    def count(self, status: str) -> int:
+        return sum(1 for o in self.outcomes if o.status == status)
+
+    @property
+    def failed(self) -> list[CommitOutcome]:
+        return [o for o in self.outcomes if o.status in FAILED]
+
+
+def _last_line(text_: str) -> str:
+    lines = [ln.strip() for ln in (text_ or "").splitlines() if ln.strip()]
+    return lines[-1][:300] if lines else ""
+
+
+class SweepReporter:
+    """Progress on stderr: a bar on a terminal, and one line per commit (plain lines when not a terminal, for CI)."""
+
+    def __init__(self, console: Console | None = None) -> None:
+        self.console = console or Console(stderr=True)
+        self.progress: Progress | None = None
+        self.task = None
+        self.total = 0
+        self.done = 0
+
+    def __enter__(self) -> SweepReporter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+
+    def start(self, total: int, skipped: list[Commit]) -> None:
+        self.total = total
+        if len(skipped) <= 50:
+            for commit in skipped:
+                self._line(CommitOutcome(commit, "skipped"))
+        else:
+            self.done += len(skipped)
+            self.console.print(f"{len(skipped)} of {total} commits already ingested ok: skipped "
+                               f"({skipped[0].sha[:10]} ... {skipped[-1].sha[:10]})", highlight=False, markup=False)
+        if self.console.is_terminal:
+            self.progress = Progress(TextColumn("sweep"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                                     TextColumn("{task.description}"), console=self.console, transient=True)
+            self.task = self.progress.add_task("", total=total, completed=self.done)
+            self.progress.start()
+
+    def running(self, commits: list[Commit]) -> None:
+        if self.progress is not None and self.task is not None:
+            names = ", ".join(c.sha[:10] for c in commits)
+            self.progress.update(self.task, description=f"extracting {names}" if names else "")
+
+    def finished(self, outcome: CommitOutcome) -> None:
+        self._line(outcome)
+
+    def _line(self, o: CommitOutcome) -> None:
+        self.done += 1
+        colour = {"ok": "green", "partial": "yellow", "skipped": "dim"}.get(o.status, "red")
+        width = len(str(self.total))
+        line = Text(f"[{self.done:>{width}}/{self.total}] {o.commit.sha[:10]} ")
+        line.append(f"{o.status:<8}", style=colour)
+        seconds = f"{o.seconds:6.1f}s" if o.status != "skipped" else " " * 7
+        line.append(f" {seconds}  {o.commit.subject}")
+        if o.error and o.status in FAILED:
+            line.append(f"\n    {o.error}", style="red")
+        self.console.print(line, highlight=False, soft_wrap=True)
+        if self.progress is not None and self.task is not None:
+            self.progress.update(self.task, completed=self.done)
+
+    def summary(self, s: SweepSummary) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+            self.progress = None
+        ran = [o for o in s.outcomes if o.status != "skipped"]
+        parts = [f"{s.count(k)} {k}" for k in ("ok", "partial", "failed", "timeout", "skipped") if s.count(k)]
+        extract = sum(o.checkout_seconds + o.extract_seconds for o in ran)
+        ingest = sum(o.ingest_seconds for o in ran)
+        verb = "interrupted after" if s.interrupted else "swept"
+        self.console.print(
+            f"{verb} {len(s.outcomes)} commits in {s.seconds:.1f}s: {', '.join(parts) or 'nothing'}"
+            + (f"; extraction {extract:.1f}s, ingestion {ingest:.1f}s in all "
+               f"({extract / len(ran):.1f}s + {ingest / len(ran):.2f}s a commit)" if ran else ""),
+            highlight=False, markup=False, soft_wrap=True)
+        for o in s.failed:
+            self.console.print(f"  {o.status}: {o.commit.sha[:10]} {o.commit.subject}", highlight=False, markup=False,
+                               soft_wrap=True)
+
+
+def sweep(engine: Engine, repo: Path, commits: list[Commit], plan: ExtractionPlan, *, jobs: int = 1,
+          force: bool = False, reporter: SweepReporter | None = None,
+          on_ingested: Callable[[CommitOutcome], None] | None = None) -> SweepSummary:
+    """Extract and ingest `commits` of `repo` (see the module docstring); `jobs` extractions run at once, ingestion
+    happens in the calling thread. Never raises for a commit's failure: it is in the summary (and, when tinygrad
+    failed, stored as a failed run to be retried by the next sweep)."""
+    started = time.monotonic()
+    reporter = reporter or SweepReporter()
+    summary = SweepSummary()
+    clean_stale_worktrees(repo)
+    done = set() if force else ok_commits(engine, plan)
+    skipped = [c for c in commits if c.sha in done]
+    todo = [c for c in commits if c.sha not in done]
+    summary.outcomes += [CommitOutcome(c, "skipped") for c in skipped]
+    reporter.start(len(commits), skipped)
+    running: dict[str, Commit] = {}
+    running_lock = threading.Lock()
+
+    def work(commit: Commit, workdir: Path) -> tuple[dict, ExtractionResult, float]:
+        with running_lock:
+            running[commit.sha] = commit
+            reporter.running(list(running.values()))
+        try:
+            workdir.mkdir()
+            st = time.monotonic()
+            described, result = extract_commit(repo, commit, plan, workdir)
+            return described, result, time.monotonic() - st - result.seconds
+        finally:
+            with running_lock:
+                running.pop(commit.sha, None)
+                reporter.running(list(running.values()))
+
+    with tempfile.TemporaryDirectory(prefix="tgstore-sweep-") as tmp, \
+            ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="tgstore-sweep") as pool:
+        futures: dict[Future, tuple[Commit, Path]] = {}
+        for i, commit in enumerate(todo):
+            workdir = Path(tmp) / f"{i:06d}"
+            futures[pool.submit(work, commit, workdir)] = (commit, workdir)
+        try:
+            for future in as_completed(futures):
+                commit, workdir = futures[future]
+                summary.outcomes.append(_ingest_one(engine, commit, future, plan, force))
+                shutil.rmtree(workdir, ignore_errors=True)
+                reporter.finished(summary.outcomes[-1])
+                if on_ingested is not None:
+                    on_ingested(summary.outcomes[-1])
+        except BaseException:
+            # Ctrl-C or a database error: stop starting commits, kill the extractions in flight (their worker
+            # threads then remove their worktrees), keep what is ingested.
+            summary.interrupted = True
+            pool.shutdown(wait=False, cancel_futures=True)
+            deadline = time.monotonic() + 10
+            while not all(f.done() for f in futures) and time.monotonic() < deadline:
+                _kill_own_children()  # again: a worker may have started its child after the first round
+                time.sleep(0.1)
+            raise
+        finally:
+            summary.seconds = time.monotonic() - started
+    return summary
+
+
+def _ingest_one(engine: Engine, commit: Commit, future: Future, plan: ExtractionPlan, force: bool) -> CommitOutcome:
+    try:
+        described, result, checkout_seconds = future.result()
+    except Exception as exc:  # a checkout that failed: not tinygrad's doing, so no run is stored
+        return CommitOutcome(commit, "failed", error=f"{type(exc).__name__}: {exc}")
+    st = time.monotonic()
+    report = ingest_result(engine, result, described, plan, force=force)
+    outcome = CommitOutcome(commit, report.status, result.seconds, time.monotonic() - st, checkout_seconds,
+                            report.run_id, report.new_case_results)
+    if report.skipped:  # another sweep stored it meanwhile
+        outcome.status = "skipped"
+    elif report.status in FAILED:
+        outcome.error = f"extraction {result.status} (exit code {result.returncode}): {_last_line(result.stderr)}"
+    return outcome
+
+
+# ---------------------------------------------------------------- bisect
+
+
+class BisectError(Exception):
+    """Bisect cannot start or finish (unknown case, bad range, no difference); a one-line message."""
+
+
+def case_names(case_files: list[Path]) -> list[str]:
+    """The case names defined in case files (module-level ``def case_<name>()``), read without running them."""
+    names = []
+    for path in case_files:
+        try:
+            tree = ast.parse(Path(path).read_text(), filename=str(path))
+        except (OSError, SyntaxError, ValueError) as exc:
+            raise BisectError(f"cannot read the case file {path}: {exc}") from None
+        names += [node.name[len("case_"):] for node in tree.body
+                  if isinstance(node, ast.FunctionDef) and node.name.startswith("case_")]
+    return names
+
+
+@dataclass
+class BisectResult:
+    first: Commit  # the first commit whose signature differs from good's
+    good: Commit
+    bad: Commit
+    commits: int  # commits in good..bad
+    extractions: int
+    looked_at: list[tuple[Commit, str]]  # (commit, "same" | "differs" | "untestable") in the order tested
+    untestable_before: list[Commit]  # skipped commits just before `first`, any of which may be the change
+
+
+def case_signature(engine: Engine, sha: str, plan: ExtractionPlan, case: str, what: str,
+                   renderer: str) -> tuple | None | str:
+    """What bisect compares for one commit: the case's status and its per-kernel source hashes for `renderer`
+    (what='source') or kernel AST hashes (what='ast'). None: no usable run stored; "absent": the run lacks the case."""
+    with engine.connect() as conn:
+        found = find_run(conn, sha, plan.suite["hash"], plan.backend)
+        if found is None or found[1] in FAILED:
+            return None
+        run_id = found[0]
+        status = conn.execute(text('SELECT status FROM v_run_cases WHERE run_id = :r AND "case" = :c'),
+                              {"r": run_id, "c": case}).scalar()
+        if status is None:
+            return "absent"
+        if what == "source":
+            rows = conn.execute(text(
+                'SELECT position, source_hash, error FROM v_sources WHERE run_id = :r AND "case" = :c '
+                "AND renderer = :renderer ORDER BY position, kernel_name, source_hash"),
+                {"r": run_id, "c": case, "renderer": renderer}).all()
+        else:
+            rows = conn.execute(text('SELECT position, kernel_hash FROM v_kernels WHERE run_id = :r AND "case" = :c '
+                                     "ORDER BY position"), {"r": run_id, "c": case}).all()
+        return (status, tuple(tuple(r) for r in rows))
+
+
+def bisect_case(engine: Engine, repo: Path, case: str, good: str, bad: str, plan: ExtractionPlan, *,
+                what: str = "source", renderer: str = "C",
+                log: Callable[[str], None] = lambda _msg: None) -> BisectResult:
+    """Binary search along good..bad (first-parent, like a sweep) for the first commit where the case's signature
+    (see case_signature) differs from good's, extracting and ingesting only the commits the database lacks.
+    Assumes one change: if the output changes and changes back, it finds a change, not necessarily the first."""
+    if what not in ("source", "ast"):
+        raise BisectError(f"--what must be source or ast, not {what!r}")
+    known = case_names(plan.case_files)
+    if case not in known:
+        raise BisectError(f"unknown case {case!r}; the suite's cases are: {', '.join(known)}")
+    if what == "source" and plan.renderers is not None and renderer not in plan.renderers:
+        raise BisectError(f"renderer {renderer} is not among the renderers extracted ({','.join(plan.renderers)})")
+    good_sha, bad_sha = verify_rev(repo, good), verify_rev(repo, bad)
+    if good_sha == bad_sha:
+        raise BisectError(f"{good} and {bad} are the same commit")
+    if not is_ancestor(repo, good_sha, bad_sha):
+        raise BisectError(f"{good} ({good_sha[:10]}) is not an ancestor of {bad} ({bad_sha[:10]})")
+    line = [*_log(repo, "--no-walk", good_sha), *_log(repo, "--reverse", "--first-parent", f"{good_sha}..{bad_sha}")]
+    extractions = 0
+    cache: dict[str, tuple | None | str] = {}
+
+    def signature(commit: Commit) -> tuple | None | str:
+        nonlocal extractions
+        if commit.sha in cache:
+            return cache[commit.sha]
+        sig = case_signature(engine, commit.sha, plan, case, what, renderer)
+        if sig is None:
+            log(f"extracting {commit.sha[:10]} {commit.subject}")
+            extractions += 1
+            with tempfile.TemporaryDirectory(prefix="tgstore-bisect-") as tmp:
+                described, result = extract_commit(repo, commit, plan, Path(tmp))
+                ingest_result(engine, result, described, plan)
+            sig = case_signature(engine, commit.sha, plan, case, what, renderer)
+        cache[commit.sha] = sig
+        return sig
+
+    sig_good = signature(line[0])
+    if not isinstance(sig_good, tuple):
+        raise BisectError(f"no usable run of {good} ({good_sha[:10]}) for case {case!r}: "
+                          + ("its extraction failed" if sig_good is None else "the run does not have the case"))
+    if what == "source" and not sig_good[1]:
+        raise BisectError(f"the run of {good} ({good_sha[:10]}) has no {renderer} source for case {case!r} "
+                          f"(case status {sig_good[0]}; was it extracted with that renderer?)")
+    sig_bad = signature(line[-1])
+    if not isinstance(sig_bad, tuple):
+        raise BisectError(f"no usable run of {bad} ({bad_sha[:10]}) for case {case!r}: "
+                          + ("its extraction failed" if sig_bad is None else "the run does not have the case"))
+    label = f"{renderer} source" if what == "source" else "kernel ASTs"
+    if sig_bad == sig_good:
+        raise BisectError(f"case {case!r} has the same {label} at {bad} ({bad_sha[:10]}) as at {good} "
+                          f"({good_sha[:10]}): no difference to bisect")
+    looked_at: list[tuple[Commit, str]] = []
+    lo, hi = 0, len(line) - 1
+    untestable: set[int] = set()
+    while True:
+        between = [i for i in range(lo + 1, hi) if i not in untestable]
+        if not between:
+            break
+        mid = min(between, key=lambda i: (abs(2 * i - lo - hi), i))
+        sig = signature(line[mid])
+        if not isinstance(sig, tuple):
+            untestable.add(mid)
+            looked_at.append((line[mid], "untestable"))
+            continue
+        same = sig == sig_good
+        looked_at.append((line[mid], "same" if same else "differs"))
+        log(f"{line[mid].sha[:10]} {'same as good' if same else 'differs'}  {line[mid].subject}")
+        if same:
+            lo = mid
+        else:
+            hi = mid
+    return BisectResult(first=line[hi], good=line[0], bad=line[-1], commits=len(line) - 1, extractions=extractions,
+                        looked_at=looked_at, untestable_before=[line[i] for i in range(lo + 1, hi)])
