@@ -49,8 +49,13 @@ RepoOption = Annotated[Path | None, typer.Option("--repo", help="The tinygrad gi
                                                  show_default=False)]
 
 
-def fail(message: str, code: int = 1) -> typer.Exit:
+def print_error(message: str) -> None:
     console.print(f"[red]error:[/red] {message}", highlight=False, soft_wrap=True)
+
+
+def fail(message: str, code: int = 1) -> typer.Exit:
+    """Print `message` as an error; the caller raises the returned Exit (`raise fail(...)`)."""
+    print_error(message)
     return typer.Exit(code)
 
 
@@ -273,7 +278,7 @@ def ingest_svod(
         try:
             report = ingest_svod_log(engine, path, case, svod_commit)
         except SvodLogError as exc:
-            console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+            print_error(str(exc))
             failed += 1
             continue
         except DatabaseError as exc:

@@ -92,7 +92,7 @@ class ExtractionOutcome:
     stderr: str = ""
 
 
-class _Store:
+class ArtifactStore:
     """Hash -> id lookups and inserts inside one transaction."""
 
     def __init__(self, conn: Connection) -> None:
@@ -122,10 +122,10 @@ class _Store:
                               "ast_text": item.get("ast_text")})
         kernel_id = self._find(Kernel, hash_)
         if kernel_id is None:
-            kernel_id = self.conn.execute(insert(Kernel).values(
-                hash=hash_, root_op=item.get("root_op") or (nodes[-1]["op"] if nodes else "?"), node_count=len(nodes),
-                ast_text_blob_id=self.blob(item.get("ast_text")), pyrender_blob_id=self.blob(item.get("pyrender")),
-            )).inserted_primary_key[0]
+            kernel_id = insert_returning_id(
+                self.conn, Kernel, hash=hash_, root_op=item.get("root_op") or (nodes[-1]["op"] if nodes else "?"),
+                node_count=len(nodes), ast_text_blob_id=self.blob(item.get("ast_text")),
+                pyrender_blob_id=self.blob(item.get("pyrender")))
             if nodes:
                 self.conn.execute(insert(UopNode), [
                     {"kernel_id": kernel_id, "idx": i, "op": op, "dtype": dtype, "arg": arg}
@@ -156,7 +156,7 @@ class _Store:
         hash_ = content_hash(values)
         pattern_id = self._find(Pattern, hash_)
         if pattern_id is None:
-            pattern_id = self.conn.execute(insert(Pattern).values(hash=hash_, **values)).inserted_primary_key[0]
+            pattern_id = insert_returning_id(self.conn, Pattern, hash=hash_, **values)
         return pattern_id, hash_
 
     def pattern_set(self, pattern_ids: dict[str, int]) -> int | None:
@@ -165,8 +165,7 @@ class _Store:
         hash_ = content_hash(sorted(pattern_ids))  # keyed by pattern hash
         set_id = self._find(PatternSet, hash_)
         if set_id is None:
-            set_id = self.conn.execute(insert(PatternSet).values(hash=hash_, pattern_count=len(pattern_ids))
-                                       ).inserted_primary_key[0]
+            set_id = insert_returning_id(self.conn, PatternSet, hash=hash_, pattern_count=len(pattern_ids))
             self.conn.execute(insert(PatternSetMember), [{"pattern_set_id": set_id, "pattern_id": pid}
                                                          for pid in sorted(set(pattern_ids.values()))])
         return set_id
@@ -214,16 +213,16 @@ class _Store:
             return result_id
         self.new_case_results += 1
         kernel_count = sum(1 for item, *_ in items if item.get("programs"))
-        result_id = self.conn.execute(insert(CaseResult).values(hash=hash_, item_count=len(items),
-                                                                kernel_count=kernel_count)).inserted_primary_key[0]
+        result_id = insert_returning_id(self.conn, CaseResult, hash=hash_, item_count=len(items),
+                                        kernel_count=kernel_count)
         for i, (item, kernel_id, _kh, programs) in enumerate(items):
-            item_id = self.conn.execute(insert(ScheduleItem).values(
-                case_result_id=result_id, position=item.get("position", i), kernel_id=kernel_id,
-                root_op=item.get("root_op") or "?")).inserted_primary_key[0]
+            item_id = insert_returning_id(self.conn, ScheduleItem, case_result_id=result_id,
+                                          position=item.get("position", i), kernel_id=kernel_id,
+                                          root_op=item.get("root_op") or "?")
             for program, linear_id, _lh, source_id in programs:
-                self.conn.execute(insert(Program).values(
-                    schedule_item_id=item_id, renderer=program.get("renderer") or "?", name=program.get("name"),
-                    source_blob_id=source_id, linear_id=linear_id, error=program.get("error")))
+                insert_returning_id(self.conn, Program, schedule_item_id=item_id,
+                                    renderer=program.get("renderer") or "?", name=program.get("name"),
+                                    source_blob_id=source_id, linear_id=linear_id, error=program.get("error"))
         if matches:
             self.conn.execute(insert(PatternMatch), [
                 {"case_result_id": result_id, "pattern_id": pid, "matches": n, "tries": tries}
@@ -234,19 +233,19 @@ class _Store:
         return result_id
 
 
-def _get_or_create(conn: Connection, table, where: dict[str, Any], values: dict[str, Any] | None = None) -> int:
+def get_or_create(conn: Connection, table, where: dict[str, Any], values: dict[str, Any] | None = None) -> int:
     query = select(table.id)
     for column, value in where.items():
         query = query.where(getattr(table, column) == value)
     found = conn.execute(query).scalar()
     if found is not None:
         return found
-    return conn.execute(insert(table).values(**where, **(values or {}))).inserted_primary_key[0]
+    return insert_returning_id(conn, table, **where, **(values or {}))
 
 
 def upsert_commit(conn: Connection, sha: str, tree_hash: str, version: str | None, committed_at: str | None,
                   subject: str | None) -> int:
-    commit_id = _get_or_create(conn, TinygradCommit, {"sha": sha}, {"tree_hash": tree_hash, "version": version,
+    commit_id = get_or_create(conn, TinygradCommit, {"sha": sha}, {"tree_hash": tree_hash, "version": version,
                                                                      "committed_at": committed_at, "subject": subject})
     # Fill in what an earlier, less informed ingest did not know (e.g. a version found later).
     for column, value in (("version", version), ("committed_at", committed_at), ("subject", subject)):
@@ -273,7 +272,7 @@ def _run_status(bundle: Bundle | None, outcome: ExtractionOutcome | None, failed
     return "partial" if failed_cases else "ok"
 
 
-def _with_lock_message(fn):
+def explain_lock_errors(fn):
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
@@ -285,7 +284,7 @@ def _with_lock_message(fn):
     return wrapper
 
 
-@_with_lock_message
+@explain_lock_errors
 def ingest_bundle(engine: Engine, bundle: Bundle, *, outcome: ExtractionOutcome | None = None,
                   force: bool = False) -> IngestReport:
     """Store `bundle` as one run. An existing run of the same commit, suite and backend is kept when it is `ok`
@@ -301,10 +300,10 @@ def ingest_bundle(engine: Engine, bundle: Bundle, *, outcome: ExtractionOutcome 
             return IngestReport(existing[0], sha, existing[1], 0, 0, 0, skipped=True)
         if existing:
             conn.execute(delete(Run).where(Run.id == existing[0]))
-        store = _Store(conn)
+        store = ArtifactStore(conn)
         commit_id = upsert_commit(conn, sha, tinygrad.get("tree_hash") or "", tinygrad.get("version"),
                                   git.get("date"), git.get("subject"))
-        suite_id = _get_or_create(conn, Suite, {"hash": suite.get("hash") or ""}, {"name": suite.get("name") or "?"})
+        suite_id = get_or_create(conn, Suite, {"hash": suite.get("hash") or ""}, {"name": suite.get("name") or "?"})
         patterns = {key: store.pattern(record) for key, record in bundle.patterns.items()}
         pattern_set_id = store.pattern_set({phash: pid for pid, phash in patterns.values()})
         failed_cases = sum(1 for case in bundle.cases if case.get("status") != "ok")
@@ -316,19 +315,20 @@ def ingest_bundle(engine: Engine, bundle: Bundle, *, outcome: ExtractionOutcome 
             errors.append("the extraction did not finish (no end record)")
         if outcome is not None and outcome.status != "ok":
             errors.append(f"extraction {outcome.status} (exit code {outcome.returncode})")
-        run_id = conn.execute(insert(Run).values(
-            commit_id=commit_id, suite_id=suite_id, backend=backend, renderers=",".join(header.get("renderers") or []),
+        run_id = insert_returning_id(
+            conn, Run, commit_id=commit_id, suite_id=suite_id, backend=backend,
+            renderers=",".join(header.get("renderers") or []),
             status=status, started_at=header.get("started_at"), finished_at=(bundle.end or {}).get("finished_at"),
             ingested_at=now_iso(), tgstore_version=__version__, bundle_version=header.get("bundle_version"),
             debug_level=header.get("debug_level"), python=header.get("python"), tinygrad_path=tinygrad.get("path"),
             features=json.dumps(header.get("features") or {}, sort_keys=True), error="; ".join(errors) or None,
             stderr=(outcome.stderr[-STDERR_KEEP:] if outcome and outcome.stderr else None),
-            pattern_set_id=pattern_set_id)).inserted_primary_key[0]
+            pattern_set_id=pattern_set_id)
         if bundle.missing:
             conn.execute(insert(RunMissing), [{"run_id": run_id, "case_name": m.get("case"), "feature": m.get("feature")
                                                or "?", "reason": m.get("reason")} for m in bundle.missing])
         for case in bundle.cases:
-            case_id = _get_or_create(conn, Case, {"name": case["name"]})
+            case_id = get_or_create(conn, Case, {"name": case["name"]})
             result_id = store.case_result(case, patterns)
             conn.execute(insert(RunCase).values(
                 run_id=run_id, case_id=case_id, case_result_id=result_id, status=case.get("status") or "error",
@@ -337,7 +337,7 @@ def ingest_bundle(engine: Engine, bundle: Bundle, *, outcome: ExtractionOutcome 
         return IngestReport(run_id, sha, status, len(bundle.cases), failed_cases, store.new_case_results)
 
 
-@_with_lock_message
+@explain_lock_errors
 def record_failed_run(engine: Engine, *, sha: str, tree_hash: str, version: str | None, committed_at: str | None,
                       subject: str | None, suite_name: str, suite_hash: str, backend: str, renderers: list[str],
                       outcome: ExtractionOutcome, error: str) -> IngestReport:
@@ -347,10 +347,11 @@ def record_failed_run(engine: Engine, *, sha: str, tree_hash: str, version: str 
         if existing:
             conn.execute(delete(Run).where(Run.id == existing[0]))
         commit_id = upsert_commit(conn, sha, tree_hash, version, committed_at, subject)
-        suite_id = _get_or_create(conn, Suite, {"hash": suite_hash}, {"name": suite_name})
+        suite_id = get_or_create(conn, Suite, {"hash": suite_hash}, {"name": suite_name})
         status = "timeout" if outcome.status == "timeout" else "failed"
-        run_id = conn.execute(insert(Run).values(
-            commit_id=commit_id, suite_id=suite_id, backend=backend, renderers=",".join(renderers), status=status,
+        run_id = insert_returning_id(
+            conn, Run, commit_id=commit_id, suite_id=suite_id, backend=backend, renderers=",".join(renderers),
+            status=status,
             ingested_at=now_iso(), tgstore_version=__version__, error=error,
-            stderr=outcome.stderr[-STDERR_KEEP:] if outcome.stderr else None)).inserted_primary_key[0]
+            stderr=outcome.stderr[-STDERR_KEEP:] if outcome.stderr else None)
         return IngestReport(run_id, sha, status, 0, 0, 0)

@@ -29,7 +29,14 @@ from tgstore.db.models import (
     SvodStageDump,
     SvodTree,
 )
-from tgstore.ingest import _get_or_create, _Store, _with_lock_message, now_iso, sha256_text
+from tgstore.ingest import (
+    ArtifactStore,
+    explain_lock_errors,
+    get_or_create,
+    insert_returning_id,
+    now_iso,
+    sha256_text,
+)
 from tgstore.svod.parse import TREE_FIELDS, ParseProblem, SvodLog, Tree, parse_svod_log
 
 __all__ = ["SvodLogError", "SvodIngestReport", "read_svod_log", "ingest_svod_log", "ingest_svod_text"]
@@ -85,7 +92,7 @@ def _check_log(log: SvodLog, where: str) -> None:
 class _TreeStore:
     """Svod trees by structure hash, within one transaction."""
 
-    def __init__(self, conn: Connection, blobs: _Store) -> None:
+    def __init__(self, conn: Connection, blobs: ArtifactStore) -> None:
         self.conn = conn
         self.blobs = blobs
         self.ids: dict[str, int] = {}
@@ -102,9 +109,8 @@ class _TreeStore:
         if tree_id is None:
             self.new += 1
             root = tree.root
-            tree_id = self.conn.execute(insert(SvodTree).values(
-                hash=hash_, node_count=tree.node_count(), root_op=root.op if root else None,
-                structure_blob_id=self.blobs.blob(text))).inserted_primary_key[0]
+            tree_id = insert_returning_id(self.conn, SvodTree, hash=hash_, node_count=tree.node_count(),
+                                          root_op=root.op if root else None, structure_blob_id=self.blobs.blob(text))
         self.ids[hash_] = tree_id
         return tree_id
 
@@ -113,7 +119,7 @@ def _json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
 
 
-@_with_lock_message
+@explain_lock_errors
 def ingest_svod_text(engine: Engine, text: str, case: str, svod_commit: str | None = None,
                      source_path: str | None = None) -> SvodIngestReport:
     """Store the log `text` for `case` in one transaction (see ingest_svod_log)."""
@@ -128,7 +134,7 @@ def ingest_svod_text(engine: Engine, text: str, case: str, svod_commit: str | No
     log_hash = sha256_text(text)
     line_count = len(text.splitlines())
     with engine.begin() as conn:
-        case_id = _get_or_create(conn, Case, {"name": case})
+        case_id = get_or_create(conn, Case, {"name": case})
         existing = conn.execute(select(SvodRun.id, SvodRun.svod_commit)
                                 .where(SvodRun.case_id == case_id, SvodRun.log_hash == log_hash)).first()
         if existing is not None:
@@ -139,14 +145,14 @@ def ingest_svod_text(engine: Engine, text: str, case: str, svod_commit: str | No
             return SvodIngestReport(where, case, existing.id, existing.svod_commit or svod_commit, skipped=True,
                                     lines=line_count, problems=list(log.problems), commit_filled=filled)
 
-        blobs = _Store(conn)
+        blobs = ArtifactStore(conn)
         trees = _TreeStore(conn, blobs)
-        run_id = conn.execute(insert(SvodRun).values(
-            case_id=case_id, svod_commit=svod_commit, log_blob_id=blobs.blob(text), log_hash=log_hash,
+        run_id = insert_returning_id(
+            conn, SvodRun, case_id=case_id, svod_commit=svod_commit, log_blob_id=blobs.blob(text), log_hash=log_hash,
             source_path=source_path, ingested_at=now_iso(), tgstore_version=__version__, line_count=line_count,
             event_count=len(log.events), kernel_count=len(log.kernels), stage_dump_count=len(log.stage_dumps),
             per_stage_count=len(log.per_stage), raw_line_count=len(log.raw_lines),
-            problem_count=len(log.problems))).inserted_primary_key[0]
+            problem_count=len(log.problems))
 
         events, event_trees = [], []
         for ev in log.events:
