@@ -255,3 +255,21 @@ def test_ingest_bundle_rolls_back_whole_on_error(tmp_path, releases_db):
         ingest_bundle(engine, read_bundle(bundle))
     assert counts(db) == before
     assert not scalar(db, "SELECT count(*) FROM tinygrad_commits WHERE version = '9.9.9'")
+
+
+def test_a_run_is_reused_only_when_it_rendered_what_is_asked(tmp_path, tinygrad_release):
+    cases = tmp_path / "cases.py"
+    cases.write_text("from tinygrad import Tensor\n\ndef case_mul():\n    return Tensor.empty(8) * 3\n")
+    engine = open_engine(tmp_path / "t.db")
+    upgrade(engine)
+    root = tinygrad_release("0.14.0")
+
+    def ingest(*renderers):
+        return extract_and_ingest(engine, root, ExtractionPlan(case_files=[cases], renderers=list(renderers)))
+
+    assert not ingest("C").skipped
+    widened = ingest("C", "LLVM")  # the C-only run lacks LLVM: extracted again, replacing it
+    assert not widened.skipped and widened.status == "ok"
+    assert ingest("LLVM").skipped  # covered by the C+LLVM run
+    assert rows(tmp_path / "t.db", "SELECT renderers FROM runs") == [("C,LLVM",)]
+    assert {r for (r,) in rows(tmp_path / "t.db", "SELECT DISTINCT renderer FROM programs")} == {"C", "LLVM"}

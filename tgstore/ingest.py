@@ -256,12 +256,23 @@ def upsert_commit(conn: Connection, sha: str, tree_hash: str, version: str | Non
     return commit_id
 
 
-def find_run(conn: Connection, sha: str, suite_hash: str, backend: str) -> tuple[int, str] | None:
+@dataclass
+class StoredRun:
+    id: int
+    status: str
+    renderers: str | None  # comma-joined, as the run's bundle header listed them
+
+    def covers(self, renderers: list[str]) -> bool:
+        """An ok run that rendered at least `renderers`: what makes a new extraction of its commit unneeded."""
+        return self.status == "ok" and set(renderers) <= set((self.renderers or "").split(","))
+
+
+def find_run(conn: Connection, sha: str, suite_hash: str, backend: str) -> StoredRun | None:
     row = conn.execute(
-        select(Run.id, Run.status).join(TinygradCommit, TinygradCommit.id == Run.commit_id)
+        select(Run.id, Run.status, Run.renderers).join(TinygradCommit, TinygradCommit.id == Run.commit_id)
         .join(Suite, Suite.id == Run.suite_id)
         .where(TinygradCommit.sha == sha, Suite.hash == suite_hash, Run.backend == backend)).first()
-    return (row[0], row[1]) if row else None
+    return StoredRun(*row) if row else None
 
 
 def _run_status(bundle: Bundle | None, outcome: ExtractionOutcome | None, failed_cases: int) -> str:
@@ -287,8 +298,8 @@ def explain_lock_errors(fn):
 @explain_lock_errors
 def ingest_bundle(engine: Engine, bundle: Bundle, *, outcome: ExtractionOutcome | None = None,
                   force: bool = False) -> IngestReport:
-    """Store `bundle` as one run. An existing run of the same commit, suite and backend is kept when it is `ok`
-    (the report says skipped) unless `force`; a run that is not `ok` is replaced."""
+    """Store `bundle` as one run. An existing run of the same commit, suite and backend is kept when it is `ok` and
+    rendered the bundle's renderers (the report says skipped) unless `force`; otherwise it is replaced."""
     header, tinygrad = bundle.header, bundle.tinygrad
     sha = commit_key(tinygrad)
     suite = header.get("suite") or {}
@@ -296,10 +307,10 @@ def ingest_bundle(engine: Engine, bundle: Bundle, *, outcome: ExtractionOutcome 
     git = tinygrad.get("git") or {}
     with engine.begin() as conn:
         existing = find_run(conn, sha, suite.get("hash") or "", backend)
-        if existing and existing[1] == "ok" and not force:
-            return IngestReport(existing[0], sha, existing[1], 0, 0, 0, skipped=True)
+        if existing and existing.covers(header.get("renderers") or []) and not force:
+            return IngestReport(existing.id, sha, existing.status, 0, 0, 0, skipped=True)
         if existing:
-            conn.execute(delete(Run).where(Run.id == existing[0]))
+            conn.execute(delete(Run).where(Run.id == existing.id))
         store = ArtifactStore(conn)
         commit_id = upsert_commit(conn, sha, tinygrad.get("tree_hash") or "", tinygrad.get("version"),
                                   git.get("date"), git.get("subject"))
@@ -345,7 +356,7 @@ def record_failed_run(engine: Engine, *, sha: str, tree_hash: str, version: str 
     with engine.begin() as conn:
         existing = find_run(conn, sha, suite_hash, backend)
         if existing:
-            conn.execute(delete(Run).where(Run.id == existing[0]))
+            conn.execute(delete(Run).where(Run.id == existing.id))
         commit_id = upsert_commit(conn, sha, tree_hash, version, committed_at, subject)
         suite_id = get_or_create(conn, Suite, {"hash": suite_hash}, {"name": suite_name})
         status = "timeout" if outcome.status == "timeout" else "failed"

@@ -36,11 +36,16 @@ class ExtractionPlan:
     def suite(self) -> dict:
         return child.suite_identity(self.case_files, self.suite_name)
 
+    @property
+    def effective_renderers(self) -> list[str]:
+        return list(self.renderers or child.DEFAULT_RENDERERS)
+
 
 def already_ingested(engine: Engine, sha: str, plan: ExtractionPlan) -> bool:
+    """An ok run of this commit, suite and backend that rendered at least the renderers asked for is stored."""
     with engine.connect() as conn:
         found = find_run(conn, sha, plan.suite["hash"], plan.backend)
-    return found is not None and found[1] == "ok"
+    return found is not None and found.covers(plan.effective_renderers)
 
 
 def extract_and_ingest(engine: Engine, tinygrad_root: Path, plan: ExtractionPlan, *, force: bool = False,

@@ -38,7 +38,7 @@ from sqlalchemy import Engine, select, text
 from tgstore.db.models import Run, Suite, TinygradCommit
 from tgstore.extract import child
 from tgstore.extract.runner import ExtractionResult, TinygradNotFound, resolve_tinygrad_root, run_extraction
-from tgstore.ingest import find_run
+from tgstore.ingest import StoredRun, find_run
 from tgstore.pipeline import ExtractionPlan, ingest_result
 
 WORKTREE_PREFIX = "tgstore-wt-"
@@ -275,12 +275,15 @@ def extract_commit(repo: Path, commit: Commit, plan: ExtractionPlan, workdir: Pa
 
 
 def ok_commits(engine: Engine, plan: ExtractionPlan) -> set[str]:
-    """Shas with an ok run for the plan's suite and backend (the commits a sweep skips)."""
+    """Shas with an ok run for the plan's suite and backend that rendered the plan's renderers (the commits a sweep
+    skips)."""
     with engine.connect() as conn:
-        return set(conn.execute(
-            select(TinygradCommit.sha).join(Run, Run.commit_id == TinygradCommit.id)
+        rows = conn.execute(
+            select(TinygradCommit.sha, Run.id, Run.status, Run.renderers).join(Run, Run.commit_id == TinygradCommit.id)
             .join(Suite, Suite.id == Run.suite_id)
-            .where(Suite.hash == plan.suite["hash"], Run.backend == plan.backend, Run.status == "ok")).scalars())
+            .where(Suite.hash == plan.suite["hash"], Run.backend == plan.backend, Run.status == "ok"))
+        wanted = plan.effective_renderers
+        return {sha for sha, *run in rows if StoredRun(*run).covers(wanted)}
 
 
 # ---------------------------------------------------------------- sweeps
@@ -508,9 +511,9 @@ def case_signature(engine: Engine, sha: str, plan: ExtractionPlan, case: str, wh
     (what='source') or kernel AST hashes (what='ast'). None: no usable run stored; "absent": the run lacks the case."""
     with engine.connect() as conn:
         found = find_run(conn, sha, plan.suite["hash"], plan.backend)
-        if found is None or found[1] in FAILED:
+        if found is None or found.status in FAILED:
             return None
-        run_id = found[0]
+        run_id = found.id
         status = conn.execute(text('SELECT status FROM v_run_cases WHERE run_id = :r AND "case" = :c'),
                               {"r": run_id, "c": case}).scalar()
         if status is None:
