@@ -250,3 +250,16 @@ def test_bad_tinygrad_path(tmp_path: Path) -> None:
     root = locate_installed_tinygrad()
     assert resolve_tinygrad_root(root) == root
     assert resolve_tinygrad_root(root / "tinygrad") == root
+
+
+def test_progress_reports_each_case_as_it_lands(tmp_path: Path) -> None:
+    cases = tmp_path / "slow.py"
+    cases.write_text("import time\nfrom tinygrad import Tensor\n\n"
+                     + "".join(f"def case_c{i}():\n    time.sleep(0.4)\n    return Tensor.empty(4) + {i}\n\n"
+                               for i in range(4)))
+    seen: list[str] = []
+    res = run_extraction(locate_installed_tinygrad(), tmp_path / "b.jsonl", case_files=[cases], renderers=["C"],
+                         on_case=seen.append)
+    assert res.status == "ok"
+    # reported while the child ran (the runner reads nothing after the child exits), in suite order, each once
+    assert seen == [f"c{i}" for i in range(len(seen))] and len(seen) >= 3

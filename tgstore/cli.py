@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -109,6 +111,24 @@ def resolve_root(tinygrad: Path | None) -> Path:
         raise fail(str(exc)) from None
 
 
+@contextmanager
+def case_progress(plan, description: str) -> Iterator[Callable[[str], None]]:
+    """A progress bar over the suite's cases on stderr (a terminal only); yields the per-case callback."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from tgstore.pipeline import CaseFileError, read_case_names
+
+    try:
+        total = len(read_case_names(plan.case_files))
+    except CaseFileError as exc:
+        raise fail(str(exc)) from None
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TextColumn("{task.fields[case]}"), console=console, transient=True,
+                  disable=not console.is_terminal) as progress:
+        task = progress.add_task(description, total=total or None, case="")
+        yield lambda name: progress.update(task, advance=1, case=name)
+
+
 def print_report(report) -> None:
     if report.skipped:
         console.print(f"{report.commit[:12]}: already ingested (run {report.run_id}); --force to redo")
@@ -168,8 +188,8 @@ def ingest(
             return
         plan = make_plan(cases, backend, renderers, debug, timeout)
         root = resolve_root(tinygrad)
-        with console.status(f"extracting tinygrad at {root} ..."):
-            report = extract_and_ingest(engine, root, plan, force=force, keep_bundle=keep_bundle)
+        with case_progress(plan, "extracting") as on_case:
+            report = extract_and_ingest(engine, root, plan, force=force, keep_bundle=keep_bundle, on_case=on_case)
         print_report(report)
         if report.status in ("failed", "timeout"):
             raise typer.Exit(1)
@@ -316,9 +336,10 @@ def extract(
 
     plan = make_plan(cases, backend, renderers, debug, timeout)
     root = resolve_root(tinygrad)
-    with console.status(f"extracting tinygrad at {root} ..."):
+    with case_progress(plan, "extracting") as on_case:
         result = run_extraction(root, out_file, case_files=plan.case_files, backend=plan.backend,
-                                renderers=plan.renderers, debug_level=plan.debug_level, timeout=plan.timeout)
+                                renderers=plan.renderers, debug_level=plan.debug_level, timeout=plan.timeout,
+                                on_case=on_case)
     console.print(f"{out_file}: extraction {result.status} in {result.seconds:.1f}s", highlight=False)
     if result.status != "ok":
         console.print(result.stderr[-4000:], highlight=False, markup=False)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,6 +21,23 @@ from tgstore.ingest import (
     ingest_bundle,
     record_failed_run,
 )
+
+
+class CaseFileError(ValueError):
+    """A case file that cannot be read or parsed."""
+
+
+def read_case_names(case_files: list[Path]) -> list[str]:
+    """The case names defined in case files (module-level ``def case_<name>()``), read without running them."""
+    names = []
+    for path in case_files:
+        try:
+            tree = ast.parse(Path(path).read_text(), filename=str(path))
+        except (OSError, SyntaxError, ValueError) as exc:
+            raise CaseFileError(f"cannot read the case file {path}: {exc}") from None
+        names += [node.name[len("case_"):] for node in tree.body
+                  if isinstance(node, ast.FunctionDef) and node.name.startswith("case_")]
+    return names
 
 
 @dataclass
@@ -49,7 +68,8 @@ def already_ingested(engine: Engine, sha: str, plan: ExtractionPlan) -> bool:
 
 
 def extract_and_ingest(engine: Engine, tinygrad_root: Path, plan: ExtractionPlan, *, force: bool = False,
-                       keep_bundle: Path | None = None, git: dict | None = None) -> IngestReport:
+                       keep_bundle: Path | None = None, git: dict | None = None,
+                       on_case: Callable[[str], None] | None = None) -> IngestReport:
     """Run the extractor over `tinygrad_root` and store what it produced; a crash or hang is stored as a failed run.
 
     `git` ({sha, date, subject}) names the commit when the caller knows it better than the checkout does.
@@ -64,7 +84,7 @@ def extract_and_ingest(engine: Engine, tinygrad_root: Path, plan: ExtractionPlan
         out = keep_bundle or Path(tmp) / "bundle.jsonl"
         result = run_extraction(tinygrad_root, out, case_files=plan.case_files, backend=plan.backend,
                                 renderers=plan.renderers, debug_level=plan.debug_level, timeout=plan.timeout,
-                                suite_name=plan.suite_name, git=git)
+                                suite_name=plan.suite_name, git=git, on_case=on_case)
         return ingest_result(engine, result, described, plan, force=force)
 
 

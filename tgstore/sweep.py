@@ -16,7 +16,6 @@
 
 from __future__ import annotations
 
-import ast
 import os
 import shutil
 import signal
@@ -39,7 +38,7 @@ from tgstore.db.models import Run, Suite, TinygradCommit
 from tgstore.extract import child
 from tgstore.extract.runner import ExtractionResult, TinygradNotFound, resolve_tinygrad_root, run_extraction
 from tgstore.ingest import StoredRun, find_run
-from tgstore.pipeline import ExtractionPlan, ingest_result
+from tgstore.pipeline import CaseFileError, ExtractionPlan, ingest_result, read_case_names
 
 WORKTREE_PREFIX = "tgstore-wt-"
 LOG_FORMAT = "%H%x00%cI%x00%s"
@@ -482,16 +481,10 @@ class BisectError(Exception):
 
 
 def case_names(case_files: list[Path]) -> list[str]:
-    """The case names defined in case files (module-level ``def case_<name>()``), read without running them."""
-    names = []
-    for path in case_files:
-        try:
-            tree = ast.parse(Path(path).read_text(), filename=str(path))
-        except (OSError, SyntaxError, ValueError) as exc:
-            raise BisectError(f"cannot read the case file {path}: {exc}") from None
-        names += [node.name[len("case_"):] for node in tree.body
-                  if isinstance(node, ast.FunctionDef) and node.name.startswith("case_")]
-    return names
+    try:
+        return read_case_names(case_files)
+    except CaseFileError as exc:
+        raise BisectError(str(exc)) from None
 
 
 @dataclass

@@ -6,6 +6,7 @@ a failing child, it reports what happened in an ``ExtractionResult``.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
@@ -14,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -117,6 +119,33 @@ def _kill_group(proc: subprocess.Popen) -> None:
         pass
 
 
+CASE_RECORD_START = b'{"kind": "case", '
+POLL_SECONDS = 0.25
+
+
+def _wait(proc: subprocess.Popen, timeout: float, bundle: Path, on_case: Callable[[str], None] | None) -> int:
+    """proc.wait(timeout), reporting the case records the child appends to the bundle while it runs."""
+    if on_case is None:
+        return proc.wait(timeout=timeout)
+    deadline = time.monotonic() + timeout
+    offset, pending = 0, b""
+    while True:
+        try:
+            return proc.wait(timeout=max(0.0, min(POLL_SECONDS, deadline - time.monotonic())))
+        except subprocess.TimeoutExpired:
+            if time.monotonic() >= deadline:
+                raise
+        with contextlib.suppress(OSError), open(bundle, "rb") as f:
+            f.seek(offset)
+            chunk = f.read()
+            offset += len(chunk)
+            *lines, pending = (pending + chunk).split(b"\n")
+            for line in lines:
+                if line.startswith(CASE_RECORD_START):
+                    with contextlib.suppress(ValueError, KeyError):
+                        on_case(json.loads(line)["name"])
+
+
 def run_extraction(
     tinygrad_root: Path,
     out: Path,
@@ -129,8 +158,12 @@ def run_extraction(
     suite_name: str | None = None,
     python: str | None = None,
     git: dict | None = None,
+    on_case: Callable[[str], None] | None = None,
 ) -> ExtractionResult:
-    """Run child.py with PYTHONPATH=<tinygrad_root> and write its bundle to ``out``. Never raises for child failures."""
+    """Run child.py with PYTHONPATH=<tinygrad_root> and write its bundle to ``out``. Never raises for child failures.
+
+    ``on_case(name)`` is called (in this thread) as each case's record lands in the bundle: progress for a caller.
+    """
     root = Path(tinygrad_root).resolve()
     out = Path(out).resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -182,7 +215,7 @@ def run_extraction(
             except OSError as e:
                 return ExtractionResult(out, "failed", None, f"could not start {cmd[0]}: {e}", time.monotonic() - st)
             try:
-                rc: int | None = proc.wait(timeout=timeout)
+                rc: int | None = _wait(proc, timeout, out, on_case)
                 status = "ok" if rc == 0 and _has_end_record(out) else "failed"
             except subprocess.TimeoutExpired:
                 _kill_group(proc)
