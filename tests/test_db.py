@@ -111,3 +111,23 @@ def test_second_writer_waits_for_the_first(tmp_path):
     assert waited > 0.2
     with second.connect() as conn:
         assert {r[0] for r in conn.execute(text("SELECT name FROM cases"))} == {"held", "waited"}
+
+
+def test_db_commands_create_migrate_and_report(tmp_path):
+    import subprocess
+    import sys
+
+    db = tmp_path / "new.db"
+
+    def tgstore(*args):
+        return subprocess.run([sys.executable, "-m", "tgstore", *args, "--db", str(db)], capture_output=True,
+                              text=True)
+
+    assert tgstore("runs").returncode == 1 and not db.exists()  # readers never create a database
+    assert tgstore("db", "upgrade").returncode == 0
+    assert f"current: {head_revision()}" in tgstore("db", "current").stdout
+    assert tgstore("db", "downgrade", "base").returncode == 0
+    assert "current: None" in tgstore("db", "current").stdout
+    assert table_names(db) <= {"alembic_version"}
+    assert tgstore("db", "upgrade").returncode == 0
+    assert set(Base.metadata.tables) <= table_names(db)

@@ -1,6 +1,7 @@
 """Real extraction of real tinygrad releases into a real database (issue: the tgstore spine)."""
 
 import json
+import os
 import shutil
 import sqlite3
 import subprocess
@@ -273,3 +274,28 @@ def test_a_run_is_reused_only_when_it_rendered_what_is_asked(tmp_path, tinygrad_
     assert ingest("LLVM").skipped  # covered by the C+LLVM run
     assert rows(tmp_path / "t.db", "SELECT renderers FROM runs") == [("C,LLVM",)]
     assert {r for (r,) in rows(tmp_path / "t.db", "SELECT DISTINCT renderer FROM programs")} == {"C", "LLVM"}
+
+
+def test_a_locked_database_is_a_clear_error_and_loses_nothing(tmp_path):
+    from sample_bundles import bundle_a, write_bundle
+
+    db = tmp_path / "t.db"
+    bundle = write_bundle(tmp_path / "a.jsonl", bundle_a())
+    subprocess.run([*TGSTORE, "db", "upgrade", "--db", str(db)], check=True, capture_output=True)
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another writer, mid-transaction
+    holder.execute("INSERT INTO cases (name) VALUES ('held by the other writer')")
+    try:
+        blocked = subprocess.run([*TGSTORE, "ingest", "--db", str(db), "--bundle", str(bundle)], capture_output=True,
+                                 text=True, env={**os.environ, "TGSTORE_BUSY_TIMEOUT": "1"})
+    finally:
+        holder.execute("COMMIT")
+        holder.close()
+    assert blocked.returncode == 1
+    assert "locked by another writer" in blocked.stderr and "Traceback" not in blocked.stderr
+    assert scalar(db, "SELECT count(*) FROM runs") == 0
+    assert scalar(db, "SELECT count(*) FROM cases") == 1  # the other writer's work is intact
+    # once the other writer is done, the same command goes through
+    subprocess.run([*TGSTORE, "ingest", "--db", str(db), "--bundle", str(bundle)], check=True, capture_output=True)
+    assert scalar(db, "SELECT count(*) FROM runs") == 1
+    assert_consistent(db)

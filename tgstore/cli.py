@@ -74,16 +74,17 @@ def main(version: Annotated[bool, typer.Option("--version", callback=version_cal
 
 
 def open_db(db: Path, *, migrate: bool = True, writer: bool = True):
-    """Open (and by default create or upgrade) the database, turning its problems into clear CLI errors."""
+    """Open the database, turning its problems into clear CLI errors. A writer creates the file if it is missing and,
+    with `migrate`, upgrades the schema to head; a reader needs an existing database."""
     from tgstore.db import DatabaseError, open_engine
     from tgstore.db.migrate import ensure_current
 
     try:
+        if not writer and not db.exists():
+            raise DatabaseError(f"{db} does not exist; create it with `tgstore ingest` or `tgstore db upgrade`")
         engine = open_engine(db, writer=writer)
         if migrate:
             ensure_current(engine)
-        elif not db.exists():
-            raise DatabaseError(f"{db} does not exist; create it with `tgstore ingest` or `tgstore db upgrade`")
         return engine
     except DatabaseError as exc:
         raise fail(str(exc)) from None

@@ -14,11 +14,9 @@ from datetime import datetime, timezone
 from typing import Any
 
 from sqlalchemy import Connection, Engine, delete, insert, select, update
-from sqlalchemy.exc import OperationalError
 
 from tgstore import __version__
 from tgstore.bundle import Bundle
-from tgstore.db.engine import DatabaseLocked, is_locked_error
 from tgstore.db.models import (
     Blob,
     Case,
@@ -283,19 +281,6 @@ def _run_status(bundle: Bundle | None, outcome: ExtractionOutcome | None, failed
     return "partial" if failed_cases else "ok"
 
 
-def explain_lock_errors(fn):
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except OperationalError as exc:
-            if is_locked_error(exc):
-                raise DatabaseLocked("the database is locked by another writer (an ingest or sweep still running?); "
-                                     "nothing was written, try again when it has finished") from exc
-            raise
-    return wrapper
-
-
-@explain_lock_errors
 def ingest_bundle(engine: Engine, bundle: Bundle, *, outcome: ExtractionOutcome | None = None,
                   force: bool = False) -> IngestReport:
     """Store `bundle` as one run. An existing run of the same commit, suite and backend is kept when it is `ok` and
@@ -348,7 +333,6 @@ def ingest_bundle(engine: Engine, bundle: Bundle, *, outcome: ExtractionOutcome 
         return IngestReport(run_id, sha, status, len(bundle.cases), failed_cases, store.new_case_results)
 
 
-@explain_lock_errors
 def record_failed_run(engine: Engine, *, sha: str, tree_hash: str, version: str | None, committed_at: str | None,
                       subject: str | None, suite_name: str, suite_hash: str, backend: str, renderers: list[str],
                       outcome: ExtractionOutcome, error: str) -> IngestReport:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.exc import OperationalError
 
-BUSY_TIMEOUT_MS = 30_000
+# How long a writer waits for another writer (an ingest, a sweep) to finish before giving up.
+BUSY_TIMEOUT_MS = int(float(os.environ.get("TGSTORE_BUSY_TIMEOUT", "30")) * 1000)
 
 
 class DatabaseError(Exception):
@@ -47,8 +49,17 @@ def open_engine(path: Path | str, *, writer: bool = True, busy_timeout_ms: int =
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn) -> None:
-        # Take the write lock up front: a second writer waits (busy_timeout) instead of failing mid-transaction.
-        conn.exec_driver_sql("BEGIN IMMEDIATE" if writer else "BEGIN")
+        # Take the write lock up front: a second writer waits (busy_timeout) instead of failing mid-transaction,
+        # and when it gives up, nothing has been written yet.
+        try:
+            conn.exec_driver_sql("BEGIN IMMEDIATE" if writer else "BEGIN")
+        except OperationalError as exc:
+            if is_locked_error(exc):
+                raise DatabaseLocked(
+                    f"{path} is locked by another writer (an ingest or sweep still running?) and stayed locked for "
+                    f"{busy_timeout_ms / 1000:g}s; nothing was written. Try again when it has finished, or wait "
+                    "longer with TGSTORE_BUSY_TIMEOUT=SECONDS") from exc
+            raise
 
     return engine
 

@@ -31,7 +31,6 @@ from tgstore.db.models import (
 )
 from tgstore.ingest import (
     ArtifactStore,
-    explain_lock_errors,
     get_or_create,
     insert_returning_id,
     now_iso,
@@ -119,7 +118,6 @@ def _json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
 
 
-@explain_lock_errors
 def ingest_svod_text(engine: Engine, text: str, case: str, svod_commit: str | None = None,
                      source_path: str | None = None) -> SvodIngestReport:
     """Store the log `text` for `case` in one transaction (see ingest_svod_log)."""
