@@ -131,3 +131,28 @@ def test_db_commands_create_migrate_and_report(tmp_path):
     assert table_names(db) <= {"alembic_version"}
     assert tgstore("db", "upgrade").returncode == 0
     assert set(Base.metadata.tables) <= table_names(db)
+
+
+def test_kernel_names_survive_a_downgrade_and_are_backfilled(tmp_path):
+    """0004 adds kernels.name and fills it from the stored programs: after 0004 -> 0003 -> 0004 the names are back."""
+    from sample_bundles import bundle_a, bundle_b, write_bundle
+
+    from tgstore.bundle import read_bundle
+    from tgstore.ingest import ingest_bundle
+
+    db = tmp_path / "t.db"
+    engine = open_engine(db)
+    upgrade(engine)
+    for i, records in enumerate([bundle_a(), bundle_b()]):
+        ingest_bundle(engine, read_bundle(write_bundle(tmp_path / f"{i}.jsonl", records)))
+
+    def names():
+        with sqlite3.connect(db) as conn:
+            return conn.execute("SELECT hash, name FROM kernels ORDER BY hash").fetchall()
+
+    before = names()
+    assert before and any(name for _, name in before)
+    downgrade(engine, "0003")
+    assert "name" not in {row[1] for row in sqlite3.connect(db).execute("PRAGMA table_info(kernels)")}
+    upgrade(engine)
+    assert names() == before

@@ -70,6 +70,12 @@ def commit_key(tinygrad: dict[str, Any]) -> str:
     return f"tree:{tinygrad['tree_hash']}"
 
 
+def kernel_name(programs: list[dict[str, Any]]) -> str | None:
+    """The kernel's function name as the C renderer named it, else as the first renderer that named it did."""
+    named = [p for p in programs if p.get("name")]
+    return next((p["name"] for p in named if p.get("renderer") == "C"), named[0]["name"] if named else None)
+
+
 @dataclass
 class IngestReport:
     run_id: int | None
@@ -121,7 +127,8 @@ class ArtifactStore:
         kernel_id = self._find(Kernel, hash_)
         if kernel_id is None:
             kernel_id = insert_returning_id(
-                self.conn, Kernel, hash=hash_, root_op=item.get("root_op") or (nodes[-1]["op"] if nodes else "?"),
+                self.conn, Kernel, hash=hash_, name=kernel_name(item.get("programs") or []),
+                root_op=item.get("root_op") or (nodes[-1]["op"] if nodes else "?"),
                 node_count=len(nodes), ast_text_blob_id=self.blob(item.get("ast_text")),
                 pyrender_blob_id=self.blob(item.get("pyrender")))
             if nodes:

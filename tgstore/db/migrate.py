@@ -37,9 +37,22 @@ def current_revision(engine: Engine) -> str | None:
 
 def _run(engine: Engine, fn, revision: str) -> None:
     config = _config()
-    with engine.begin() as conn:
-        config.attributes["connection"] = conn
-        fn(config, revision)
+    with engine.connect() as conn:
+        # Batch migrations rebuild tables (copy, drop, rename); with foreign keys enforced, dropping a table that
+        # others reference fails. SQLite only honours this pragma outside a transaction, hence the raw connection
+        # before SQLAlchemy begins one; the references are checked once the migration is done.
+        raw = conn.connection.dbapi_connection
+        raw.execute("PRAGMA foreign_keys = OFF")
+        try:
+            with conn.begin():
+                config.attributes["connection"] = conn
+                fn(config, revision)
+                broken = conn.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
+                if broken:
+                    raise DatabaseError(f"migrating to {revision} would break {len(broken)} foreign key references "
+                                        f"(first: {broken[0]}); nothing was changed")
+        finally:
+            raw.execute("PRAGMA foreign_keys = ON")
 
 
 def upgrade(engine: Engine, revision: str = "head") -> None:

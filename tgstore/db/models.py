@@ -131,6 +131,7 @@ class Kernel(Base):
     __tablename__ = "kernels"
     id: Mapped[int] = mapped_column(primary_key=True)
     hash: Mapped[str] = mapped_column(String(64), unique=True)
+    name: Mapped[str | None] = mapped_column(String(200), index=True)  # as the C (else first) renderer named it
     root_op: Mapped[str] = mapped_column(String(40))
     node_count: Mapped[int] = mapped_column(Integer)
     ast_text_blob_id: Mapped[int | None] = mapped_column(ForeignKey("blobs.id"))
