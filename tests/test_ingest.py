@@ -299,3 +299,13 @@ def test_a_locked_database_is_a_clear_error_and_loses_nothing(tmp_path):
     subprocess.run([*TGSTORE, "ingest", "--db", str(db), "--bundle", str(bundle)], check=True, capture_output=True)
     assert scalar(db, "SELECT count(*) FROM runs") == 1
     assert_consistent(db)
+
+
+def test_runs_lists_what_is_stored(releases_db):
+    listed = subprocess.run([*TGSTORE, "runs", "--db", str(releases_db), "--json"], capture_output=True, text=True,
+                            check=True)
+    runs = [json.loads(line) for line in listed.stdout.splitlines()]
+    assert sorted(r["version"] for r in runs) == sorted(RELEASES)
+    assert {r["status"] for r in runs} == {"ok"} and all(r["sha"].startswith("tree:") for r in runs)
+    table = subprocess.run([*TGSTORE, "runs", "--db", str(releases_db)], capture_output=True, text=True, check=True)
+    assert all(version in table.stdout for version in RELEASES)

@@ -359,7 +359,7 @@ def runs(db: DbOption = Path("tgstore.db"),
             "SELECT run_id, sha, version, committed_at, suite, backend, status, error FROM v_runs ORDER BY run_id"))]
     if as_json:
         for row in rows:
-            out.print_json(json.dumps(row))
+            typer.echo(json.dumps(row))
         return
     table = Table("run", "commit", "version", "date", "suite", "backend", "status", "error")
     for row in rows:
