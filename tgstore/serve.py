@@ -76,6 +76,16 @@ TABLES: dict[str, dict[str, Any]] = {
     "pattern_matches": {"title": "Pattern matches (raw)", "sort_desc": "matches"},
     "blobs": {"title": "Text blobs", "description": "Sources, pyrender, AST text and DEBUG output, stored once.",
               "sort_desc": "size"},
+    "v_svod_stages": {"title": "Svod stages", "description": "Node counts per codegen stage of each Svod kernel, "
+                      "from [per-stage] lines and stage dumps.", "facets": ["case", "stage"]},
+    "v_svod_kernels": {"title": "Svod kernels", "description": "Each Svod kernel's AST sizes, final stage and "
+                       "generated code.", "facets": ["case"]},
+    "svod_runs": {"title": "Svod logs", "description": "One ingested Svod test log (the whole text is kept).",
+                  "sort_desc": "ingested_at"},
+    "svod_events": {"title": "Svod tracing events", "facets": ["level", "target", "message"]},
+    "svod_problems": {"title": "Svod log problems", "description": "Lines that could not be parsed, with their "
+                      "line numbers; everything else of the log was kept."},
+    "svod_pattern_matches": {"title": "Svod pattern matches", "sort_desc": "count"},
     "alembic_version": {"hidden": True},
 }
 
