@@ -10,7 +10,7 @@ from datasette.utils.asgi import Response
 from markupsafe import Markup, escape
 
 # Columns that always hold code or program output, in tables, views and canned queries alike.
-CODE_COLUMNS = frozenset({"source", "pyrender", "ast_text", "debug", "stderr", "case_traceback", "upat"})
+CODE_COLUMNS = frozenset({"source", "code", "pyrender", "ast_text", "debug", "stderr", "case_traceback", "upat"})
 # Columns that hold code in some places (blob text, tracebacks) and short words elsewhere: only multi-line values.
 MULTILINE_COLUMNS = frozenset({"text", "error", "reason", "arg"})
 WRAPPED_COLUMNS = frozenset({"upat"})  # one long line each: wrap rather than scroll
