@@ -309,3 +309,26 @@ def test_runs_lists_what_is_stored(releases_db):
     assert {r["status"] for r in runs} == {"ok"} and all(r["sha"].startswith("tree:") for r in runs)
     table = subprocess.run([*TGSTORE, "runs", "--db", str(releases_db)], capture_output=True, text=True, check=True)
     assert all(version in table.stdout for version in RELEASES)
+
+
+def test_a_checkout_is_keyed_by_commit_and_local_changes_by_tree(tmp_path, tinygrad_release):
+    checkout = tmp_path / "tinygrad-checkout"
+    shutil.copytree(tinygrad_release("0.14.0") / "tinygrad", checkout / "tinygrad")
+    git = ["git", "-C", str(checkout), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "tinygrad as released"], check=True)
+    sha = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    cases = tmp_path / "cases.py"
+    cases.write_text("from tinygrad import Tensor\n\ndef case_add():\n    return Tensor.empty(4) + 1\n")
+    engine = open_engine(tmp_path / "t.db")
+    upgrade(engine)
+    plan = ExtractionPlan(case_files=[cases], renderers=["C"])
+    assert extract_and_ingest(engine, checkout, plan).commit == sha
+    assert extract_and_ingest(engine, checkout, plan).skipped
+    with open(checkout / "tinygrad" / "tensor.py", "a") as f:
+        f.write("\n# a local change\n")
+    edited = extract_and_ingest(engine, checkout, plan)  # not skipped: it is not the commit any more
+    assert not edited.skipped and edited.commit.startswith(sha + "+")
+    assert rows(tmp_path / "t.db", "SELECT sha, subject FROM tinygrad_commits ORDER BY id") == [
+        (sha, "tinygrad as released"), (edited.commit, "tinygrad as released")]

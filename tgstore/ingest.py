@@ -61,8 +61,12 @@ def now_iso() -> str:
 
 
 def commit_key(tinygrad: dict[str, Any]) -> str:
-    """The `tinygrad_commits.sha` of a bundle's tinygrad: its git sha, else its source tree hash."""
+    """The `tinygrad_commits.sha` of a bundle's tinygrad: its git sha (plus its tree hash when the checkout has
+    uncommitted changes), else its source tree hash."""
     git = tinygrad.get("git") or {}
+    if git.get("sha") and git.get("dirty"):
+        # a checkout with uncommitted changes to tinygrad/ is not that commit: one key per distinct tree
+        return f"{git['sha']}+{tinygrad['tree_hash'][:16]}"
     if git.get("sha"):
         return git["sha"]
     if not tinygrad.get("tree_hash"):
