@@ -305,6 +305,7 @@ def test_bisect_errors(history, swept):
 def test_bad_rev_and_not_a_repo(history, tmp_path):
     repo, shas, cases = history
     db = tmp_path / "never.db"
+    (empty := tmp_path / "submodules" / "tinygrad").mkdir(parents=True)  # what a clone without submodules has
     for args, message in [
         (sweep_args(db, repo, cases, f"{shas[0]}..nosuchrev"), "unknown revision 'nosuchrev'"),
         (sweep_args(db, repo, cases, shas[0], "v9.9.9"), "unknown revision 'v9.9.9'"),
@@ -312,6 +313,7 @@ def test_bad_rev_and_not_a_repo(history, tmp_path):
         (sweep_args(db, tmp_path, cases, "HEAD"), f"{tmp_path} is not a git repository"),
         (sweep_args(db, tmp_path / "nope", cases, "HEAD"), "does not exist"),
         (sweep_args(db, repo / "tinygrad", cases, "HEAD"), "not the top of a git repository"),
+        (sweep_args(db, empty, cases, "HEAD"), "is empty (a submodule not checked out?)"),
     ]:
         proc = tgstore(*args)
         assert proc.returncode == 1, (args, proc.stderr)

@@ -91,6 +91,9 @@ def open_repo(path: Path) -> Path:
         raise SweepError(f"{p} does not exist; --repo must be a tinygrad git repository (a clone, or a bare one)")
     if not p.is_dir():
         raise SweepError(f"{p} is not a directory; --repo must be a tinygrad git repository")
+    if not any(p.iterdir()):
+        raise SweepError(f"{p} is empty (a submodule not checked out?): run `git submodule update --init {path}` "
+                         "where there is network, or pass --repo with a tinygrad clone")
     p = p.resolve()
     if shutil.which("git") is None:
         raise SweepError("git is not installed (sweeps check commits out with `git worktree`)")
