@@ -156,3 +156,57 @@ def test_kernel_names_survive_a_downgrade_and_are_backfilled(tmp_path):
     assert "name" not in {row[1] for row in sqlite3.connect(db).execute("PRAGMA table_info(kernels)")}
     upgrade(engine)
     assert names() == before
+
+
+def test_gc_removes_what_no_run_refers_to_and_nothing_else(tmp_path):
+    """Replacing runs leaves their artifacts behind (they may be shared); gc removes exactly the unshared ones."""
+    import subprocess
+    import sys
+
+    from sample_bundles import bundle_a, bundle_b, write_bundle
+
+    from tgstore.bundle import read_bundle
+    from tgstore.ingest import ingest_bundle
+
+    db = tmp_path / "t.db"
+    engine = open_engine(db)
+    upgrade(engine)
+    bundle_a_path = write_bundle(tmp_path / "a.jsonl", bundle_a())
+    ingest_bundle(engine, read_bundle(bundle_a_path))
+    before = content_counts(db)
+    views_before = view_rows(db)
+    # B, then A again with force: B's run stays, and so do its artifacts; replacing A's run with an identical one
+    # orphans nothing
+    ingest_bundle(engine, read_bundle(write_bundle(tmp_path / "b.jsonl", bundle_b())))
+    with_b = content_counts(db)
+    ingest_bundle(engine, read_bundle(bundle_a_path), force=True)
+    from tgstore.db.gc import collect_garbage
+
+    assert not any(collect_garbage(engine).values())
+    assert content_counts(db) == with_b
+    # dropping B's run orphans everything only B used: gc takes the database back to A alone
+    with sqlite3.connect(db) as conn:
+        conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute("DELETE FROM runs WHERE id IN (SELECT run_id FROM v_runs WHERE sha NOT IN "
+                     "(SELECT sha FROM v_runs ORDER BY run_id DESC LIMIT 1))")
+    result = subprocess.run([sys.executable, "-m", "tgstore", "db", "gc", "--vacuum", "--db", str(db)],
+                            capture_output=True, text=True)
+    assert result.returncode == 0 and "removed" in result.stderr and "case_results" in result.stderr, result.stderr
+    assert content_counts(db) == before
+    assert view_rows(db) == views_before
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
+
+
+def content_counts(db):
+    tables = ["blobs", "kernels", "uop_nodes", "linears", "linear_uops", "case_results", "schedule_items", "programs",
+              "pattern_matches", "patterns", "pattern_sets", "pattern_set_members"]
+    with sqlite3.connect(db) as conn:
+        return {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables}
+
+
+def view_rows(db):
+    """What the views show, but the run ids (a re-ingested run gets a new one)."""
+    with sqlite3.connect(db) as conn:
+        return {v: sorted(repr(row[1:]) for row in conn.execute(f"SELECT * FROM {v}"))
+                for v in ["v_kernels", "v_sources", "v_pattern_matches"]}

@@ -526,6 +526,27 @@ def db_downgrade(revision: Annotated[str, typer.Argument(help="Target revision (
     console.print(f"{db}: schema at {current_revision(engine)}")
 
 
+@db_app.command("gc")
+def db_gc(db: DbOption = Path("tgstore.db"),
+          vacuum: Annotated[bool, typer.Option("--vacuum", help="Also VACUUM to give the space back to the "
+                                               "filesystem (rewrites the file).")] = False) -> None:
+    """Delete stored artifacts that no run refers to any more (left by --force, retried or widened runs)."""
+
+    from tgstore.db import DatabaseError
+    from tgstore.db.gc import collect_garbage
+
+    engine = open_db(db)
+    try:
+        deleted = collect_garbage(engine)
+        if vacuum:
+            with engine.connect() as conn:
+                conn.connection.dbapi_connection.execute("VACUUM")
+    except DatabaseError as exc:
+        raise fail(str(exc)) from None
+    removed = ", ".join(f"{n} {table}" for table, n in deleted.items() if n) or "nothing"
+    console.print(f"{db}: removed {removed}" + (", vacuumed" if vacuum else ""), highlight=False)
+
+
 @db_app.command("current")
 def db_current(db: DbOption = Path("tgstore.db")) -> None:
     """Print the database's schema revision and the newest this tgstore knows."""
