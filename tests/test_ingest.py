@@ -332,3 +332,25 @@ def test_a_checkout_is_keyed_by_commit_and_local_changes_by_tree(tmp_path, tinyg
     assert not edited.skipped and edited.commit.startswith(sha + "+")
     assert rows(tmp_path / "t.db", "SELECT sha, subject FROM tinygrad_commits ORDER BY id") == [
         (sha, "tinygrad as released"), (edited.commit, "tinygrad as released")]
+
+
+def test_tgstore_never_imports_tinygrad_itself(tmp_path):
+    """Extraction happens in a child process: ingesting (and the CLI around it) leaves tinygrad out of tgstore's own
+    process, so one commit's import cannot leak into the next."""
+    cases = tmp_path / "cases.py"
+    cases.write_text("from tinygrad import Tensor\n\ndef case_add():\n    return Tensor.empty(4) + 1\n")
+    script = (
+        "import sys; from pathlib import Path\n"
+        "from tgstore.cli import app\n"
+        "from tgstore.db import open_engine, upgrade\n"
+        "from tgstore.extract.runner import locate_installed_tinygrad\n"
+        "from tgstore.pipeline import ExtractionPlan, extract_and_ingest\n"
+        "engine = open_engine(Path(sys.argv[1])); upgrade(engine)\n"
+        "report = extract_and_ingest(engine, locate_installed_tinygrad(),\n"
+        "                            ExtractionPlan(case_files=[Path(sys.argv[2])], renderers=['C']))\n"
+        "assert report.status == 'ok', report\n"
+        "leaked = sorted(m for m in sys.modules if m == 'tinygrad' or m.startswith('tinygrad.'))\n"
+        "assert not leaked, leaked\n"
+    )
+    subprocess.run([sys.executable, "-c", script, str(tmp_path / "t.db"), str(cases)], check=True)
+    assert scalar(tmp_path / "t.db", "SELECT count(*) FROM runs WHERE status = 'ok'") == 1
