@@ -263,3 +263,17 @@ def test_progress_reports_each_case_as_it_lands(tmp_path: Path) -> None:
     assert res.status == "ok"
     # reported while the child ran (the runner reads nothing after the child exits), in suite order, each once
     assert seen == [f"c{i}" for i in range(len(seen))] and len(seen) >= 3
+
+
+def test_a_finished_extraction_does_not_wait_for_what_tinygrad_left_running(tmp_path: Path) -> None:
+    """Some tinygrad commits hang at interpreter exit (an atexit hook, a thread); once the bundle's end record is
+    written the child leaves at once, so the run is ok rather than a timeout."""
+    cases = tmp_path / "lingering.py"
+    cases.write_text("import threading, time\nfrom tinygrad import Tensor\n\n"
+                     "def case_add():\n"
+                     "    threading.Thread(target=time.sleep, args=(600,)).start()  # not a daemon: exit would wait\n"
+                     "    return Tensor.empty(4) + 1\n")
+    res = run_extraction(locate_installed_tinygrad(), tmp_path / "b.jsonl", case_files=[cases], renderers=["C"],
+                         timeout=60)
+    assert res.status == "ok", res.stderr
+    assert res.seconds < 30

@@ -851,4 +851,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    # The bundle is complete and closed: leave without running tinygrad's atexit hooks or waiting for threads it
+    # started (some commits hang there), which would turn a finished extraction into a timeout.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
