@@ -605,7 +605,10 @@ class Extractor:
                     item["nodes"] = self.encode_uops(self.toposort(ast))
                     if self.pyrender is not None:
                         try:
-                            item["pyrender"] = clean(self.pyrender(ast))
+                            rendered = self.pyrender(ast)
+                            if isinstance(rendered, (list, tuple)):  # some 0.11-era commits return the lines
+                                rendered = "\n".join(map(str, rendered))
+                            item["pyrender"] = clean(rendered)
                         except Exception as e:
                             rec["missing"].append(
                                 {"feature": "pyrender", "reason": f"item {i}: {type(e).__name__}: {clean(str(e))}"}
