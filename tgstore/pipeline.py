@@ -74,9 +74,7 @@ def extract_and_ingest(engine: Engine, tinygrad_root: Path, plan: ExtractionPlan
 
     `git` ({sha, date, subject}) names the commit when the caller knows it better than the checkout does.
     """
-    described = child.describe_tinygrad(tinygrad_root)
-    if git:
-        described["git"] = git
+    described = child.describe_tinygrad(tinygrad_root, git)
     sha = commit_key(described)
     if not force and already_ingested(engine, sha, plan):
         return IngestReport(None, sha, "ok", 0, 0, 0, skipped=True)
