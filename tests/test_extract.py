@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from processes import processes_with
 
 from tgstore.extract import child
 from tgstore.extract.runner import (
@@ -205,27 +206,16 @@ def test_child_dies_with_a_killed_parent(tmp_path: Path) -> None:
         "locate_installed_tinygrad; run_extraction(locate_installed_tinygrad(), Path(sys.argv[1]), "
         "case_files=[Path(sys.argv[2])], renderers=['C'], timeout=300)"), str(tmp_path / "b.jsonl"), str(cases)])
 
-    def extraction_children() -> list[int]:
-        found = []
-        for entry in Path("/proc").iterdir():
-            try:
-                if entry.name.isdigit() and str(cases) in (entry / "cmdline").read_bytes().decode(errors="replace"):
-                    if (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
-                        found.append(int(entry.name))
-            except (OSError, IndexError):
-                continue
-        return found
-
     try:
         deadline = time.monotonic() + 60
         while not (tmp_path / "b.jsonl").exists() and time.monotonic() < deadline:  # the child got going
             time.sleep(0.1)
-        assert extraction_children(), "the extraction child never started"
+        assert processes_with(str(cases)), "the extraction child never started"
     finally:
         parent.kill()
         parent.wait()
     deadline = time.monotonic() + 5  # far less than the case's 120 s sleep or the 300 s timeout
-    while (left := extraction_children()) and time.monotonic() < deadline:
+    while (left := processes_with(str(cases))) and time.monotonic() < deadline:
         time.sleep(0.1)
     for pid in left:
         os.kill(pid, signal.SIGKILL)

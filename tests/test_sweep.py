@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from processes import processes_with
 
 TGSTORE = [sys.executable, "-m", "tgstore"]
 ARTIFACT_TABLES = ["blobs", "kernels", "uop_nodes", "linears", "case_results", "schedule_items", "programs",
@@ -182,21 +183,6 @@ def test_sweep_again_skips_everything(history, swept):
     assert rows(db, "SELECT id, status, ingested_at FROM runs ORDER BY id") == runs_before
     assert counts(db) == before
     assert_consistent(db, repo)
-
-
-def processes_with(marker: str) -> list[int]:
-    """Live processes with `marker` (a path only this test uses) on their command line."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                cmdline = (entry / "cmdline").read_bytes().decode(errors="replace")
-                state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-            except (OSError, IndexError):
-                continue
-            if marker in cmdline and state != "Z":
-                found.append(int(entry.name))
-    return found
 
 
 def assert_no_orphans(marker: str) -> None:
