@@ -464,7 +464,10 @@ def _ingest_one(engine: Engine, commit: Commit, future: Future, plan: Extraction
     try:
         described, result, checkout_seconds = future.result()
     except Exception as exc:  # a checkout that failed: not tinygrad's doing, so no run is stored
-        return CommitOutcome(commit, "failed", error=f"{type(exc).__name__}: {exc}")
+        lines = str(exc).splitlines()
+        if len(lines) > 4:  # git names every file it could not write; the first and last lines say enough
+            lines = [*lines[:2], f"... ({len(lines) - 3} more lines)", lines[-1]]
+        return CommitOutcome(commit, "failed", error=f"checkout failed: {chr(10).join(lines)}")
     st = time.monotonic()
     report = ingest_result(engine, result, described, plan, force=force)
     outcome = CommitOutcome(commit, report.status, result.seconds, time.monotonic() - st, checkout_seconds,
