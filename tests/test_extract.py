@@ -267,3 +267,22 @@ def test_a_finished_extraction_does_not_wait_for_what_tinygrad_left_running(tmp_
                          timeout=60)
     assert res.status == "ok", res.stderr
     assert res.seconds < 30
+
+
+def test_the_child_runs_alone_on_a_machine_without_tgstore(tinygrad_release, tmp_path: Path) -> None:
+    """The bundle is the seam to another machine (a GPU box): child.py and a case file, copied there, need only
+    Python's standard library and tinygrad. `python -S` leaves out site-packages, so tgstore and its dependencies
+    cannot be imported."""
+    import shutil
+
+    from tgstore.bundle import read_bundle as load_bundle
+
+    for source in (CHILD_SCRIPT, BUILTIN_CASES):
+        shutil.copy(source, tmp_path / source.name)
+    env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(tinygrad_release("0.14.0")), "PYTHONHASHSEED": "0"}
+    proc = subprocess.run([sys.executable, "-S", "child.py", "--out", "b.jsonl", "--cases", "builtin.py",
+                           "--renderers", "C"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    bundle = load_bundle(tmp_path / "b.jsonl")
+    assert bundle.complete and len(bundle.cases) >= 12
+    assert all(case["status"] == "ok" for case in bundle.cases)
