@@ -1,21 +1,22 @@
 -- title: Case results that differ between two commits
 -- description: Cases whose stored result (schedule, kernels, sources, pattern matches) differs between commit a and
---   commit b on runs of the same suite and backend, plus cases present on one side only.
+--   commit b on runs of the same suite and backend, plus cases present on one side only. An unknown commit gives
+--   one row saying so.
 -- parameters: a (commit: sha, sha prefix or version), b (commit: sha, sha prefix or version)
 WITH ca AS (
-  SELECT id FROM tinygrad_commits
+  SELECT commit_id AS id FROM v_commits
   WHERE :a <> '' AND (sha = :a OR sha LIKE :a || '%' OR version = :a)
-  ORDER BY sha = :a DESC, committed_at DESC LIMIT 1
+  ORDER BY sha = :a DESC, history_rank DESC LIMIT 1
 ), cb AS (
-  SELECT id FROM tinygrad_commits
+  SELECT commit_id AS id FROM v_commits
   WHERE :b <> '' AND (sha = :b OR sha LIKE :b || '%' OR version = :b)
-  ORDER BY sha = :b DESC, committed_at DESC LIMIT 1
+  ORDER BY sha = :b DESC, history_rank DESC LIMIT 1
 ), pairs AS (
   SELECT ra.id AS run_a, rb.id AS run_b, s.name AS suite, ra.backend
   FROM runs ra
-  JOIN runs rb ON rb.suite_id = ra.suite_id AND rb.backend = ra.backend
+  JOIN runs rb ON rb.suite_id = ra.suite_id AND rb.backend = ra.backend AND rb.is_current = 1
   JOIN suites s ON s.id = ra.suite_id
-  WHERE ra.commit_id = (SELECT id FROM ca) AND rb.commit_id = (SELECT id FROM cb)
+  WHERE ra.is_current = 1 AND ra.commit_id = (SELECT id FROM ca) AND rb.commit_id = (SELECT id FROM cb)
 ), xa AS (
   SELECT p.suite, p.backend, rc."case", rc.status, rc.result_hash, rc.item_count, rc.kernel_count
   FROM pairs p JOIN v_run_cases rc ON rc.run_id = p.run_a
@@ -36,5 +37,10 @@ SELECT * FROM (
          substr(xb.result_hash, 1, 12)
   FROM xb LEFT JOIN xa ON xa.suite = xb.suite AND xa.backend = xb.backend AND xa."case" = xb."case"
   WHERE xa."case" IS NULL
+  ORDER BY 4, 2, 3
 )
-ORDER BY "case", suite, backend
+UNION ALL
+SELECT 'no stored commit matches ' || CASE WHEN NOT EXISTS (SELECT 1 FROM ca) THEN 'a=' || quote(:a)
+                                           ELSE 'b=' || quote(:b) END,
+       NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+WHERE NOT EXISTS (SELECT 1 FROM ca) OR NOT EXISTS (SELECT 1 FROM cb)

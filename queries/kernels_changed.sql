@@ -1,22 +1,23 @@
 -- title: Kernels changed between two commits
 -- description: Per case, the schedule items (kernels and copies, identified by their AST hash) that commit b added
 --   or removed compared with commit a, on runs of the same suite and backend. A kernel whose AST changed shows as
---   one removed and one added row; a case present on one side only shows all its kernels.
+--   one removed and one added row; a case present on one side only shows all its kernels. An unknown commit gives
+--   one row saying so.
 -- parameters: a (commit: sha, sha prefix or version), b (commit: sha, sha prefix or version)
 WITH ca AS (
-  SELECT id FROM tinygrad_commits
+  SELECT commit_id AS id FROM v_commits
   WHERE :a <> '' AND (sha = :a OR sha LIKE :a || '%' OR version = :a)
-  ORDER BY sha = :a DESC, committed_at DESC LIMIT 1
+  ORDER BY sha = :a DESC, history_rank DESC LIMIT 1
 ), cb AS (
-  SELECT id FROM tinygrad_commits
+  SELECT commit_id AS id FROM v_commits
   WHERE :b <> '' AND (sha = :b OR sha LIKE :b || '%' OR version = :b)
-  ORDER BY sha = :b DESC, committed_at DESC LIMIT 1
+  ORDER BY sha = :b DESC, history_rank DESC LIMIT 1
 ), pairs AS (
   SELECT ra.id AS run_a, rb.id AS run_b, s.name AS suite, ra.backend
   FROM runs ra
-  JOIN runs rb ON rb.suite_id = ra.suite_id AND rb.backend = ra.backend
+  JOIN runs rb ON rb.suite_id = ra.suite_id AND rb.backend = ra.backend AND rb.is_current = 1
   JOIN suites s ON s.id = ra.suite_id
-  WHERE ra.commit_id = (SELECT id FROM ca) AND rb.commit_id = (SELECT id FROM cb)
+  WHERE ra.is_current = 1 AND ra.commit_id = (SELECT id FROM ca) AND rb.commit_id = (SELECT id FROM cb)
 ), ka AS (
   SELECT p.suite, p.backend, k."case", k.kernel_hash, count(*) AS n, min(k.position) AS first_position,
          group_concat(k.position) AS positions, max(k.kernel_name) AS kernel_name, max(k.root_op) AS root_op,
@@ -43,5 +44,10 @@ SELECT * FROM (
   FROM kb LEFT JOIN ka ON ka.suite = kb.suite AND ka.backend = kb.backend AND ka."case" = kb."case"
                       AND ka.kernel_hash = kb.kernel_hash
   WHERE ka.n IS NULL
+  ORDER BY 4, 2, 3, 5, 1 DESC
 )
-ORDER BY "case", suite, backend, position, change DESC
+UNION ALL
+SELECT 'no stored commit matches ' || CASE WHEN NOT EXISTS (SELECT 1 FROM ca) THEN 'a=' || quote(:a)
+                                           ELSE 'b=' || quote(:b) END,
+       NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+WHERE NOT EXISTS (SELECT 1 FROM ca) OR NOT EXISTS (SELECT 1 FROM cb)

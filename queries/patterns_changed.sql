@@ -1,15 +1,17 @@
 -- title: Patterns added or removed between two commits
--- description: PatternMatcher rules present at one commit and not the other. A rule is identified across commits by
---   its matcher, UPat and rewrite function, so a rule that only moved to another line is not listed.
+-- description: PatternMatcher rules present at one commit and not the other: every rule of every matcher the
+--   commit's tinygrad builds (module-level, class-level and built at run time) is recorded, matched or not. A rule
+--   is identified across commits by its matcher, UPat and rewrite function, so a rule that only moved to another
+--   line is not listed. An unknown commit gives one row saying so.
 -- parameters: a (commit: sha, sha prefix or version), b (commit: sha, sha prefix or version)
 WITH ca AS (
-  SELECT id FROM tinygrad_commits
+  SELECT commit_id AS id FROM v_commits
   WHERE :a <> '' AND (sha = :a OR sha LIKE :a || '%' OR version = :a)
-  ORDER BY sha = :a DESC, committed_at DESC LIMIT 1
+  ORDER BY sha = :a DESC, history_rank DESC LIMIT 1
 ), cb AS (
-  SELECT id FROM tinygrad_commits
+  SELECT commit_id AS id FROM v_commits
   WHERE :b <> '' AND (sha = :b OR sha LIKE :b || '%' OR version = :b)
-  ORDER BY sha = :b DESC, committed_at DESC LIMIT 1
+  ORDER BY sha = :b DESC, history_rank DESC LIMIT 1
 ), pa AS (
   SELECT matcher, upat, function_name, min(ops) AS ops, min(file) AS file, min(line) AS line, 1 AS present
   FROM v_commit_patterns WHERE run_id IN (SELECT id FROM runs WHERE commit_id = (SELECT id FROM ca))
@@ -27,5 +29,9 @@ SELECT * FROM (
   SELECT 'added', pb.matcher, pb.function_name, pb.ops, pb.file, pb.line, pb.upat
   FROM pb LEFT JOIN pa ON pa.matcher IS pb.matcher AND pa.upat IS pb.upat AND pa.function_name IS pb.function_name
   WHERE pa.present IS NULL
+  ORDER BY 1, 2, 5, 6
 )
-ORDER BY change, matcher, file, line
+UNION ALL
+SELECT 'no stored commit matches ' || CASE WHEN NOT EXISTS (SELECT 1 FROM ca) THEN 'a=' || quote(:a)
+                                           ELSE 'b=' || quote(:b) END, NULL, NULL, NULL, NULL, NULL, NULL
+WHERE NOT EXISTS (SELECT 1 FROM ca) OR NOT EXISTS (SELECT 1 FROM cb)

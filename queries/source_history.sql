@@ -1,6 +1,7 @@
 -- title: Generated-source history of a case for a renderer
--- description: One row per commit (oldest first) where the source a renderer generated for a case differs from the
---   previous stored commit of the same suite and backend: the first commit, then each change, with the new source.
+-- description: One row per commit, oldest first in history order (git's first-parent line, releases by version),
+--   where the source a renderer generated for a case differs from the previous stored commit of the same suite and
+--   backend: the first commit, then each change, with the new source.
 -- parameters: case_name (case name, e.g. matmul), renderer (renderer name, e.g. C)
 WITH src AS (
   SELECT run_id, count(*) AS kernels,
@@ -13,10 +14,10 @@ WITH src AS (
   FROM (SELECT * FROM v_sources WHERE "case" = :case_name AND renderer = :renderer ORDER BY run_id, position)
   GROUP BY run_id
 ), hist AS (
-  SELECT rc.run_id, rc.committed_at, rc.sha, rc.version, rc.suite, rc.backend, rc.status,
+  SELECT rc.run_id, rc.committed_at, rc.history_rank, rc.sha, rc.version, rc.suite, rc.backend, rc.status,
          coalesce(src.kernels, 0) AS kernels, src.kernel_names, src.source_hashes, src.source,
          coalesce(src.signature, '') AS signature,
-         lag(coalesce(src.signature, '')) OVER (PARTITION BY rc.suite, rc.backend ORDER BY rc.committed_at, rc.run_id)
+         lag(coalesce(src.signature, '')) OVER (PARTITION BY rc.suite, rc.backend ORDER BY rc.history_rank, rc.run_id)
            AS previous
   FROM v_run_cases rc LEFT JOIN src ON src.run_id = rc.run_id
   WHERE rc."case" = :case_name
@@ -26,4 +27,4 @@ SELECT committed_at, sha, version, suite, backend, status,
        kernels, kernel_names, source_hashes, source
 FROM hist
 WHERE previous IS NULL OR previous <> signature
-ORDER BY suite, backend, committed_at, run_id
+ORDER BY suite, backend, history_rank, run_id

@@ -8,12 +8,12 @@
 -- parameters: case_name (case name, e.g. add), commit (tinygrad commit: sha, sha prefix or version),
 --   svod_commit (optional: a Svod commit, sha or prefix; empty for the latest log of the case)
 WITH tc AS (
-  SELECT id FROM tinygrad_commits
+  SELECT commit_id AS id FROM v_commits
   WHERE :commit <> '' AND (sha = :commit OR sha LIKE :commit || '%' OR version = :commit)
-  ORDER BY sha = :commit DESC, committed_at DESC LIMIT 1
+  ORDER BY sha = :commit DESC, history_rank DESC LIMIT 1
 ), tr AS (
   SELECT r.id FROM runs r JOIN run_cases rc ON rc.run_id = r.id JOIN cases c ON c.id = rc.case_id
-  WHERE r.commit_id = (SELECT id FROM tc) AND c.name = :case_name
+  WHERE r.commit_id = (SELECT id FROM tc) AND c.name = :case_name AND r.is_current = 1
   ORDER BY r.backend = 'CPU' DESC, r.id DESC LIMIT 1
 ), sr AS (
   SELECT r.id FROM svod_runs r JOIN cases c ON c.id = r.case_id

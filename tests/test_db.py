@@ -13,7 +13,9 @@ from tgstore.db.models import Base
 
 def table_names(path):
     with sqlite3.connect(path) as conn:
-        return {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
+        # sqlite_sequence (SQLite's own, made by AUTOINCREMENT) is not part of the schema and cannot be dropped
+        return {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "
+                                                 "AND name <> 'sqlite_sequence'")}
 
 
 def test_upgrade_from_empty_creates_every_model_table(tmp_path):

@@ -14,8 +14,8 @@ from tgstore.bundle import read_bundle
 from tgstore.cli import app
 from tgstore.db import open_engine
 from tgstore.diff import DiffError, diff_commits, render_text
+from tgstore.history import CommitNotFound
 from tgstore.ingest import ingest_bundle
-from tgstore.refs import CommitNotFound
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +49,10 @@ def test_diff_a_to_b(conn: Connection) -> None:
     assert " void E_16(float* restrict data0) {" in c1  # context line
     report = render_text(diff)
     assert "added cases: relu" in report
-    assert "2 cases compared: 1 changed, 1 unchanged; 1 added, 0 removed; 1 AST diffs, 3 source diffs" in report
+    summary = report.splitlines()[3]  # the summary comes first, after the two commits and the suite
+    assert summary == ("2 cases compared: 1 changed, 1 unchanged; 1 added, 0 removed; kernels: 2 changed, 0 added, "
+                       "0 removed; sources changed by renderer: C (2), LLVM (1)")
+    assert sum(d.kind == "ast" for d in diff.diffs) == 1 and sum(d.kind == "source" for d in diff.diffs) == 3
 
 
 def test_diff_filters(conn: Connection) -> None:

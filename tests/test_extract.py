@@ -17,13 +17,24 @@ from processes import processes_with
 from tgstore.extract import child
 from tgstore.extract.runner import (
     BUILTIN_CASES,
-    CHILD_SCRIPT,
+    CHILD_PACKAGE,
     ExtractionResult,
     TinygradNotFound,
     locate_installed_tinygrad,
     resolve_tinygrad_root,
-    run_extraction,
 )
+from tgstore.pipeline import ExtractionPlan, extract_bundle
+
+
+def run_extraction(root: Path, out: Path, *, case_files: list[Path] | None = None, renderers: list[str] | None = None,
+                   suite_name: str | None = None, timeout: float = 300.0, git: dict | None = None,
+                   on_case=None, stages: str | None = None) -> ExtractionResult:
+    plan = ExtractionPlan(renderers=renderers, suite_name=suite_name, timeout=timeout)
+    if case_files:
+        plan.case_files = case_files
+    if stages is not None:
+        plan.stages = stages
+    return extract_bundle(root, out, plan, git=git, on_case=on_case)
 
 
 def read_bundle(path: Path) -> list[dict[str, Any]]:
@@ -32,7 +43,7 @@ def read_bundle(path: Path) -> list[dict[str, Any]]:
 
 def check_bundle(recs: list[dict[str, Any]], min_cases: int) -> dict[str, Any]:
     """Structural checks every complete bundle must pass; returns a summary."""
-    assert recs[0]["kind"] == "header" and recs[0]["bundle_version"] == 1
+    assert recs[0]["kind"] == "header" and recs[0]["bundle_version"] == 2
     assert recs[-1]["kind"] == "end"
     assert sum(r["kind"] == "header" for r in recs) == 1 and sum(r["kind"] == "end" for r in recs) == 1
     header = recs[0]
@@ -69,7 +80,7 @@ def run_ok(root: Path, out: Path, **kwargs: Any) -> tuple[ExtractionResult, list
 
 
 def test_paths_exist() -> None:
-    assert BUILTIN_CASES.is_file() and CHILD_SCRIPT.is_file()
+    assert BUILTIN_CASES.is_file() and (CHILD_PACKAGE / "__main__.py").is_file()
 
 
 def test_builtin_suite_installed_tinygrad(tmp_path: Path) -> None:
@@ -171,12 +182,16 @@ def test_deterministic(tmp_path: Path) -> None:
     )
     root = locate_installed_tinygrad()
 
+    def without_timings(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: without_timings(v) for k, v in value.items()
+                    if k not in ("seconds", "debug", "started_at", "finished_at")}
+        if isinstance(value, list):
+            return [without_timings(v) for v in value]
+        return value
+
     def stable(path: Path) -> list[dict[str, Any]]:
-        recs = read_bundle(path)
-        for r in recs:
-            for k in ("seconds", "debug", "started_at", "finished_at"):
-                r.pop(k, None)
-        return recs
+        return without_timings(read_bundle(path))
 
     run_ok(root, tmp_path / "a.jsonl", case_files=[cases], renderers=["C", "PTX"])
     run_ok(root, tmp_path / "b.jsonl", case_files=[cases], renderers=["C", "PTX"])
@@ -202,9 +217,10 @@ def test_child_dies_with_a_killed_parent(tmp_path: Path) -> None:
     cases = tmp_path / "hang.py"
     cases.write_text("import time\n\ndef case_hang():\n    time.sleep(120)\n")
     parent = subprocess.Popen([sys.executable, "-c", (
-        "import sys; from pathlib import Path; from tgstore.extract.runner import run_extraction, "
-        "locate_installed_tinygrad; run_extraction(locate_installed_tinygrad(), Path(sys.argv[1]), "
-        "case_files=[Path(sys.argv[2])], renderers=['C'], timeout=300)"), str(tmp_path / "b.jsonl"), str(cases)])
+        "import sys; from pathlib import Path; from tgstore.extract.runner import locate_installed_tinygrad; "
+        "from tgstore.pipeline import ExtractionPlan, extract_bundle; extract_bundle(locate_installed_tinygrad(), "
+        "Path(sys.argv[1]), ExtractionPlan(case_files=[Path(sys.argv[2])], renderers=['C'], timeout=300))"),
+        str(tmp_path / "b.jsonl"), str(cases)])
 
     try:
         deadline = time.monotonic() + 60
@@ -270,17 +286,17 @@ def test_a_finished_extraction_does_not_wait_for_what_tinygrad_left_running(tmp_
 
 
 def test_the_child_runs_alone_on_a_machine_without_tgstore(tinygrad_release, tmp_path: Path) -> None:
-    """The bundle is the seam to another machine (a GPU box): child.py and a case file, copied there, need only
-    Python's standard library and tinygrad. `python -S` leaves out site-packages, so tgstore and its dependencies
-    cannot be imported."""
+    """The bundle is the seam to another machine (a GPU box): the child package and a case file, copied there, need
+    only Python's standard library and tinygrad. `python -S` leaves out site-packages, so tgstore and its
+    dependencies cannot be imported."""
     import shutil
 
     from tgstore.bundle import read_bundle as load_bundle
 
-    for source in (CHILD_SCRIPT, BUILTIN_CASES):
-        shutil.copy(source, tmp_path / source.name)
+    shutil.copytree(CHILD_PACKAGE, tmp_path / "child", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(BUILTIN_CASES, tmp_path / BUILTIN_CASES.name)
     env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(tinygrad_release("0.14.0")), "PYTHONHASHSEED": "0"}
-    proc = subprocess.run([sys.executable, "-S", "child.py", "--out", "b.jsonl", "--cases", "builtin.py",
+    proc = subprocess.run([sys.executable, "-S", "-m", "child", "--out", "b.jsonl", "--cases", "builtin.py",
                            "--renderers", "C"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     bundle = load_bundle(tmp_path / "b.jsonl")

@@ -9,6 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from sample_bundles import SHA_A, SHA_B, bundle_b, write_bundle
+from sample_bundles import header as sample_header
+from sqlalchemy import event
+from sqlalchemy.exc import OperationalError
 
 from tgstore.bundle import BundleError, read_bundle
 from tgstore.db import open_engine, upgrade
@@ -134,7 +138,7 @@ def test_extract_then_ingest_bundle_separately(tmp_path, tinygrad_release):
     root = tinygrad_release("0.14.0")
     subprocess.run([*TGSTORE, "extract", "--tinygrad", str(root), "-o", str(bundle), "--renderers", "C"], check=True)
     header = json.loads(bundle.read_text().splitlines()[0])
-    assert header["kind"] == "header" and header["bundle_version"] == 1
+    assert header["kind"] == "header" and header["bundle_version"] == 2
     subprocess.run([*TGSTORE, "ingest", "--db", str(db), "--bundle", str(bundle)], check=True)
     assert scalar(db, "SELECT count(*) FROM runs WHERE status = 'ok'") == 1
     assert scalar(db, "SELECT count(DISTINCT renderer) FROM programs") == 1
@@ -220,7 +224,8 @@ def test_bad_inputs_give_clear_errors_and_write_nothing(tmp_path):
     assert "Traceback" not in bad_path.stderr
 
     corrupt = tmp_path / "corrupt.jsonl"
-    corrupt.write_text('{"kind": "header", "bundle_version": 1}\nnot json at all\n{"kind": "end"}\n')
+    corrupt.write_text(json.dumps(sample_header(SHA_A, "0.13.0", "2026-01-10T12:00:00+00:00", "a")) +
+                       '\nnot json at all\n{"kind": "end"}\n')
     result = subprocess.run([*TGSTORE, "ingest", "--db", str(db), "--bundle", str(corrupt)], capture_output=True,
                             text=True)
     assert result.returncode != 0 and "corrupt.jsonl:2" in result.stderr
@@ -230,7 +235,8 @@ def test_bad_inputs_give_clear_errors_and_write_nothing(tmp_path):
         read_bundle(future)
     not_db = tmp_path / "notes.txt"
     not_db.write_text("hello\n")
-    result = subprocess.run([*TGSTORE, "ingest", "--db", str(not_db), "--bundle", str(corrupt)], capture_output=True,
+    good = write_bundle(tmp_path / "good.jsonl", bundle_b())  # bundles are checked first: this one is fine
+    result = subprocess.run([*TGSTORE, "ingest", "--db", str(not_db), "--bundle", str(good)], capture_output=True,
                             text=True)
     assert result.returncode != 0 and "not a SQLite database" in result.stderr
     assert not_db.read_text() == "hello\n"
@@ -239,23 +245,26 @@ def test_bad_inputs_give_clear_errors_and_write_nothing(tmp_path):
 
 
 def test_ingest_bundle_rolls_back_whole_on_error(tmp_path, releases_db):
-    """A bundle that breaks half-way through ingestion leaves the database exactly as it was."""
+    """A bundle that breaks half-way through ingestion (here: the database reaches its size limit, as on a full
+    disk) leaves the database exactly as it was."""
     db = tmp_path / "copy.db"
     shutil.copy(releases_db, db)
     before = counts(db)
-    bundle = tmp_path / "bad.jsonl"
-    header = {"kind": "header", "bundle_version": 1, "tinygrad": {"tree_hash": "ab" * 32, "version": "9.9.9"},
-              "backend": "CPU", "suite": {"name": "x", "hash": "cd" * 32}}
-    good_case = {"kind": "case", "name": "ok_case", "status": "ok", "schedule": [
-        {"position": 0, "root_op": "SINK", "ast_text": "x", "nodes": [{"op": "SINK", "dtype": "void", "arg": "None",
-                                                                      "src": []}], "programs": []}]}
-    bad_case = {"kind": "case", "status": "ok"}  # no name: ingestion fails on it
-    bundle.write_text("\n".join(json.dumps(r) for r in [header, good_case, bad_case, {"kind": "end"}]) + "\n")
     engine = open_engine(db)
-    with pytest.raises(KeyError):
-        ingest_bundle(engine, read_bundle(bundle))
+
+    @event.listens_for(engine, "connect")
+    def _no_room(dbapi_connection, _record):
+        pages = dbapi_connection.execute("PRAGMA page_count").fetchone()[0]
+        dbapi_connection.execute(f"PRAGMA max_page_count = {pages}")  # what is free in the pages there, no more
+
+    records = bundle_b()
+    records[-2]["debug"] = "x" * 200_000  # more than the free room in the copied database's pages
+    bundle = read_bundle(write_bundle(tmp_path / "b.jsonl", records))
+    with pytest.raises(OperationalError, match="full"):
+        ingest_bundle(engine, bundle)
+    engine.dispose()
     assert counts(db) == before
-    assert not scalar(db, "SELECT count(*) FROM tinygrad_commits WHERE version = '9.9.9'")
+    assert not scalar(db, "SELECT count(*) FROM tinygrad_commits WHERE sha = ?", SHA_B)
 
 
 def test_a_run_is_reused_only_when_it_rendered_what_is_asked(tmp_path, tinygrad_release):

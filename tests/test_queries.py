@@ -17,8 +17,8 @@ from typer.testing import CliRunner
 
 from tgstore.cli import app
 from tgstore.db import open_engine, upgrade
+from tgstore.history import CommitNotFound, resolve_commit
 from tgstore.queries import QUERIES_DIR, QueryError, get_query, load_queries, parse_query, run_query, sql_parameters
-from tgstore.refs import CommitNotFound, resolve_commit
 
 
 @pytest.fixture(scope="module")
@@ -105,7 +105,9 @@ def check_top_patterns(db: SampleDb) -> None:
     assert rows[0]["hit_percent"] == 30.0 and rows[2]["line"] == 52
     rows = run(db, "top_patterns", commit=db.version_a)
     assert [r["function_name"] for r in rows] == ["fold_add", "<lambda>", "fold_mul_zero"]
-    assert run(db, "top_patterns", commit="not-a-commit") == []
+    # an unknown commit is said, not an empty result that would read as "nothing matched"
+    assert [(r["matcher"], r["matches"]) for r in run(db, "top_patterns", commit="not-a-commit")] == [
+        ("no stored commit matches 'not-a-commit'", None)]
 
 
 def check_pattern_first_seen(db: SampleDb) -> None:
@@ -279,7 +281,10 @@ def test_cli_query_json_csv_and_table(sample: SampleDb) -> None:
     assert [r["function_name"] for r in table] == ["fold_mul", "fold_add", "<lambda>"]
     result = invoke("query", "failed_runs", "--db", db)
     assert result.exit_code == 0, result.output
-    assert "Failed runs" in result.stdout and SHA_C in result.stdout and "Segmentation fault" in result.stdout
+    # piped: one block per row (the values span lines), each column on its own line
+    assert result.stdout.startswith("-[ row 1 ]")
+    assert f"sha               | {SHA_C}" in result.stdout
+    assert "| Fatal Python error: Segmentation fault" in result.stdout
 
 
 def test_cli_query_errors(sample: SampleDb) -> None:

@@ -248,7 +248,10 @@ def test_failed_run_is_stored_and_retried(history, tmp_path):
     assert_consistent(db, repo)
     proc = tgstore(*sweep_args(db, repo, cases, shas[1]))
     assert proc.returncode == 0, proc.stderr
-    assert runs_by_sha(db) == {shas[1]: expected_runs(shas)[shas[1]]}
+    # the retry is the current run; the timed-out attempt is kept (failed_runs shows it), its id not reused
+    assert rows(db, "SELECT id, status, is_current FROM runs ORDER BY id") == [(1, "timeout", 0), (2, "ok", 1)]
+    assert {sha: [r for r in runs if r[0] == "ok"] for sha, runs in runs_by_sha(db).items()} == {
+        shas[1]: expected_runs(shas)[shas[1]]}
 
 
 def test_bisect_extracts_only_missing_commits(history, tmp_path):

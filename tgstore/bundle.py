@@ -1,17 +1,194 @@
-"""Reading extraction bundles (JSON lines; the format is documented in docs/bundle-format.md)."""
+"""Reading extraction bundles: JSON lines, validated against the declared schema before anything is written.
+
+The schema below is the bundle format (docs/bundle-format.md) as types: every record is checked with pydantic
+(strict: no coercion of types), then across records (one header first, unique cases, renderers and keys, every
+reference defined before use). A bundle that fails is refused whole with one line naming the file and the line.
+"""
 
 from __future__ import annotations
 
 import json
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
-BUNDLE_VERSION = 1
+from pydantic import ConfigDict, Discriminator, Tag, TypeAdapter, ValidationError
+from typing_extensions import NotRequired, TypedDict
+
+BUNDLE_VERSIONS = (1, 2)  # versions this tgstore reads; the extractor writes the last
+STRICT = ConfigDict(strict=True, extra="allow")  # extra fields are allowed: adding one does not bump the version
 
 
 class BundleError(Exception):
     """The file is not a bundle this tgstore can read; the message names the file and line."""
+
+
+class Node(TypedDict):
+    __pydantic_config__ = STRICT  # type: ignore[misc]
+    op: str
+    dtype: str | None
+    arg: str | None
+    src: list[int | None]
+
+
+class PassEntry(TypedDict):
+    __pydantic_config__ = STRICT  # type: ignore[misc]
+    position: int
+    name: str
+    depth: int
+    node_count: int | None
+    changed: bool
+    seconds: NotRequired[float | None]
+    graph: str | None
+    rewrites: NotRequired[dict[str, Any] | None]
+
+
+class Program(TypedDict):
+    __pydantic_config__ = STRICT  # type: ignore[misc]
+    renderer: str
+    name: str | None
+    source: str | None
+    error: str | None
+    uops: list[Node] | None
+    passes: NotRequired[list[PassEntry] | None]
+    canonical: NotRequired[dict[str, Any] | None]
+
+
+class Item(TypedDict):
+    __pydantic_config__ = STRICT  # type: ignore[misc]
+    position: int
+    root_op: str
+    ast_text: str | None
+    pyrender: str | None
+    nodes: list[Node]
+    programs: list[Program]
+
+
+class Match(TypedDict):
+    __pydantic_config__ = STRICT  # type: ignore[misc]
+    pattern: str
+    matches: int
+    tries: int | None
+
+
+class Missing(TypedDict):
+    __pydantic_config__ = STRICT  # type: ignore[misc]
+    feature: str
+    reason: str | None
+    case: NotRequired[str | None]
+
+
+class MissingRecord(Missing):
+    kind: Literal["missing"]
+
+
+class Case(TypedDict):
+    __pydantic_config__ = STRICT  # type: ignore[misc]
+    kind: Literal["case"]
+    name: str
+    description: NotRequired[str | None]
+    status: Literal["ok", "error"]
+    error: str | None
+    seconds: float | None
+    debug: str | None
+    schedule: list[Item]
+    schedule_passes: NotRequired[list[PassEntry] | None]
+    canonical: NotRequired[dict[str, Any] | None]
+    matches: list[Match]
+    missing: list[Missing]
+
+
+class Pattern(TypedDict):
+    __pydantic_config__ = STRICT  # type: ignore[misc]
+    kind: Literal["pattern"]
+    key: str
+    matcher: str | None
+    ops: str | None
+    upat: str | None
+    function: str | None
+    file: str | None
+    line: int | None
+    source: NotRequired[str | None]
+
+
+class Graph(TypedDict):
+    __pydantic_config__ = STRICT  # type: ignore[misc]
+    kind: Literal["graph"]
+    hash: Annotated[str, "sha256 hex of the nodes' compact JSON"]
+    nodes: list[tuple[str, str, str, list[int]]]
+
+
+class Git(TypedDict):
+    __pydantic_config__ = STRICT  # type: ignore[misc]
+    sha: str
+    date: NotRequired[str | None]
+    subject: NotRequired[str | None]
+    dirty: NotRequired[bool | None]
+    position: NotRequired[int | None]
+
+
+class TinygradInfo(TypedDict):
+    __pydantic_config__ = STRICT  # type: ignore[misc]
+    path: NotRequired[str | None]
+    version: str | None
+    tree_hash: str
+    git: Git | None
+
+
+class Suite(TypedDict):
+    __pydantic_config__ = STRICT  # type: ignore[misc]
+    name: str
+    hash: str
+    files: NotRequired[list[str]]
+
+
+class Header(TypedDict):
+    __pydantic_config__ = STRICT  # type: ignore[misc]
+    kind: Literal["header"]
+    bundle_version: int
+    producer: NotRequired[str | None]
+    started_at: NotRequired[str | None]
+    python: NotRequired[str | None]
+    platform: NotRequired[str | None]
+    tinygrad: TinygradInfo
+    backend: str
+    renderers: list[str]
+    stages: NotRequired[list[str]]
+    rewrites_limit: NotRequired[int]
+    debug_level: NotRequired[int | None]
+    suite: Suite
+    features: dict[str, Any]
+    env: NotRequired[dict[str, str] | None]
+
+
+class End(TypedDict):
+    __pydantic_config__ = STRICT  # type: ignore[misc]
+    kind: Literal["end"]
+    finished_at: str | None
+    cases: int
+    failed_cases: int
+
+
+class Other(TypedDict):
+    """A record kind this tgstore does not know: skipped (adding a kind does not bump the version)."""
+
+    __pydantic_config__ = ConfigDict(strict=True, extra="allow")  # type: ignore[misc]
+    kind: str
+
+
+_KINDS = {"header": Header, "pattern": Pattern, "graph": Graph, "case": Case, "missing": MissingRecord, "end": End}
+
+
+def _kind(value: Any) -> str:
+    kind = value.get("kind") if isinstance(value, dict) else None
+    return kind if kind in _KINDS else "other"
+
+
+RECORD = TypeAdapter(Annotated[
+    Annotated[Header, Tag("header")] | Annotated[Pattern, Tag("pattern")] | Annotated[Graph, Tag("graph")]
+    | Annotated[Case, Tag("case")] | Annotated[MissingRecord, Tag("missing")] | Annotated[End, Tag("end")]
+    | Annotated[Other, Tag("other")], Discriminator(_kind)])
 
 
 @dataclass
@@ -19,6 +196,7 @@ class Bundle:
     path: Path
     header: dict[str, Any]
     patterns: dict[str, dict[str, Any]] = field(default_factory=dict)  # bundle-local key -> pattern record
+    graphs: dict[str, list] = field(default_factory=dict)  # graph hash -> nodes
     cases: list[dict[str, Any]] = field(default_factory=list)
     missing: list[dict[str, Any]] = field(default_factory=list)  # run-level missing records
     end: dict[str, Any] | None = None  # None: truncated, the extraction did not finish
@@ -33,48 +211,153 @@ class Bundle:
         return self.header.get("tinygrad") or {}
 
 
-def read_bundle(path: Path | str) -> Bundle:
-    path = Path(path)
+def _describe(exc: ValidationError) -> str:
+    first = exc.errors(include_url=False)[0]
+    where = ".".join(str(part) for part in first["loc"] if part not in _KINDS and part != "other")
+    if first["type"] == "json_invalid":
+        return f"not valid JSON ({first['msg'].removeprefix('Invalid JSON: ')})"
+    more = f" (and {exc.error_count() - 1} more problems)" if exc.error_count() > 1 else ""
+    return f"{where or 'record'}: {first['msg']}{more}"
+
+
+def _read_text(path: Path) -> str:
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        mode = path.stat().st_mode
     except FileNotFoundError:
         raise BundleError(f"{path}: no such bundle file") from None
+    except OSError as exc:
+        raise BundleError(f"{path}: cannot read ({exc.strerror})") from None
+    if stat.S_ISDIR(mode):
+        raise BundleError(f"{path}: is a directory, not a bundle file")
+    if not stat.S_ISREG(mode):
+        raise BundleError(f"{path}: not a regular file (a device or a pipe?), not a bundle file")
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise BundleError(f"{path}: cannot read ({exc.strerror})") from None
+    try:
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise BundleError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise BundleError(f"{path}:{line}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+def read_bundle(path: Path | str) -> Bundle:
+    """The bundle at `path`, validated; BundleError (one line, file:line) if it is not one this tgstore reads.
+    A half-written last line (a killed extraction) is dropped and noted in `truncated_line`."""
+    path = Path(path)
+    text = _read_text(path)
+    lines = text.split("\n")
+    ends_cleanly = text.endswith("\n")
     bundle: Bundle | None = None
+    case_names: set[str] = set()
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
+        if bundle is None:
+            _check_version(path, number, line)
         try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            if number == len(lines) and bundle is not None:
-                # A child killed mid-write leaves half a line at the end; what came before is still good.
-                bundle.truncated_line = number
+            record = RECORD.validate_json(line)
+        except ValidationError as exc:
+            if bundle is not None and number == len(lines) and not ends_cleanly \
+                    and exc.errors()[0]["type"] == "json_invalid":
+                bundle.truncated_line = number  # a child killed mid-write: what came before is still good
                 break
-            raise BundleError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
-        if not isinstance(record, dict) or "kind" not in record:
-            raise BundleError(f"{path}:{number}: a bundle record must be a JSON object with a 'kind'")
+            raise BundleError(f"{path}:{number}: {_describe(exc)}") from None
         kind = record["kind"]
         if bundle is None:
             if kind != "header":
                 raise BundleError(f"{path}:{number}: the first record must be the header, found {kind!r}")
-            version = record.get("bundle_version")
-            if version != BUNDLE_VERSION:
-                raise BundleError(f"{path}: bundle format version {version!r}, this tgstore reads version "
-                                  f"{BUNDLE_VERSION}; use a tgstore that matches the extractor")
             bundle = Bundle(path=path, header=record)
-        elif kind == "pattern":
-            bundle.patterns[record["key"]] = record
-        elif kind == "case":
-            bundle.cases.append(record)
-        elif kind == "missing":
-            bundle.missing.append(record)
-        elif kind == "end":
-            bundle.end = record
-        elif kind == "header":
-            raise BundleError(f"{path}:{number}: a second header")
-        # Unknown kinds are skipped: adding a record kind does not bump the format version.
+            continue
+        problem = _check(bundle, record, case_names)
+        if problem:
+            raise BundleError(f"{path}:{number}: {problem}")
     if bundle is None:
         raise BundleError(f"{path}: empty bundle (no header)")
+    if bundle.end is not None and bundle.end["cases"] != len(bundle.cases):
+        raise BundleError(f"{path}: the end record counts {bundle.end['cases']} cases but the bundle has "
+                          f"{len(bundle.cases)}")
     return bundle
+
+
+def _check_version(path: Path, number: int, line: str) -> None:
+    """The header's format version is checked before its fields: another version may have other fields."""
+    try:
+        version = json.loads(line).get("bundle_version")
+    except (ValueError, AttributeError, RecursionError):
+        return  # not a JSON object: validation says so
+    if version not in BUNDLE_VERSIONS:
+        raise BundleError(f"{path}:{number}: bundle format version {version!r}; this tgstore reads versions "
+                          f"{', '.join(map(str, BUNDLE_VERSIONS))}; use a tgstore that matches the extractor")
+
+
+def _check(bundle: Bundle, record: dict[str, Any], case_names: set[str]) -> str | None:
+    """File a record in the bundle; a problem with it in words, or None."""
+    kind = record["kind"]
+    if bundle.end is not None and kind != "other":
+        return f"a {kind} record after the end record"
+    if kind == "header":
+        return "a second header"
+    if kind == "pattern":
+        if record["key"] in bundle.patterns:
+            return f"duplicate pattern key {record['key']!r}"
+        bundle.patterns[record["key"]] = record
+    elif kind == "graph":
+        if record["hash"] in bundle.graphs:
+            return f"duplicate graph {record['hash'][:12]}"
+        if problem := _check_graph(record["nodes"]):
+            return f"graph {record['hash'][:12]}: {problem}"
+        bundle.graphs[record["hash"]] = record["nodes"]
+    elif kind == "case":
+        if record["name"] in case_names:
+            return f"duplicate case {record['name']!r}"
+        if problem := _check_case(bundle, record):
+            return f"case {record['name']!r}: {problem}"
+        case_names.add(record["name"])
+        bundle.cases.append(record)
+    elif kind == "missing":
+        bundle.missing.append(record)
+    elif kind == "end":
+        bundle.end = record
+    return None
+
+
+def _check_graph(nodes: list) -> str | None:
+    for i, node in enumerate(nodes):
+        if any(s < 0 or s >= i for s in node[3]):
+            return f"node {i} refers to a node that is not before it"
+    return None
+
+
+def _check_passes(bundle: Bundle, passes: list[dict[str, Any]] | None, where: str) -> str | None:
+    for entry in passes or []:
+        if entry["graph"] is not None and entry["graph"] not in bundle.graphs:
+            return f"{where} pass {entry['position']} ({entry['name']}) refers to graph {entry['graph'][:12]}, " \
+                   "not defined before it"
+    return None
+
+
+def _check_case(bundle: Bundle, case: dict[str, Any]) -> str | None:
+    positions = set()
+    for item in case["schedule"]:
+        if item["position"] in positions:
+            return f"duplicate schedule position {item['position']}"
+        positions.add(item["position"])
+        for i, node in enumerate(item["nodes"]):
+            if any(s is None or s < 0 or s >= i for s in node["src"]):
+                return f"item {item['position']}: AST node {i} refers to a node that is not before it"
+        renderers = set()
+        for program in item["programs"]:
+            if program["renderer"] in renderers:
+                return f"item {item['position']}: duplicate program for renderer {program['renderer']!r}"
+            renderers.add(program["renderer"])
+            if problem := _check_passes(bundle, program.get("passes"), f"item {item['position']} "
+                                        f"{program['renderer']}"):
+                return problem
+    if problem := _check_passes(bundle, case.get("schedule_passes"), "schedule"):
+        return problem
+    for match in case["matches"]:
+        if match["pattern"] not in bundle.patterns:
+            return f"matches refer to pattern {match['pattern']!r}, not defined before the case"
+    return None

@@ -13,7 +13,8 @@ from typing import Any
 
 from sqlalchemy import Connection, text
 
-from tgstore.refs import CommitRow, resolve_commit
+from tgstore.compare.names import mask_names
+from tgstore.history import CommitRow, resolve_commit
 
 WHAT = ("source", "ast", "all")
 
@@ -68,12 +69,29 @@ class CommitDiff:
     removed_kernels: list[KernelRef] = field(default_factory=list)
     diffs: list[TextDiff] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    skipped_renderers: dict[str, str] = field(default_factory=dict)  # renderer -> why (unavailable at a or b)
+    ignore_names: bool = False
+    stage_diffs: list = field(default_factory=list)  # tgstore.stages.StageDiff, with --stages
 
     @property
     def changed_cases(self) -> list[str]:
         changed = {d.case for d in self.diffs} | {k.case for k in self.added_kernels + self.removed_kernels}
         changed |= {case for case, _a, _b in self.status_changes}
+        changed |= {d.case for d in self.stage_diffs}
         return sorted(changed)
+
+    @property
+    def changed_kernels(self) -> list[tuple[str, int]]:
+        return sorted({(d.case, d.position) for d in self.diffs} | {(d.case, d.position) for d in self.stage_diffs})
+
+    @property
+    def changed_renderers(self) -> dict[str, int]:
+        """renderer -> how many kernels' sources it changed."""
+        counts: dict[str, int] = {}
+        for d in self.diffs:
+            if d.kind == "source" and d.renderer:
+                counts[d.renderer] = counts.get(d.renderer, 0) + 1
+        return dict(sorted(counts.items()))
 
     @property
     def has_changes(self) -> bool:
@@ -164,15 +182,20 @@ def _unified(old: str, new: str, from_label: str, to_label: str, context: int) -
                                      lineterm=""))
 
 
+UNAVAILABLE = "renderer unavailable:"
+
+
 def diff_commits(conn: Connection, ref_a: str, ref_b: str, *, case: str | None = None, renderer: str | None = None,
                  what: str = "all", suite: str | None = None, backend: str | None = None,
-                 context: int = 3) -> CommitDiff:
-    """Compare the runs of commits `ref_a` and `ref_b` (anything `resolve_commit` accepts)."""
+                 context: int = 3, ignore_names: bool = False, stages: bool = False) -> CommitDiff:
+    """Compare the runs of commits `ref_a` and `ref_b` (anything `resolve_commit` accepts). A renderer that could not
+    be built at either commit is skipped (listed in `skipped_renderers`); with `ignore_names`, sources and ASTs are
+    compared with the kernels' names masked."""
     if what not in WHAT:
         raise DiffError(f"--what must be one of {', '.join(WHAT)}, not {what!r}")
     a, b = resolve_commit(conn, ref_a), resolve_commit(conn, ref_b)
     run_a, run_b, notes = choose_runs(conn, a, b, suite=suite, backend=backend)
-    result = CommitDiff(a=a, b=b, run_a=run_a, run_b=run_b, what=what, notes=notes)
+    result = CommitDiff(a=a, b=b, run_a=run_a, run_b=run_b, what=what, notes=notes, ignore_names=ignore_names)
     cases_a, cases_b = _cases(conn, run_a.run_id), _cases(conn, run_b.run_id)
     if case is not None:
         if case not in cases_a and case not in cases_b:
@@ -189,6 +212,12 @@ def diff_commits(conn: Connection, ref_a: str, ref_b: str, *, case: str | None =
         if renderer not in known:
             raise DiffError(f"neither run has renderer {renderer!r}; renderers: {', '.join(sorted(known)) or 'none'}")
     label_a, label_b = a.short, b.short
+    for side, label, progs in (("a", label_a, programs_a), ("b", label_b, programs_b)):
+        for per_item in progs.values():
+            for rend, prog in per_item.items():
+                if (prog["error"] or "").startswith(UNAVAILABLE) and rend not in result.skipped_renderers:
+                    reason = prog["error"][len(UNAVAILABLE):].strip().splitlines()[0][:160]
+                    result.skipped_renderers[rend] = f"unavailable at {side} ({label}): {reason}"
     for name in result.compared_cases:
         if cases_a[name] != cases_b[name]:
             result.status_changes.append((name, cases_a[name], cases_b[name]))
@@ -203,20 +232,25 @@ def diff_commits(conn: Connection, ref_a: str, ref_b: str, *, case: str | None =
                 continue
             where = f"{name}[{position}]"
             if what in ("ast", "all") and ia["kernel_hash"] != ib["kernel_hash"]:
-                pyrender_a, ast_a = _kernel_texts(conn, ia["kernel_id"])
-                pyrender_b, ast_b = _kernel_texts(conn, ib["kernel_id"])
-                kind, old, new = ("pyrender", pyrender_a, pyrender_b) if pyrender_a and pyrender_b else \
-                    ("ast", ast_a or pyrender_a or "", ast_b or pyrender_b or "")
-                names = ia["kernel_name"] if ia["kernel_name"] == ib["kernel_name"] else \
-                    f"{ia['kernel_name']} -> {ib['kernel_name']}"
-                title = (f"{where} {names or ia['root_op']}: AST changed "
-                         f"({ia['node_count']} -> {ib['node_count']} nodes)")
-                lines = _unified(old, new, f"{label_a} {where} {kind}", f"{label_b} {where} {kind}", context)
-                result.diffs.append(TextDiff(name, position, "ast", None, title, lines))
+                texts_a, texts_b = _kernel_texts(conn, ia["kernel_id"]), _kernel_texts(conn, ib["kernel_id"])
+                if ignore_names:
+                    texts_a = tuple(mask_names(t, ia["kernel_name"]) for t in texts_a)
+                    texts_b = tuple(mask_names(t, ib["kernel_name"]) for t in texts_b)
+                # pyrender reads best; the AST text where pyrender is missing or the same on both sides
+                kind, old, new = next(((k, x or "", y or "") for k, x, y in
+                                       (("pyrender", texts_a[0], texts_b[0]), ("ast", texts_a[1], texts_b[1]))
+                                       if x and y and x != y), ("ast", texts_a[1] or "", texts_b[1] or ""))
+                if not (ignore_names and old == new):
+                    names = ia["kernel_name"] if ia["kernel_name"] == ib["kernel_name"] else \
+                        f"{ia['kernel_name']} -> {ib['kernel_name']}"
+                    title = (f"{where} {names or ia['root_op']}: AST changed "
+                             f"({ia['node_count']} -> {ib['node_count']} nodes)")
+                    lines = _unified(old, new, f"{label_a} {where} {kind}", f"{label_b} {where} {kind}", context)
+                    result.diffs.append(TextDiff(name, position, "ast", None, title, lines))
             if what in ("source", "all"):
                 progs_a, progs_b = programs_a.get((name, position), {}), programs_b.get((name, position), {})
                 for rend in sorted(set(progs_a) | set(progs_b)):
-                    if renderer is not None and rend != renderer:
+                    if (renderer is not None and rend != renderer) or rend in result.skipped_renderers:
                         continue
                     pa, pb = progs_a.get(rend), progs_b.get(rend)
                     if pa is None or pb is None:
@@ -227,6 +261,10 @@ def diff_commits(conn: Connection, ref_a: str, ref_b: str, *, case: str | None =
                         continue
                     old = _blob_text(conn, pa["source_hash"]) or f"/* no source: {pa['error'] or '?'} */"
                     new = _blob_text(conn, pb["source_hash"]) or f"/* no source: {pb['error'] or '?'} */"
+                    if ignore_names:
+                        old, new = mask_names(old, pa["kernel_name"]), mask_names(new, pb["kernel_name"])
+                        if old == new:
+                            continue
                     title = f"{where} {pb['kernel_name'] or pa['kernel_name'] or ''}: {rend} source changed".replace(
                         "  ", " ")
                     lines = _unified(old, new, f"{label_a} {where} {rend}", f"{label_b} {where} {rend}", context)
@@ -234,13 +272,25 @@ def diff_commits(conn: Connection, ref_a: str, ref_b: str, *, case: str | None =
     return result
 
 
+def summary_line(diff: CommitDiff) -> str:
+    unchanged = len(diff.compared_cases) - len(diff.changed_cases)
+    renderers = ", ".join(f"{r} ({n})" for r, n in diff.changed_renderers.items()) or "none"
+    return (f"{len(diff.compared_cases)} cases compared: {len(diff.changed_cases)} changed, {unchanged} unchanged; "
+            f"{len(diff.added_cases)} added, {len(diff.removed_cases)} removed; kernels: "
+            f"{len(diff.changed_kernels)} changed, {len(diff.added_kernels)} added, {len(diff.removed_kernels)} "
+            f"removed; sources changed by renderer: {renderers}"
+            + ("; kernel names ignored" if diff.ignore_names else ""))
+
+
 def format_diff(diff: CommitDiff) -> list[tuple[str, str]]:
-    """The report as (style, line) pairs: style is "" or one of header, add, remove, hunk, note."""
+    """The report as (style, line) pairs, summary first: style is "" or one of header, add, remove, hunk, note."""
     out: list[tuple[str, str]] = [
         ("header", f"a: {diff.a.describe()}  (run {diff.run_a.run_id}, {diff.run_a.status})"),
         ("header", f"b: {diff.b.describe()}  (run {diff.run_b.run_id}, {diff.run_b.status})"),
         ("header", f"suite {diff.run_a.suite!r}, backend {diff.run_a.backend}, comparing {diff.what}"),
+        ("header", summary_line(diff)),
     ]
+    out += [("note", f"skipped renderer {r}: {why}") for r, why in diff.skipped_renderers.items()]
     out += [("note", f"note: {n}") for n in diff.notes]
     if diff.added_cases:
         out.append(("add", f"added cases: {', '.join(diff.added_cases)}"))
@@ -252,28 +302,57 @@ def format_diff(diff: CommitDiff) -> list[tuple[str, str]]:
         out.append(("remove", f"removed kernel {ref.label()} ({ref.node_count} nodes)"))
     for ref in diff.added_kernels:
         out.append(("add", f"added kernel {ref.label()} ({ref.node_count} nodes)"))
+    for stage in diff.stage_diffs:
+        out.append(("", ""))
+        out.append(("header", f"== {stage.title}"))
+        out += [(_line_style(line), line) for line in stage.lines]
     for item in diff.diffs:
         out.append(("", ""))
         out.append(("header", f"== {item.title}"))
-        for line in item.lines:
-            if line.startswith(("---", "+++")):
-                style = "header"
-            elif line.startswith("@@"):
-                style = "hunk"
-            elif line.startswith("+"):
-                style = "add"
-            elif line.startswith("-"):
-                style = "remove"
-            else:
-                style = ""
-            out.append((style, line))
-    unchanged = len(diff.compared_cases) - len(diff.changed_cases)
-    out.append(("", ""))
-    out.append(("header", f"{len(diff.compared_cases)} cases compared: {len(diff.changed_cases)} changed, "
-                          f"{unchanged} unchanged; {len(diff.added_cases)} added, {len(diff.removed_cases)} removed; "
-                          f"{sum(d.kind == 'ast' for d in diff.diffs)} AST diffs, "
-                          f"{sum(d.kind == 'source' for d in diff.diffs)} source diffs"))
+        out += [(_line_style(line), line) for line in item.lines]
     return out
+
+
+def _line_style(line: str) -> str:
+    if line.startswith(("---", "+++")):
+        return "header"
+    if line.startswith("@@"):
+        return "hunk"
+    if line.startswith("+"):
+        return "add"
+    if line.startswith("-"):
+        return "remove"
+    return ""
+
+
+def diff_to_json(diff: CommitDiff) -> dict[str, Any]:
+    """The diff for scripts: `tgstore diff --json`."""
+
+    def commit(c: CommitRow, run: RunInfo) -> dict[str, Any]:
+        return {"sha": c.sha, "version": c.version, "committed_at": c.committed_at, "subject": c.subject,
+                "run_id": run.run_id, "status": run.status}
+
+    def kernel(k: KernelRef) -> dict[str, Any]:
+        return {"case": k.case, "position": k.position, "kernel_name": k.kernel_name, "root_op": k.root_op,
+                "node_count": k.node_count}
+
+    return {
+        "a": commit(diff.a, diff.run_a), "b": commit(diff.b, diff.run_b), "suite": diff.run_a.suite,
+        "backend": diff.run_a.backend, "what": diff.what, "ignore_names": diff.ignore_names,
+        "changed": diff.has_changes,
+        "summary": {"cases_compared": len(diff.compared_cases), "cases_changed": diff.changed_cases,
+                    "cases_added": diff.added_cases, "cases_removed": diff.removed_cases,
+                    "kernels_changed": [{"case": c, "position": p} for c, p in diff.changed_kernels],
+                    "renderers_changed": diff.changed_renderers},
+        "skipped_renderers": diff.skipped_renderers,
+        "status_changes": [{"case": c, "a": x, "b": y} for c, x, y in diff.status_changes],
+        "added_kernels": [kernel(k) for k in diff.added_kernels],
+        "removed_kernels": [kernel(k) for k in diff.removed_kernels],
+        "diffs": [{"case": d.case, "position": d.position, "kind": d.kind, "renderer": d.renderer, "title": d.title,
+                   "diff": "\n".join(d.lines)} for d in diff.diffs],
+        "stages": [s.to_json() for s in diff.stage_diffs],
+        "notes": diff.notes,
+    }
 
 
 def render_text(diff: CommitDiff) -> str:

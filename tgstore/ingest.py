@@ -39,6 +39,7 @@ from tgstore.db.models import (
     UopEdge,
     UopNode,
 )
+from tgstore.history import to_utc, version_key
 
 STDERR_KEEP = 64 * 1024
 
@@ -89,6 +90,8 @@ class IngestReport:
     failed_cases: int
     new_case_results: int
     skipped: bool = False
+    kept_run_id: int | None = None  # the better run that stayed current; this one was stored as an attempt
+    error: str | None = None
 
 
 @dataclass
@@ -252,17 +255,23 @@ def get_or_create(conn: Connection, table, where: dict[str, Any], values: dict[s
     return insert_returning_id(conn, table, **where, **(values or {}))
 
 
-def upsert_commit(conn: Connection, sha: str, tree_hash: str, version: str | None, committed_at: str | None,
-                  subject: str | None) -> int:
-    commit_id = get_or_create(conn, TinygradCommit, {"sha": sha}, {"tree_hash": tree_hash, "version": version,
-                                                                     "committed_at": committed_at, "subject": subject})
-    # Fill in what an earlier, less informed ingest did not know (e.g. a version found later).
-    for column, value in (("version", version), ("committed_at", committed_at), ("subject", subject)):
+def upsert_commit(conn: Connection, sha: str, tree_hash: str, version: str | None, git: dict[str, Any]) -> int:
+    """The commit's id, created if new; what an earlier, less informed ingest did not know is filled in."""
+    values = {"version": version, "committed_at": git.get("date"), "subject": git.get("subject"),
+              "committed_utc": to_utc(git.get("date")), "git_position": git.get("position"),
+              "version_key": version_key(version)}
+    commit_id = get_or_create(conn, TinygradCommit, {"sha": sha}, {"tree_hash": tree_hash, **values})
+    for column, value in values.items():
         if value is not None:
             conn.execute(update(TinygradCommit).where(TinygradCommit.id == commit_id,
                                                       getattr(TinygradCommit, column).is_(None))
                          .values({column: value}))
     return commit_id
+
+
+# An ok run is only replaced by an ok run: a worse status never takes the place of a better one.
+STATUS_RANK = {"ok": 2, "partial": 1, "failed": 0, "timeout": 0}
+FAILED = ("failed", "timeout")
 
 
 @dataclass
@@ -277,11 +286,28 @@ class StoredRun:
 
 
 def find_run(conn: Connection, sha: str, suite_hash: str, backend: str) -> StoredRun | None:
+    """The current run of a commit, suite and backend."""
     row = conn.execute(
         select(Run.id, Run.status, Run.renderers).join(TinygradCommit, TinygradCommit.id == Run.commit_id)
         .join(Suite, Suite.id == Run.suite_id)
-        .where(TinygradCommit.sha == sha, Suite.hash == suite_hash, Run.backend == backend)).first()
+        .where(TinygradCommit.sha == sha, Suite.hash == suite_hash, Run.backend == backend,
+               Run.is_current.is_(True))).first()
     return StoredRun(*row) if row else None
+
+
+def make_room(conn: Connection, existing: StoredRun | None, status: str) -> bool:
+    """Whether a new run with `status` becomes the current one; if so, the current run steps aside: a failed one is
+    kept as an attempt, an ok or partial one (superseded by a run at least as good) is deleted. Run ids are never
+    reused (AUTOINCREMENT), so a link to a deleted run cannot point at another."""
+    if existing is None:
+        return True
+    if STATUS_RANK.get(status, 0) < STATUS_RANK.get(existing.status, 0):
+        return False
+    if existing.status in FAILED:
+        conn.execute(update(Run).where(Run.id == existing.id).values(is_current=False))
+    else:
+        conn.execute(delete(Run).where(Run.id == existing.id))
+    return True
 
 
 def _run_status(bundle: Bundle | None, outcome: ExtractionOutcome | None, failed_cases: int) -> str:
@@ -294,27 +320,26 @@ def _run_status(bundle: Bundle | None, outcome: ExtractionOutcome | None, failed
 
 def ingest_bundle(engine: Engine, bundle: Bundle, *, outcome: ExtractionOutcome | None = None,
                   force: bool = False) -> IngestReport:
-    """Store `bundle` as one run. An existing run of the same commit, suite and backend is kept when it is `ok` and
-    rendered the bundle's renderers (the report says skipped) unless `force`; otherwise it is replaced."""
+    """Store `bundle` as one run. The current run of the same commit, suite and backend is kept when it is `ok` and
+    rendered the bundle's renderers (the report says skipped) unless `force`. Otherwise the new run becomes current
+    unless it is worse than the current one (see make_room): a failed re-extraction is then stored as an attempt."""
     header, tinygrad = bundle.header, bundle.tinygrad
     sha = commit_key(tinygrad)
     suite = header.get("suite") or {}
     backend = header.get("backend") or "?"
-    git = tinygrad.get("git") or {}
     with engine.begin() as conn:
         existing = find_run(conn, sha, suite.get("hash") or "", backend)
         if existing and existing.covers(header.get("renderers") or []) and not force:
             return IngestReport(existing.id, sha, existing.status, 0, 0, 0, skipped=True)
-        if existing:
-            conn.execute(delete(Run).where(Run.id == existing.id))
+        failed_cases = sum(1 for case in bundle.cases if case.get("status") != "ok")
+        status = _run_status(bundle, outcome, failed_cases)
+        current = make_room(conn, existing, status)
         store = ArtifactStore(conn)
         commit_id = upsert_commit(conn, sha, tinygrad.get("tree_hash") or "", tinygrad.get("version"),
-                                  git.get("date"), git.get("subject"))
+                                  tinygrad.get("git") or {})
         suite_id = get_or_create(conn, Suite, {"hash": suite.get("hash") or ""}, {"name": suite.get("name") or "?"})
         patterns = {key: store.pattern(record) for key, record in bundle.patterns.items()}
         pattern_set_id = store.pattern_set({phash: pid for pid, phash in patterns.values()})
-        failed_cases = sum(1 for case in bundle.cases if case.get("status") != "ok")
-        status = _run_status(bundle, outcome, failed_cases)
         errors = []
         if bundle.truncated_line:
             errors.append(f"bundle truncated at line {bundle.truncated_line}")
@@ -324,7 +349,7 @@ def ingest_bundle(engine: Engine, bundle: Bundle, *, outcome: ExtractionOutcome 
             errors.append(f"extraction {outcome.status} (exit code {outcome.returncode})")
         run_id = insert_returning_id(
             conn, Run, commit_id=commit_id, suite_id=suite_id, backend=backend,
-            renderers=",".join(header.get("renderers") or []),
+            renderers=",".join(header.get("renderers") or []), is_current=current,
             status=status, started_at=header.get("started_at"), finished_at=(bundle.end or {}).get("finished_at"),
             ingested_at=now_iso(), tgstore_version=__version__, bundle_version=header.get("bundle_version"),
             debug_level=header.get("debug_level"), python=header.get("python"), tinygrad_path=tinygrad.get("path"),
@@ -341,23 +366,25 @@ def ingest_bundle(engine: Engine, bundle: Bundle, *, outcome: ExtractionOutcome 
                 run_id=run_id, case_id=case_id, case_result_id=result_id, status=case.get("status") or "error",
                 seconds=case.get("seconds"), debug_blob_id=store.blob(case.get("debug") or None),
                 error_blob_id=store.blob(case.get("error"))))
-        return IngestReport(run_id, sha, status, len(bundle.cases), failed_cases, store.new_case_results)
+        return IngestReport(run_id, sha, status, len(bundle.cases), failed_cases, store.new_case_results,
+                            kept_run_id=None if current else existing.id if existing else None,
+                            error="; ".join(errors) or None)
 
 
-def record_failed_run(engine: Engine, *, sha: str, tree_hash: str, version: str | None, committed_at: str | None,
-                      subject: str | None, suite_name: str, suite_hash: str, backend: str, renderers: list[str],
+def record_failed_run(engine: Engine, *, sha: str, tree_hash: str, version: str | None, git: dict[str, Any],
+                      suite_name: str, suite_hash: str, backend: str, renderers: list[str],
                       outcome: ExtractionOutcome, error: str) -> IngestReport:
-    """A run whose extraction produced no usable bundle (crashed at import, timed out before the header)."""
+    """A run whose extraction produced no usable bundle (a checkout git refused, a crash at import, a timeout
+    before the header). It becomes current unless an ok or partial run is."""
+    status = "timeout" if outcome.status == "timeout" else "failed"
     with engine.begin() as conn:
         existing = find_run(conn, sha, suite_hash, backend)
-        if existing:
-            conn.execute(delete(Run).where(Run.id == existing.id))
-        commit_id = upsert_commit(conn, sha, tree_hash, version, committed_at, subject)
+        current = make_room(conn, existing, status)
+        commit_id = upsert_commit(conn, sha, tree_hash, version, git)
         suite_id = get_or_create(conn, Suite, {"hash": suite_hash}, {"name": suite_name})
-        status = "timeout" if outcome.status == "timeout" else "failed"
         run_id = insert_returning_id(
             conn, Run, commit_id=commit_id, suite_id=suite_id, backend=backend, renderers=",".join(renderers),
-            status=status,
-            ingested_at=now_iso(), tgstore_version=__version__, error=error,
+            status=status, is_current=current, ingested_at=now_iso(), tgstore_version=__version__, error=error,
             stderr=outcome.stderr[-STDERR_KEEP:] if outcome.stderr else None)
-        return IngestReport(run_id, sha, status, 0, 0, 0)
+        return IngestReport(run_id, sha, status, 0, 0, 0, kept_run_id=None if current else existing.id
+                            if existing else None, error=error)

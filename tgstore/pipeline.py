@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import ast
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from sqlalchemy import Engine
 
+from tgstore import tempdirs
 from tgstore.bundle import BundleError, read_bundle
 from tgstore.extract import child
 from tgstore.extract.runner import BUILTIN_CASES, ExtractionResult, run_extraction
@@ -50,6 +50,8 @@ class ExtractionPlan:
     debug_level: int = 4
     timeout: float = 900.0
     suite_name: str | None = None
+    stages: str | None = None  # renderers whose passes are recorded: "C,LLVM", "all", "none"; None: the default
+    rewrites: int = 0  # rewrite steps recorded per pass (0: none)
 
     @property
     def suite(self) -> dict:
@@ -59,12 +61,26 @@ class ExtractionPlan:
     def effective_renderers(self) -> list[str]:
         return list(self.renderers or child.DEFAULT_RENDERERS)
 
+    def child_args(self) -> list[str]:
+        """The extraction child's command-line options for this plan (child/__main__.py)."""
+        args = ["--backend", self.backend, "--debug", str(self.debug_level)]
+        for path in self.case_files:
+            args += ["--cases", str(Path(path).resolve())]
+        if self.renderers:
+            args += ["--renderers", ",".join(self.renderers)]
+        if self.suite_name:
+            args += ["--suite-name", self.suite_name]
+        if self.stages is not None:
+            args += ["--stages", self.stages]
+        if self.rewrites:
+            args += ["--rewrites", str(self.rewrites)]
+        return args
 
-def already_ingested(engine: Engine, sha: str, plan: ExtractionPlan) -> bool:
-    """An ok run of this commit, suite and backend that rendered at least the renderers asked for is stored."""
-    with engine.connect() as conn:
-        found = find_run(conn, sha, plan.suite["hash"], plan.backend)
-    return found is not None and found.covers(plan.effective_renderers)
+
+def extract_bundle(tinygrad_root: Path, out: Path, plan: ExtractionPlan, *, git: dict | None = None,
+                   on_case: Callable[[str], None] | None = None) -> ExtractionResult:
+    """Run the extraction child over `tinygrad_root` for `plan`, writing the bundle to `out`."""
+    return run_extraction(tinygrad_root, out, plan.child_args(), timeout=plan.timeout, git=git, on_case=on_case)
 
 
 def extract_and_ingest(engine: Engine, tinygrad_root: Path, plan: ExtractionPlan, *, force: bool = False,
@@ -72,22 +88,24 @@ def extract_and_ingest(engine: Engine, tinygrad_root: Path, plan: ExtractionPlan
                        on_case: Callable[[str], None] | None = None) -> IngestReport:
     """Run the extractor over `tinygrad_root` and store what it produced; a crash or hang is stored as a failed run.
 
-    `git` ({sha, date, subject}) names the commit when the caller knows it better than the checkout does.
+    `git` ({sha, date, subject, position}) names the commit when the caller knows it better than the checkout does.
     """
     described = child.describe_tinygrad(tinygrad_root, git)
     sha = commit_key(described)
-    if not force and already_ingested(engine, sha, plan):
-        return IngestReport(None, sha, "ok", 0, 0, 0, skipped=True)
-    with tempfile.TemporaryDirectory(prefix="tgstore-bundle-") as tmp:
+    if not force:
+        with engine.connect() as conn:
+            found = find_run(conn, sha, plan.suite["hash"], plan.backend)
+        if found is not None and found.covers(plan.effective_renderers):
+            return IngestReport(found.id, sha, "ok", 0, 0, 0, skipped=True)
+    with tempdirs.owned("bundle") as tmp:
         out = keep_bundle or Path(tmp) / "bundle.jsonl"
-        result = run_extraction(tinygrad_root, out, case_files=plan.case_files, backend=plan.backend,
-                                renderers=plan.renderers, debug_level=plan.debug_level, timeout=plan.timeout,
-                                suite_name=plan.suite_name, git=git, on_case=on_case)
+        result = extract_bundle(tinygrad_root, out, plan, git=git, on_case=on_case)
         return ingest_result(engine, result, described, plan, force=force)
 
 
 def ingest_result(engine: Engine, result: ExtractionResult, described: dict, plan: ExtractionPlan, *,
                   force: bool = False) -> IngestReport:
+    """Store what an extraction left: its bundle (complete or truncated), else a failed run saying why."""
     outcome = ExtractionOutcome(result.status, result.returncode, result.stderr)
     try:
         bundle = read_bundle(result.bundle_path) if result.bundle_path.exists() else None
@@ -96,10 +114,14 @@ def ingest_result(engine: Engine, result: ExtractionResult, described: dict, pla
         bundle, error = None, str(exc)
     if bundle is not None:
         return ingest_bundle(engine, bundle, outcome=outcome, force=force)
-    git = described.get("git") or {}
+    return record_failure(engine, described, plan, outcome, f"extraction {result.status}: {error}")
+
+
+def record_failure(engine: Engine, described: dict, plan: ExtractionPlan, outcome: ExtractionOutcome,
+                   error: str) -> IngestReport:
+    """A failed run of the tinygrad `described` (child.describe_tinygrad's form) for this plan."""
     suite = plan.suite
-    return record_failed_run(engine, sha=commit_key(described), tree_hash=described["tree_hash"],
-                             version=described.get("version"), committed_at=git.get("date"),
-                             subject=git.get("subject"), suite_name=suite["name"], suite_hash=suite["hash"],
-                             backend=plan.backend, renderers=plan.renderers or [], outcome=outcome,
-                             error=f"extraction {result.status}: {error}")
+    return record_failed_run(engine, sha=commit_key(described), tree_hash=described.get("tree_hash") or "",
+                             version=described.get("version"), git=described.get("git") or {},
+                             suite_name=suite["name"], suite_hash=suite["hash"], backend=plan.backend,
+                             renderers=plan.effective_renderers, outcome=outcome, error=error)

@@ -21,7 +21,7 @@ from typing import Any
 
 from sqlalchemy import Connection
 
-QUERIES_DIR = Path(__file__).resolve().parent.parent / "queries"
+from tgstore.resources import QUERIES_DIR
 
 _HEADER_LINE = re.compile(r"^--\s?(\w+):\s*(.*)$")
 _CONTINUATION = re.compile(r"^--\s{2,}(\S.*)$")
@@ -157,7 +157,7 @@ def load_queries(directory: Path | None = None) -> dict[str, Query]:
     """Every `*.sql` in `directory` (default: the `queries/` folder beside the tgstore package), by name."""
     directory = directory or QUERIES_DIR
     if not directory.is_dir():
-        raise QueryError(f"queries not found at {directory}; install tgstore from its source tree (pip install -e .)")
+        raise QueryError(f"queries not found at {directory}; reinstall tgstore")
     return {path.stem: parse_query(path) for path in sorted(directory.glob("*.sql"))}
 
 
@@ -222,7 +222,7 @@ def resolve_commit_params(conn: Connection | sqlite3.Connection, query: Query, p
                           ) -> dict[str, Any]:
     """`params` with every tinygrad commit parameter (see is_commit_parameter) replaced by the full sha it names,
     so the CLI reports an unknown or ambiguous commit instead of returning no rows. Raises CommitNotFound."""
-    from tgstore.refs import resolve_commit
+    from tgstore.history import resolve_commit
 
     resolved = dict(params)
     for parameter in query.parameters:

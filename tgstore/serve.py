@@ -7,6 +7,7 @@ writing to it at the same time, and WAL mode lets Datasette keep reading while i
 from __future__ import annotations
 
 import webbrowser
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -125,13 +126,14 @@ def make_datasette(db_path: Path, *, queries: dict[str, Query] | None = None, se
                      cors=False)
 
 
-def serve_datasette(db_path: Path, *, host: str = "127.0.0.1", port: int = 8001, open_browser: bool = False) -> None:
+def serve_datasette(db_path: Path, *, host: str = "127.0.0.1", port: int = 8001, open_browser: bool = False,
+                    log: Callable[[str], None] = print) -> None:
     """Serve until interrupted."""
     import uvicorn
 
     datasette = make_datasette(db_path)
     url = f"http://{host}:{port}/{Path(db_path).stem}"
-    print(f"tgstore: serving {db_path} read-only at {url}", flush=True)
+    log(f"tgstore: serving {db_path} read-only at {url}")
     if open_browser:
         webbrowser.open(url)
     uvicorn.run(datasette.app(), host=host, port=port, log_level="warning", lifespan="on", workers=1)

@@ -20,7 +20,6 @@ import os
 import shutil
 import signal
 import subprocess
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -29,18 +28,16 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.text import Text
-from sqlalchemy import Engine, select, text
+from sqlalchemy import Engine, select
 
+from tgstore import tempdirs
 from tgstore.db.models import Run, Suite, TinygradCommit
 from tgstore.extract import child
-from tgstore.extract.runner import ExtractionResult, TinygradNotFound, resolve_tinygrad_root, run_extraction
-from tgstore.ingest import StoredRun, find_run
-from tgstore.pipeline import CaseFileError, ExtractionPlan, ingest_result, read_case_names
+from tgstore.extract.runner import ExtractionResult, TinygradNotFound, resolve_tinygrad_root
+from tgstore.ingest import ExtractionOutcome, StoredRun
+from tgstore.pipeline import ExtractionPlan, extract_bundle, ingest_result, record_failure
 
-WORKTREE_PREFIX = "tgstore-wt-"
+WORKTREE_PREFIX = tempdirs.PREFIX + "wt-"
 LOG_FORMAT = "%H%x00%cI%x00%s"
 # git settings that would make a checkout do more than write the tree (hooks, LFS smudging) are switched off
 GIT_QUIET = ["-c", "core.hooksPath=/dev/null", "-c", "filter.lfs.smudge=", "-c", "filter.lfs.process=",
@@ -59,9 +56,10 @@ class Commit:
     sha: str
     date: str  # committer date, strict ISO 8601 (git's %cI, as child.git_info records it)
     subject: str
+    position: int | None = None  # on the first-parent line: what history order sorts by (tgstore.history)
 
-    def git(self) -> dict[str, str]:
-        return {"sha": self.sha, "date": self.date, "subject": self.subject}
+    def git(self) -> dict[str, str | int | None]:
+        return {"sha": self.sha, "date": self.date, "subject": self.subject, "position": self.position}
 
 
 # ---------------------------------------------------------------- git
@@ -121,7 +119,16 @@ def verify_rev(repo: Path, rev: str) -> str:
     return proc.stdout.strip()
 
 
+def first_parent_position(repo: Path, sha: str) -> int | None:
+    """`sha`'s position on its first-parent line (1 for a root commit); None in a shallow clone, where the count
+    would start at the cut."""
+    if _run_git(repo, "rev-parse", "--is-shallow-repository", check=False).stdout.strip() == "true":
+        return None
+    return int(_run_git(repo, "rev-list", "--count", "--first-parent", sha).stdout.strip())
+
+
 def _log(repo: Path, *args: str) -> list[Commit]:
+    """Commits as `git log ARGS` lists them (without positions)."""
     proc = _run_git(repo, "log", f"--format={LOG_FORMAT}", *args)
     commits = []
     for line in proc.stdout.splitlines():
@@ -129,6 +136,20 @@ def _log(repo: Path, *args: str) -> list[Commit]:
             sha, date, subject = line.split("\x00", 2)
             commits.append(Commit(sha, date, subject))
     return commits
+
+
+def line_of(repo: Path, a: str, b: str) -> list[Commit]:
+    """The commits of `a..b` along b's first-parent line, oldest first, with their positions."""
+    found = _log(repo, "--first-parent", f"{a}..{b}")  # newest first
+    tip = first_parent_position(repo, b) if found else None
+    if tip is not None:
+        found = [Commit(c.sha, c.date, c.subject, tip - i) for i, c in enumerate(found)]
+    return found[::-1]
+
+
+def single(repo: Path, sha: str) -> Commit:
+    commit = _log(repo, "--no-walk", sha)[0]
+    return Commit(commit.sha, commit.date, commit.subject, first_parent_position(repo, commit.sha))
 
 
 def split_range(spec: str) -> tuple[str, str] | None:
@@ -151,11 +172,11 @@ def resolve_revs(repo: Path, revs: list[str]) -> list[Commit]:
         ends = split_range(spec)
         if ends:
             a, b = verify_rev(repo, ends[0]), verify_rev(repo, ends[1])
-            found = _log(repo, "--reverse", "--first-parent", f"{a}..{b}")
+            found = line_of(repo, a, b)
             if not found:
                 raise SweepError(f"{spec!r} selects no commits ({ends[1]} is {ends[0]} or one of its ancestors)")
         else:
-            found = _log(repo, "--no-walk", verify_rev(repo, spec))
+            found = [single(repo, verify_rev(repo, spec))]
         for commit in found:
             if commit.sha not in seen:
                 seen.add(commit.sha)
@@ -173,27 +194,15 @@ def is_ancestor(repo: Path, a: str, b: str) -> bool:
 # ---------------------------------------------------------------- worktrees
 
 
-def _pid_alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _remove_worktree(repo: Path, tree: Path) -> None:
     _run_git(repo, "worktree", "remove", "--force", "--force", str(tree), check=False)
     shutil.rmtree(tree.parent, ignore_errors=True)
 
 
 def clean_stale_worktrees(repo: Path) -> int:
-    """Remove worktrees that a killed sweep left behind (`git worktree prune` alone keeps those whose directory still
-    exists); returns how many. A worktree is ours if it is <tmp>/tgstore-wt-*/tree, and stale if the process named in
-    its `owner` file is gone."""
+    """Remove what a killed sweep left behind: its worktrees of `repo` (`git worktree prune` alone keeps those whose
+    directory still exists) and every tgstore temporary directory whose owner process is gone; returns how many
+    worktrees. A worktree is ours if it is <tmp>/tgstore-wt-*/tree."""
     removed = 0
     with _worktree_lock:
         _run_git(repo, "worktree", "prune", check=False)
@@ -204,13 +213,10 @@ def clean_stale_worktrees(repo: Path) -> int:
             tree = Path(line[len("worktree "):])
             if tree.name != "tree" or not tree.parent.name.startswith(WORKTREE_PREFIX):
                 continue
-            try:
-                pid = int((tree.parent / "owner").read_text().split()[0])
-            except (OSError, ValueError, IndexError):
-                pid = None
-            if pid is None or not _pid_alive(pid):
+            if not tempdirs.owner_alive(tree.parent):
                 _remove_worktree(repo, tree)
                 removed += 1
+        tempdirs.clean_stale()
         _run_git(repo, "worktree", "prune", check=False)
     return removed
 
@@ -218,8 +224,7 @@ def clean_stale_worktrees(repo: Path) -> int:
 @contextmanager
 def checkout(repo: Path, sha: str) -> Iterator[Path]:
     """A temporary detached worktree of `sha`, removed on exit whatever happens."""
-    base = Path(tempfile.mkdtemp(prefix=WORKTREE_PREFIX))
-    (base / "owner").write_text(f"{os.getpid()}\n")
+    base = tempdirs.make("wt")
     tree = base / "tree"
     try:
         with _worktree_lock:
@@ -270,9 +275,7 @@ def extract_commit(repo: Path, commit: Commit, plan: ExtractionPlan, workdir: Pa
             root = resolve_tinygrad_root(tree)
         except TinygradNotFound as exc:
             return described, ExtractionResult(out, "failed", None, f"[tgstore] commit {commit.sha}: {exc}\n", 0.0)
-        result = run_extraction(root, out, case_files=plan.case_files, backend=plan.backend, renderers=plan.renderers,
-                                debug_level=plan.debug_level, timeout=plan.timeout, suite_name=plan.suite_name,
-                                git=commit.git())
+        result = extract_bundle(root, out, plan, git=commit.git())
     return described, result
 
 
@@ -283,7 +286,8 @@ def ok_commits(engine: Engine, plan: ExtractionPlan) -> set[str]:
         rows = conn.execute(
             select(TinygradCommit.sha, Run.id, Run.status, Run.renderers).join(Run, Run.commit_id == TinygradCommit.id)
             .join(Suite, Suite.id == Run.suite_id)
-            .where(Suite.hash == plan.suite["hash"], Run.backend == plan.backend, Run.status == "ok"))
+            .where(Suite.hash == plan.suite["hash"], Run.backend == plan.backend, Run.status == "ok",
+                   Run.is_current.is_(True)))
         wanted = plan.effective_renderers
         return {sha for sha, *run in rows if StoredRun(*run).covers(wanted)}
 
@@ -326,87 +330,24 @@ def _last_line(text_: str) -> str:
     return lines[-1][:300] if lines else ""
 
 
-class SweepReporter:
-    """Progress on stderr: a bar on a terminal, and one line per commit (plain lines when not a terminal, for CI)."""
+class Reporter:
+    """What a sweep tells about its progress; the CLI shows it (tgstore.cli.progress.SweepReporter)."""
 
-    def __init__(self, console: Console | None = None) -> None:
-        self.console = console or Console(stderr=True)
-        self.progress: Progress | None = None
-        self.task = None
-        self.total = 0
-        self.done = 0
+    def start(self, total: int, skipped: list[Commit]) -> None: ...
 
-    def __enter__(self) -> SweepReporter:
-        return self
+    def running(self, commits: list[Commit]) -> None: ...
 
-    def __exit__(self, *exc: object) -> None:
-        if self.progress is not None:
-            self.progress.stop()
-
-    def start(self, total: int, skipped: list[Commit]) -> None:
-        self.total = total
-        if len(skipped) <= 50:
-            for commit in skipped:
-                self._line(CommitOutcome(commit, "skipped"))
-        else:
-            self.done += len(skipped)
-            self.console.print(f"{len(skipped)} of {total} commits already ingested ok: skipped "
-                               f"({skipped[0].sha[:10]} ... {skipped[-1].sha[:10]})", highlight=False, markup=False)
-        if self.console.is_terminal:
-            self.progress = Progress(TextColumn("sweep"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                                     TextColumn("{task.description}"), console=self.console, transient=True)
-            self.task = self.progress.add_task("", total=total, completed=self.done)
-            self.progress.start()
-
-    def running(self, commits: list[Commit]) -> None:
-        if self.progress is not None and self.task is not None:
-            names = ", ".join(c.sha[:10] for c in commits)
-            self.progress.update(self.task, description=f"extracting {names}" if names else "")
-
-    def finished(self, outcome: CommitOutcome) -> None:
-        self._line(outcome)
-
-    def _line(self, o: CommitOutcome) -> None:
-        self.done += 1
-        colour = {"ok": "green", "partial": "yellow", "skipped": "dim"}.get(o.status, "red")
-        width = len(str(self.total))
-        line = Text(f"[{self.done:>{width}}/{self.total}] {o.commit.sha[:10]} ")
-        line.append(f"{o.status:<8}", style=colour)
-        seconds = f"{o.seconds:6.1f}s" if o.status != "skipped" else " " * 7
-        line.append(f" {seconds}  {o.commit.subject}")
-        if o.error and o.status in FAILED:
-            line.append(f"\n    {o.error}", style="red")
-        self.console.print(line, highlight=False, soft_wrap=True)
-        if self.progress is not None and self.task is not None:
-            self.progress.update(self.task, completed=self.done)
-
-    def summary(self, s: SweepSummary) -> None:
-        if self.progress is not None:
-            self.progress.stop()
-            self.progress = None
-        ran = [o for o in s.outcomes if o.status != "skipped"]
-        parts = [f"{s.count(k)} {k}" for k in ("ok", "partial", "failed", "timeout", "skipped") if s.count(k)]
-        extract = sum(o.checkout_seconds + o.extract_seconds for o in ran)
-        ingest = sum(o.ingest_seconds for o in ran)
-        verb = "interrupted after" if s.interrupted else "swept"
-        self.console.print(
-            f"{verb} {len(s.outcomes)} commits in {s.seconds:.1f}s: {', '.join(parts) or 'nothing'}"
-            + (f"; extraction {extract:.1f}s, ingestion {ingest:.1f}s in all "
-               f"({extract / len(ran):.1f}s + {ingest / len(ran):.2f}s a commit)" if ran else ""),
-            highlight=False, markup=False, soft_wrap=True)
-        for o in s.failed:
-            self.console.print(f"  {o.status}: {o.commit.sha[:10]} {o.commit.subject}", highlight=False, markup=False,
-                               soft_wrap=True)
+    def finished(self, outcome: CommitOutcome) -> None: ...
 
 
 def sweep(engine: Engine, repo: Path, commits: list[Commit], plan: ExtractionPlan, *, jobs: int = 1,
-          force: bool = False, reporter: SweepReporter | None = None,
+          force: bool = False, reporter: Reporter | None = None,
           on_ingested: Callable[[CommitOutcome], None] | None = None) -> SweepSummary:
     """Extract and ingest `commits` of `repo` (see the module docstring); `jobs` extractions run at once, ingestion
     happens in the calling thread. Never raises for a commit's failure: it is in the summary (and, when tinygrad
     failed, stored as a failed run to be retried by the next sweep)."""
     started = time.monotonic()
-    reporter = reporter or SweepReporter()
+    reporter = reporter or Reporter()
     summary = SweepSummary()
     clean_stale_worktrees(repo)
     done = set() if force else ok_commits(engine, plan)
@@ -431,7 +372,7 @@ def sweep(engine: Engine, repo: Path, commits: list[Commit], plan: ExtractionPla
                 running.pop(commit.sha, None)
                 reporter.running(list(running.values()))
 
-    with tempfile.TemporaryDirectory(prefix="tgstore-sweep-") as tmp, \
+    with tempdirs.owned("sweep") as tmp, \
             ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="tgstore-sweep") as pool:
         futures: dict[Future, tuple[Commit, Path]] = {}
         for i, commit in enumerate(todo):
@@ -463,11 +404,14 @@ def sweep(engine: Engine, repo: Path, commits: list[Commit], plan: ExtractionPla
 def _ingest_one(engine: Engine, commit: Commit, future: Future, plan: ExtractionPlan, force: bool) -> CommitOutcome:
     try:
         described, result, checkout_seconds = future.result()
-    except Exception as exc:  # a checkout that failed: not tinygrad's doing, so no run is stored
+    except (SweepError, OSError) as exc:  # git could not check it out: a failed run, retried by the next sweep
         lines = str(exc).splitlines()
         if len(lines) > 4:  # git names every file it could not write; the first and last lines say enough
             lines = [*lines[:2], f"... ({len(lines) - 3} more lines)", lines[-1]]
-        return CommitOutcome(commit, "failed", error=f"checkout failed: {chr(10).join(lines)}")
+        error = f"checkout failed: {chr(10).join(lines)}"
+        described = {"path": None, "version": None, "tree_hash": "", "git": commit.git()}
+        report = record_failure(engine, described, plan, ExtractionOutcome("failed", None, str(exc)), error)
+        return CommitOutcome(commit, report.status, run_id=report.run_id, error=error)
     st = time.monotonic()
     report = ingest_result(engine, result, described, plan, force=force)
     outcome = CommitOutcome(commit, report.status, result.seconds, time.monotonic() - st, checkout_seconds,
@@ -477,128 +421,3 @@ def _ingest_one(engine: Engine, commit: Commit, future: Future, plan: Extraction
     elif report.status in FAILED:
         outcome.error = f"extraction {result.status} (exit code {result.returncode}): {_last_line(result.stderr)}"
     return outcome
-
-
-# ---------------------------------------------------------------- bisect
-
-
-class BisectError(Exception):
-    """Bisect cannot start or finish (unknown case, bad range, no difference); a one-line message."""
-
-
-def case_names(case_files: list[Path]) -> list[str]:
-    try:
-        return read_case_names(case_files)
-    except CaseFileError as exc:
-        raise BisectError(str(exc)) from None
-
-
-@dataclass
-class BisectResult:
-    first: Commit  # the first commit whose signature differs from good's
-    good: Commit
-    bad: Commit
-    commits: int  # commits in good..bad
-    extractions: int
-    looked_at: list[tuple[Commit, str]]  # (commit, "same" | "differs" | "untestable") in the order tested
-    untestable_before: list[Commit]  # skipped commits just before `first`, any of which may be the change
-
-
-def case_signature(engine: Engine, sha: str, plan: ExtractionPlan, case: str, what: str,
-                   renderer: str) -> tuple | None | str:
-    """What bisect compares for one commit: the case's status and its per-kernel source hashes for `renderer`
-    (what='source') or kernel AST hashes (what='ast'). None: no usable run stored; "absent": the run lacks the case."""
-    with engine.connect() as conn:
-        found = find_run(conn, sha, plan.suite["hash"], plan.backend)
-        if found is None or found.status in FAILED:
-            return None
-        run_id = found.id
-        status = conn.execute(text('SELECT status FROM v_run_cases WHERE run_id = :r AND "case" = :c'),
-                              {"r": run_id, "c": case}).scalar()
-        if status is None:
-            return "absent"
-        if what == "source":
-            rows = conn.execute(text(
-                'SELECT position, source_hash, error FROM v_sources WHERE run_id = :r AND "case" = :c '
-                "AND renderer = :renderer ORDER BY position, kernel_name, source_hash"),
-                {"r": run_id, "c": case, "renderer": renderer}).all()
-        else:
-            rows = conn.execute(text('SELECT position, kernel_hash FROM v_kernels WHERE run_id = :r AND "case" = :c '
-                                     "ORDER BY position"), {"r": run_id, "c": case}).all()
-        return (status, tuple(tuple(r) for r in rows))
-
-
-def bisect_case(engine: Engine, repo: Path, case: str, good: str, bad: str, plan: ExtractionPlan, *,
-                what: str = "source", renderer: str = "C",
-                log: Callable[[str], None] = lambda _msg: None) -> BisectResult:
-    """Binary search along good..bad (first-parent, like a sweep) for the first commit where the case's signature
-    (see case_signature) differs from good's, extracting and ingesting only the commits the database lacks.
-    Assumes one change: if the output changes and changes back, it finds a change, not necessarily the first."""
-    if what not in ("source", "ast"):
-        raise BisectError(f"--what must be source or ast, not {what!r}")
-    known = case_names(plan.case_files)
-    if case not in known:
-        raise BisectError(f"unknown case {case!r}; the suite's cases are: {', '.join(known)}")
-    if what == "source" and plan.renderers is not None and renderer not in plan.renderers:
-        raise BisectError(f"renderer {renderer} is not among the renderers extracted ({','.join(plan.renderers)})")
-    good_sha, bad_sha = verify_rev(repo, good), verify_rev(repo, bad)
-    if good_sha == bad_sha:
-        raise BisectError(f"{good} and {bad} are the same commit")
-    if not is_ancestor(repo, good_sha, bad_sha):
-        raise BisectError(f"{good} ({good_sha[:10]}) is not an ancestor of {bad} ({bad_sha[:10]})")
-    line = [*_log(repo, "--no-walk", good_sha), *_log(repo, "--reverse", "--first-parent", f"{good_sha}..{bad_sha}")]
-    extractions = 0
-    cache: dict[str, tuple | None | str] = {}
-
-    def signature(commit: Commit) -> tuple | None | str:
-        nonlocal extractions
-        if commit.sha in cache:
-            return cache[commit.sha]
-        sig = case_signature(engine, commit.sha, plan, case, what, renderer)
-        if sig is None:
-            log(f"extracting {commit.sha[:10]} {commit.subject}")
-            extractions += 1
-            with tempfile.TemporaryDirectory(prefix="tgstore-bisect-") as tmp:
-                described, result = extract_commit(repo, commit, plan, Path(tmp))
-                ingest_result(engine, result, described, plan)
-            sig = case_signature(engine, commit.sha, plan, case, what, renderer)
-        cache[commit.sha] = sig
-        return sig
-
-    sig_good = signature(line[0])
-    if not isinstance(sig_good, tuple):
-        raise BisectError(f"no usable run of {good} ({good_sha[:10]}) for case {case!r}: "
-                          + ("its extraction failed" if sig_good is None else "the run does not have the case"))
-    if what == "source" and not sig_good[1]:
-        raise BisectError(f"the run of {good} ({good_sha[:10]}) has no {renderer} source for case {case!r} "
-                          f"(case status {sig_good[0]}; was it extracted with that renderer?)")
-    sig_bad = signature(line[-1])
-    if not isinstance(sig_bad, tuple):
-        raise BisectError(f"no usable run of {bad} ({bad_sha[:10]}) for case {case!r}: "
-                          + ("its extraction failed" if sig_bad is None else "the run does not have the case"))
-    label = f"{renderer} source" if what == "source" else "kernel ASTs"
-    if sig_bad == sig_good:
-        raise BisectError(f"case {case!r} has the same {label} at {bad} ({bad_sha[:10]}) as at {good} "
-                          f"({good_sha[:10]}): no difference to bisect")
-    looked_at: list[tuple[Commit, str]] = []
-    lo, hi = 0, len(line) - 1
-    untestable: set[int] = set()
-    while True:
-        between = [i for i in range(lo + 1, hi) if i not in untestable]
-        if not between:
-            break
-        mid = min(between, key=lambda i: (abs(2 * i - lo - hi), i))
-        sig = signature(line[mid])
-        if not isinstance(sig, tuple):
-            untestable.add(mid)
-            looked_at.append((line[mid], "untestable"))
-            continue
-        same = sig == sig_good
-        looked_at.append((line[mid], "same" if same else "differs"))
-        log(f"{line[mid].sha[:10]} {'same as good' if same else 'differs'}  {line[mid].subject}")
-        if same:
-            lo = mid
-        else:
-            hi = mid
-    return BisectResult(first=line[hi], good=line[0], bad=line[-1], commits=len(line) - 1, extractions=extractions,
-                        looked_at=looked_at, untestable_before=[line[i] for i in range(lo + 1, hi)])

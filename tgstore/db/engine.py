@@ -1,16 +1,20 @@
-"""Opening a tgstore database: SQLite in WAL mode, one writer, foreign keys on."""
+"""Opening a tgstore database: SQLite in WAL mode, one writer, foreign keys on; readers read-only."""
 
 from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 from pathlib import Path
+from urllib.parse import quote
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.exc import OperationalError
+from sqlalchemy.pool import QueuePool
 
 # How long a writer waits for another writer (an ingest, a sweep) to finish before giving up.
 BUSY_TIMEOUT_MS = int(float(os.environ.get("TGSTORE_BUSY_TIMEOUT", "30")) * 1000)
+SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 class DatabaseError(Exception):
@@ -21,31 +25,88 @@ class DatabaseLocked(DatabaseError):
     """Another process held the write lock for longer than the busy timeout."""
 
 
-def open_engine(path: Path | str, *, writer: bool = True, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> Engine:
-    """An engine on the SQLite file `path` (created if absent). Does not migrate; see tgstore.db.migrate.
+def check_file(path: Path, *, writer: bool) -> None:
+    """Refuse, before SQLite touches anything, what cannot be a tgstore database."""
+    if not path.exists():
+        if not writer:
+            raise DatabaseError(f"{path} does not exist; create it with `tgstore ingest` or `tgstore db upgrade`")
+        if not path.parent.is_dir():
+            raise DatabaseError(f"cannot create {path}: the directory {path.parent} does not exist")
+        return
+    mode = path.stat().st_mode
+    if stat.S_ISDIR(mode):
+        raise DatabaseError(f"{path} is a directory, not a database file")
+    if not stat.S_ISREG(mode):
+        raise DatabaseError(f"{path} is not a regular file (a device or a pipe?), not a database file")
+    if path.stat().st_size > 0:
+        with open(path, "rb") as f:
+            if f.read(16) != SQLITE_MAGIC:
+                raise DatabaseError(f"{path} is not a SQLite database")
 
-    A `writer` engine takes the write lock when a transaction begins, so a second writer waits for it
-    (up to the busy timeout) instead of failing half-way; readers (`writer=False`) never wait for writers.
+
+def read_only_media(path: Path) -> bool:
+    """The database's directory cannot be written (a read-only filesystem or directory): SQLite then cannot create
+    the WAL index a reader needs, so the file is opened immutable instead."""
+    return not os.access(path.parent, os.W_OK)
+
+
+def sqlite_error_message(path: Path | None, exc: BaseException) -> str:
+    """What a SQLite error means for the user, in one line naming the database."""
+    text = str(exc).strip()
+    low = text.lower()
+    where = str(path) if path is not None else "the database"
+    if "disk is full" in low or "database or disk is full" in low:
+        return f"no space left on the device holding {where}; nothing was written"
+    if "readonly" in low or "read-only" in low:
+        return f"{where} is read-only (a read-only file, directory or filesystem); nothing was written"
+    if "malformed" in low or "not a database" in low or "file is encrypted" in low:
+        return f"{where} is corrupt or not a SQLite database ({text})"
+    if "locked" in low or "busy" in low:
+        return f"{where} is locked by another process ({text}); nothing was written"
+    if "unable to open" in low:
+        return f"cannot open {where} ({text})"
+    if "no such table" in low or "no such column" in low:
+        return f"{where} is not a tgstore database of this version ({text}); run `tgstore db upgrade`"
+    return f"{where}: {text}"
+
+
+def open_engine(path: Path | str, *, writer: bool = True, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> Engine:
+    """An engine on the SQLite file `path`. A writer creates it if absent; a reader opens it read-only (immutable
+    on read-only media) and never waits for writers. Does not migrate; see tgstore.db.migrate.
+
+    A `writer` engine takes the write lock when a transaction begins, so a second writer waits for it (up to the
+    busy timeout) instead of failing half-way.
     """
     path = Path(path)
-    if path.exists() and path.is_dir():
-        raise DatabaseError(f"{path} is a directory, not a database file")
-    if path.exists() and path.stat().st_size > 0:
-        with open(path, "rb") as f:
-            if f.read(16) != b"SQLite format 3\x00":
-                raise DatabaseError(f"{path} is not a SQLite database")
-    engine = create_engine(f"sqlite:///{path}", connect_args={"timeout": busy_timeout_ms / 1000})
+    check_file(path, writer=writer)
+    if writer:
+        uri = f"file:{quote(str(path))}"
+    else:
+        uri = f"file:{quote(str(path))}?mode=ro" + ("&immutable=1" if read_only_media(path) else "")
+
+    def connect() -> sqlite3.Connection:
+        try:
+            return sqlite3.connect(uri, uri=True, timeout=busy_timeout_ms / 1000, check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise DatabaseError(sqlite_error_message(path, exc)) from None
+
+    engine = create_engine("sqlite://", creator=connect, poolclass=QueuePool)
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: sqlite3.Connection, _record: object) -> None:
         # pysqlite's implicit transactions would defeat BEGIN IMMEDIATE; let SQLAlchemy emit BEGIN itself.
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
-        cursor.execute(f"PRAGMA busy_timeout = {busy_timeout_ms}")
-        cursor.execute("PRAGMA journal_mode = WAL")  # readers (Datasette) never block the one writer
-        cursor.execute("PRAGMA synchronous = NORMAL")
-        cursor.execute("PRAGMA foreign_keys = ON")
-        cursor.close()
+        try:
+            cursor.execute(f"PRAGMA busy_timeout = {busy_timeout_ms}")
+            if writer:
+                cursor.execute("PRAGMA journal_mode = WAL")  # readers (Datasette) never block the one writer
+                cursor.execute("PRAGMA synchronous = NORMAL")
+            cursor.execute("PRAGMA foreign_keys = ON")
+        except sqlite3.Error as exc:
+            raise DatabaseError(sqlite_error_message(path, exc)) from None
+        finally:
+            cursor.close()
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn) -> None:
@@ -59,7 +120,7 @@ def open_engine(path: Path | str, *, writer: bool = True, busy_timeout_ms: int =
                     f"{path} is locked by another writer (an ingest or sweep still running?) and stayed locked for "
                     f"{busy_timeout_ms / 1000:g}s; nothing was written. Try again when it has finished, or wait "
                     "longer with TGSTORE_BUSY_TIMEOUT=SECONDS") from exc
-            raise
+            raise DatabaseError(sqlite_error_message(path, exc.orig)) from None
 
     return engine
 

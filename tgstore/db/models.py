@@ -8,7 +8,7 @@ change between two tinygrad commits is stored once: a run of an unchanged commit
 
 from __future__ import annotations
 
-from sqlalchemy import Float, ForeignKey, Index, Integer, MetaData, String, Text, UniqueConstraint
+from sqlalchemy import Boolean, Float, ForeignKey, Index, Integer, MetaData, String, Text, UniqueConstraint, text, true
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 # Explicit constraint names keep Alembic batch migrations on SQLite deterministic.
@@ -43,8 +43,11 @@ class TinygradCommit(Base):
     sha: Mapped[str] = mapped_column(String(80), unique=True)  # git sha, or "tree:<tree_hash>" without git
     tree_hash: Mapped[str] = mapped_column(String(64), index=True)
     version: Mapped[str | None] = mapped_column(String(40))
-    committed_at: Mapped[str | None] = mapped_column(String(40))
+    committed_at: Mapped[str | None] = mapped_column(String(40))  # committer date as git gave it (with offset)
     subject: Mapped[str | None] = mapped_column(Text)
+    committed_utc: Mapped[str | None] = mapped_column(String(40))  # the same in UTC, YYYY-MM-DDTHH:MM:SSZ
+    git_position: Mapped[int | None] = mapped_column(Integer, index=True)  # position on the first-parent line
+    version_key: Mapped[str | None] = mapped_column(String(80))  # `version` in a form that sorts (history.py)
 
 
 class Suite(Base):
@@ -90,10 +93,12 @@ class PatternSetMember(Base):
 
 
 class Run(Base):
-    """One extraction of one tinygrad commit over one suite on one backend."""
+    """One extraction of one tinygrad commit over one suite on one backend. The current run answers for its
+    (commit, suite, backend); the others are failed attempts, kept for `failed_runs`. Ids are never reused."""
 
     __tablename__ = "runs"
-    __table_args__ = (UniqueConstraint("commit_id", "suite_id", "backend", name="uq_runs_commit_suite_backend"),)
+    __table_args__ = (Index("uq_runs_current", "commit_id", "suite_id", "backend", unique=True,
+                            sqlite_where=text("is_current = 1")), {"sqlite_autoincrement": True})
     id: Mapped[int] = mapped_column(primary_key=True)
     commit_id: Mapped[int] = mapped_column(ForeignKey("tinygrad_commits.id"), index=True)
     suite_id: Mapped[int] = mapped_column(ForeignKey("suites.id"), index=True)
@@ -112,6 +117,7 @@ class Run(Base):
     error: Mapped[str | None] = mapped_column(Text)
     stderr: Mapped[str | None] = mapped_column(Text)
     pattern_set_id: Mapped[int | None] = mapped_column(ForeignKey("pattern_sets.id"))
+    is_current: Mapped[bool] = mapped_column(Boolean, server_default=true())
 
 
 class RunMissing(Base):

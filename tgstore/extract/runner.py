@@ -13,14 +13,18 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-BUILTIN_CASES: Path = Path(__file__).resolve().parent.parent / "cases" / "builtin.py"
-CHILD_SCRIPT: Path = Path(__file__).resolve().parent / "child.py"
+from tgstore import tempdirs
+
+EXTRACT_DIR: Path = Path(__file__).resolve().parent
+BUILTIN_CASES: Path = EXTRACT_DIR.parent / "cases" / "builtin.py"
+# The child is the package `child/` beside this file, run as `python -m child` with this directory on its path (and
+# not tgstore's site-packages): it imports only the standard library, its own modules and the target tinygrad.
+CHILD_PACKAGE: Path = EXTRACT_DIR / "child"
 STDERR_TAIL = 64 * 1024
 # env vars handed down to the child; everything else (PYTHONPATH, DEBUG, device selectors, ...) is dropped
 KEEP_ENV = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ", "SYSTEMROOT")
@@ -146,57 +150,45 @@ def _wait(proc: subprocess.Popen, timeout: float, bundle: Path, on_case: Callabl
                         on_case(json.loads(line)["name"])
 
 
+def child_command(tinygrad_root: Path, out: Path, args: list[str], *, python: str | None = None,
+                  git: dict | None = None) -> list[str]:
+    """The command line of an extraction child writing `out` (run it with `child_env`)."""
+    cmd = [python or sys.executable, "-u", "-m", "child", "--out", str(out), "--tinygrad-root", str(tinygrad_root),
+           *args]
+    if git is not None:
+        cmd += ["--git-json", json.dumps(git)]
+    return cmd
+
+
 def run_extraction(
     tinygrad_root: Path,
     out: Path,
+    args: list[str] | None = None,
     *,
-    case_files: list[Path] | None = None,
-    backend: str = "CPU",
-    renderers: list[str] | None = None,
-    debug_level: int = 4,
     timeout: float = 900.0,
-    suite_name: str | None = None,
     python: str | None = None,
     git: dict | None = None,
     on_case: Callable[[str], None] | None = None,
 ) -> ExtractionResult:
-    """Run child.py with PYTHONPATH=<tinygrad_root> and write its bundle to ``out``. Never raises for child failures.
+    """Run the child with `args` (its options besides --out, --tinygrad-root and --git-json; see
+    ExtractionPlan.child_args) over the tinygrad in `tinygrad_root`, writing the bundle to `out`. Never raises for
+    child failures.
 
     ``on_case(name)`` is called (in this thread) as each case's record lands in the bundle: progress for a caller.
     """
     root = Path(tinygrad_root).resolve()
     out = Path(out).resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="tgstore-extract-") as tmp:
-        cmd = [
-            python or sys.executable,
-            "-u",
-            str(CHILD_SCRIPT),
-            "--out",
-            str(out),
-            "--backend",
-            backend,
-            "--debug",
-            str(debug_level),
-            "--tinygrad-root",
-            str(root),
-        ]
-        for cf in case_files if case_files else [BUILTIN_CASES]:
-            cmd += ["--cases", str(Path(cf).resolve())]
-        if renderers:
-            cmd += ["--renderers", ",".join(renderers)]
-        if git is not None:
-            cmd += ["--git-json", json.dumps(git)]
-        if suite_name:
-            cmd += ["--suite-name", suite_name]
+    with tempdirs.owned("extract") as tmp:
+        cmd = child_command(root, out, list(args or []), python=python, git=git)
         env = {k: v for k, v in os.environ.items() if k in KEEP_ENV}
         env.update(
             {
-                "PYTHONPATH": str(root),
+                "PYTHONPATH": os.pathsep.join([str(EXTRACT_DIR), str(root)]),
                 "PYTHONHASHSEED": "0",
                 "PYTHONDONTWRITEBYTECODE": "1",
                 "TGSTORE_PARENT_PID": str(os.getpid()),
-                "HOME": env.get("HOME", tmp),
+                "HOME": env.get("HOME", str(tmp)),
             }
         )
         stderr_path, stdout_path = Path(tmp) / "stderr", Path(tmp) / "stdout"

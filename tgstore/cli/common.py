@@ -1,0 +1,137 @@
+"""What the command modules share: options, opening the database, and turning failures into one-line errors."""
+
+from __future__ import annotations
+
+import contextvars
+import functools
+import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+
+from tgstore.cli.output import error
+
+DbOption = Annotated[Path, typer.Option("--db", help="The tgstore SQLite database file.", envvar="TGSTORE_DB")]
+TinygradOption = Annotated[
+    Path | None,
+    typer.Option("--tinygrad", help="A tinygrad checkout, a directory holding the tinygrad package, or the package "
+                 "itself. Default: the tinygrad installed beside tgstore."),
+]
+CasesOption = Annotated[
+    list[Path] | None,
+    typer.Option("--cases", help="A Python file of case_<name>() functions returning Tensors (repeatable). "
+                 "Default: the built-in suite."),
+]
+BackendOption = Annotated[str, typer.Option("--backend", help="The device tinygrad schedules for.")]
+RenderersOption = Annotated[
+    str | None, typer.Option("--renderers", help="Comma-separated renderers (C, LLVM, PTX, ...). Default: all that "
+                             "render without hardware.")]
+TimeoutOption = Annotated[float, typer.Option("--timeout", help="Seconds before one extraction is killed.")]
+DebugOption = Annotated[int, typer.Option("--debug", help="tinygrad DEBUG level whose output is captured per case.")]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+DEFAULT_REPO = Path("submodules/tinygrad")
+RepoOption = Annotated[Path | None, typer.Option("--repo", envvar="TGSTORE_REPO",
+                                                 help="The tinygrad git repository whose commits --rev, --good and "
+                                                 "--bad name (default: submodules/tinygrad).", show_default=False)]
+
+# The database the running command opened, for error messages that the driver gives without a file name.
+current_db: contextvars.ContextVar[Path | None] = contextvars.ContextVar("current_db", default=None)
+
+
+def fail(message: str, code: int = 1) -> typer.Exit:
+    """Print `message` as an error; the caller raises the returned Exit (`raise fail(...)`)."""
+    error(message)
+    return typer.Exit(code)
+
+
+def describe_sqlite_error(exc: BaseException) -> str:
+    """A one-line explanation of a SQLite failure, naming the database file."""
+    from tgstore.db.engine import sqlite_error_message
+
+    return sqlite_error_message(current_db.get(), getattr(exc, "orig", None) or exc)
+
+
+@contextmanager
+def errors_as_messages() -> Iterator[None]:
+    """Turn the failures a user can cause (a bad file, a full disk, a locked or read-only database, a bad commit)
+    into `error: ...` on one line and exit status 1; Ctrl-C exits 130."""
+    from sqlalchemy.exc import DBAPIError
+
+    from tgstore.db import DatabaseError
+
+    try:
+        yield
+    except (typer.Exit, typer.Abort):
+        raise
+    except DatabaseError as exc:
+        raise fail(str(exc)) from None
+    except (DBAPIError, sqlite3.Error) as exc:
+        raise fail(describe_sqlite_error(exc)) from None
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        raise fail(f"{where}{exc.strerror or exc}") from None
+    except KeyboardInterrupt:
+        raise fail("interrupted", 130) from None
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def command(group: typer.Typer, *args: Any, **kwargs: Any) -> Callable[[F], F]:
+    """`group.command(...)` whose function runs inside `errors_as_messages`."""
+
+    def register(fn: F) -> F:
+        @functools.wraps(fn)
+        def wrapper(*a: Any, **k: Any) -> Any:
+            with errors_as_messages():
+                return fn(*a, **k)
+
+        group.command(*args, **kwargs)(wrapper)
+        return fn
+
+    return register
+
+
+def open_db(db: Path, *, migrate: bool = True, writer: bool = True, check: bool = True):
+    """Open the database. A writer creates the file if it is missing and, with `migrate`, upgrades the schema to
+    head; a reader needs an existing database at this tgstore's schema (unless not `check`) and opens it read-only
+    (immutable on read-only media)."""
+    from tgstore.db import DatabaseError, open_engine
+    from tgstore.db.migrate import check_readable, ensure_current
+
+    current_db.set(db)
+    try:
+        engine = open_engine(db, writer=writer)
+        if migrate:
+            ensure_current(engine)
+        elif not writer and check:
+            check_readable(engine)
+        return engine
+    except DatabaseError as exc:
+        raise fail(str(exc)) from None
+
+
+def make_plan(cases: list[Path] | None, backend: str, renderers: str | None, debug: int, timeout: float, **extra: Any):
+    from tgstore.pipeline import ExtractionPlan
+
+    for path in cases or []:
+        if not path.is_file():
+            raise fail(f"case file {path} does not exist")
+    plan = ExtractionPlan(backend=backend, debug_level=debug, timeout=timeout,
+                          renderers=[r.strip().upper() for r in renderers.split(",") if r.strip()] if renderers
+                          else None, **extra)
+    if cases:
+        plan.case_files = [p.resolve() for p in cases]
+    return plan
+
+
+def resolve_root(tinygrad: Path | None) -> Path:
+    from tgstore.extract.runner import TinygradNotFound, resolve_tinygrad_root
+
+    try:
+        return resolve_tinygrad_root(tinygrad)
+    except TinygradNotFound as exc:
+        raise fail(str(exc)) from None

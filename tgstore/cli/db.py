@@ -1,0 +1,59 @@
+"""`tgstore db ...`: schema migrations and garbage collection."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from tgstore.cli import db_app
+from tgstore.cli.common import DbOption, command, open_db
+from tgstore.cli.output import emit, note
+
+
+@command(db_app, "upgrade")
+def db_upgrade(db: DbOption = Path("tgstore.db"),
+               revision: Annotated[str, typer.Argument(help="Target revision.")] = "head") -> None:
+    """Create the database or migrate it up to REVISION (default head)."""
+    from tgstore.db import current_revision, upgrade
+
+    engine = open_db(db, migrate=False)
+    upgrade(engine, revision)
+    note(f"{db}: schema at {current_revision(engine)}")
+
+
+@command(db_app, "downgrade")
+def db_downgrade(revision: Annotated[str, typer.Argument(help="Target revision (e.g. -1, base, 0001).")],
+                 db: DbOption = Path("tgstore.db")) -> None:
+    """Migrate the database down to REVISION."""
+    from tgstore.db import current_revision, downgrade
+
+    engine = open_db(db, migrate=False)
+    downgrade(engine, revision)
+    note(f"{db}: schema at {current_revision(engine)}")
+
+
+@command(db_app, "gc")
+def db_gc(db: DbOption = Path("tgstore.db"),
+          vacuum: Annotated[bool, typer.Option("--vacuum", help="Also VACUUM to give the space back to the "
+                                               "filesystem (rewrites the file).")] = False) -> None:
+    """Delete stored artifacts that no run refers to any more (left by --force, retries or widened runs)."""
+    from tgstore.db.gc import collect_garbage
+
+    engine = open_db(db)
+    deleted = collect_garbage(engine)
+    if vacuum:
+        with engine.connect() as conn:
+            conn.connection.dbapi_connection.execute("VACUUM")
+    removed = ", ".join(f"{n} {table}" for table, n in deleted.items() if n) or "nothing"
+    note(f"{db}: removed {removed}" + (", vacuumed" if vacuum else ""))
+
+
+@command(db_app, "current")
+def db_current(db: DbOption = Path("tgstore.db")) -> None:
+    """Print the database's schema revision and the newest this tgstore knows."""
+    from tgstore.db import current_revision, head_revision
+
+    engine = open_db(db, migrate=False, writer=False, check=False)
+    emit(f"current: {current_revision(engine)}  head: {head_revision()}")

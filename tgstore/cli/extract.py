@@ -1,0 +1,232 @@
+"""Commands that run tinygrad: ingest (one tinygrad, bundles, or a sweep of commits), extract, bisect."""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.text import Text
+
+from tgstore.cli import app
+from tgstore.cli.common import (
+    DEFAULT_REPO,
+    BackendOption,
+    CasesOption,
+    DbOption,
+    DebugOption,
+    RenderersOption,
+    RepoOption,
+    TimeoutOption,
+    TinygradOption,
+    command,
+    fail,
+    make_plan,
+    open_db,
+    resolve_root,
+)
+from tgstore.cli.output import emit, err, note, safe
+
+IgnoreNamesOption = Annotated[bool, typer.Option("--ignore-names", help="A change of kernel names alone is not a "
+                                                 "change (names are masked in sources and ASTs before comparing).")]
+
+
+@contextmanager
+def case_progress(plan, description: str) -> Iterator[Callable[[str], None]]:
+    """A progress bar over the suite's cases on stderr (a terminal only); yields the per-case callback."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from tgstore.pipeline import CaseFileError, read_case_names
+
+    try:
+        total = len(read_case_names(plan.case_files))
+    except CaseFileError as exc:
+        raise fail(str(exc)) from None
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TextColumn("{task.fields[case]}"), console=err, transient=True,
+                  disable=not err.is_terminal) as progress:
+        task = progress.add_task(description, total=total or None, case="")
+        yield lambda name: progress.update(task, advance=1, case=safe(name))
+
+
+def print_report(report, source: str | None = None) -> None:
+    where = f"{safe(source)}: " if source else ""
+    if report.skipped:
+        note(f"{where}{report.commit[:12]}: already ingested (run {report.run_id}); --force to redo")
+        return
+    colour = {"ok": "green", "partial": "yellow"}.get(report.status, "red")
+    line = Text(f"{where}{safe(report.commit[:12])}: run {report.run_id} ")
+    line.append(report.status, style=colour)
+    line.append(f", {report.cases} cases ({report.failed_cases} failed), {report.new_case_results} new case results")
+    if report.kept_run_id is not None:
+        line.append(f"; the ok run {report.kept_run_id} stays current (this attempt is kept in failed_runs)")
+    err.print(line)
+    if report.error:
+        note(f"  {report.error}", "red")
+
+
+@command(app)
+def ingest(
+    db: DbOption = Path("tgstore.db"),
+    tinygrad: TinygradOption = None,
+    bundle: Annotated[list[Path] | None, typer.Option("--bundle", help="Ingest bundle file(s) written by "
+                                                      "`tgstore extract` instead of extracting.")] = None,
+    cases: CasesOption = None,
+    backend: BackendOption = "CPU",
+    renderers: RenderersOption = None,
+    debug: DebugOption = 4,
+    timeout: TimeoutOption = 900.0,
+    force: Annotated[bool, typer.Option("--force", help="Re-extract and replace runs that are already ok.")] = False,
+    keep_bundle: Annotated[Path | None, typer.Option("--keep-bundle", help="Also write the bundle here.")] = None,
+    repo: RepoOption = None,
+    rev: Annotated[list[str] | None, typer.Option("--rev", help="Sweep commits of --repo: A..B (B's first-parent "
+                                                  "line after A, oldest first, B included), a sha, branch or tag "
+                                                  "(repeatable).")] = None,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Extractions run in parallel in a sweep.")] = 1,
+) -> None:
+    """Extract a tinygrad (installed, or --tinygrad PATH) over the case suite and store it in the database.
+
+    Creates and migrates the database if needed. A crash or hang of the extraction is stored as a failed run (an
+    ok run of the same commit stays current). With --rev, sweeps commits of a git repository: commits already
+    ingested ok are skipped, failed ones retried. Exits 1 if an extraction or a bundle failed.
+    """
+    if rev or repo:
+        if not rev:
+            raise fail("--repo needs --rev (the commits to sweep)")
+        if tinygrad or bundle or keep_bundle:
+            raise fail("--rev sweeps commits of --repo; it does not combine with --tinygrad, --bundle or --keep-bundle")
+        sweep_commits(db, repo or DEFAULT_REPO, rev, make_plan(cases, backend, renderers, debug, timeout), jobs, force)
+        return
+    if bundle:
+        ingest_bundles(db, bundle, force)
+        return
+    from tgstore.pipeline import extract_and_ingest
+
+    plan = make_plan(cases, backend, renderers, debug, timeout)
+    root = resolve_root(tinygrad)
+    engine = open_db(db)
+    with case_progress(plan, "extracting") as on_case:
+        report = extract_and_ingest(engine, root, plan, force=force, keep_bundle=keep_bundle, on_case=on_case)
+    print_report(report)
+    if report.status in ("failed", "timeout"):
+        raise typer.Exit(1)
+
+
+def ingest_bundles(db: Path, paths: list[Path], force: bool) -> None:
+    """Validate every bundle before the database is opened, then store each; a truncated bundle is stored as a
+    failed run (exit 1)."""
+    from tgstore.bundle import BundleError, read_bundle
+    from tgstore.ingest import ingest_bundle
+
+    try:
+        bundles = [read_bundle(path) for path in paths]
+    except BundleError as exc:
+        raise fail(str(exc)) from None
+    engine = open_db(db)
+    failed = False
+    for loaded in bundles:
+        report = ingest_bundle(engine, loaded, force=force)
+        print_report(report, str(loaded.path))
+        failed |= report.status in ("failed", "timeout") and not report.skipped
+    if failed:
+        raise typer.Exit(1)
+
+
+def sweep_commits(db: Path, repo: Path, revs: list[str], plan, jobs: int, force: bool) -> None:
+    from tgstore.cli.progress import SweepReporter
+    from tgstore.sweep import SweepError, open_repo, resolve_revs, sweep
+
+    try:
+        root = open_repo(repo)
+        commits = resolve_revs(root, revs)  # a bad repo or rev fails here, before the database is touched
+    except SweepError as exc:
+        raise fail(str(exc)) from None
+    engine = open_db(db)
+
+    def interrupt(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupt)  # like Ctrl-C: kill the extractions in flight, keep what is ingested
+    try:
+        with SweepReporter(err) as reporter:
+            summary = sweep(engine, root, commits, plan, jobs=jobs, force=force, reporter=reporter)
+            reporter.summary(summary)
+    except SweepError as exc:
+        raise fail(str(exc)) from None
+    except KeyboardInterrupt:
+        raise fail("interrupted; the commits ingested so far are kept, run the sweep again to resume", 130) from None
+    if summary.failed:
+        raise typer.Exit(1)
+
+
+@command(app)
+def bisect(
+    case: Annotated[str, typer.Argument(help="The case whose output to follow (e.g. matmul).", show_default=False)],
+    good: Annotated[str, typer.Option("--good", help="The older commit (sha, branch, tag).", show_default=False)],
+    bad: Annotated[str, typer.Option("--bad", help="The newer commit, a descendant of --good.", show_default=False)],
+    repo: RepoOption = None,
+    what: Annotated[str, typer.Option("--what", help="Compare the generated source or the kernel ASTs.")] = "source",
+    renderer: Annotated[str, typer.Option("--renderer", help="Whose generated source (--what source).")] = "C",
+    ignore_names: IgnoreNamesOption = False,
+    db: DbOption = Path("tgstore.db"),
+    cases: CasesOption = None,
+    backend: BackendOption = "CPU",
+    renderers: RenderersOption = None,
+    debug: DebugOption = 4,
+    timeout: TimeoutOption = 900.0,
+) -> None:
+    """Find the first commit in GOOD..BAD (first-parent line) where CASE's generated source (or kernel ASTs)
+    differs from GOOD's, by binary search over stored runs, extracting and ingesting only the commits missing."""
+    from tgstore.bisect import BisectError, bisect_case, case_names
+    from tgstore.sweep import SweepError, open_repo, verify_rev
+
+    plan = make_plan(cases, backend, renderers, debug, timeout)
+    try:
+        root = open_repo(repo or DEFAULT_REPO)
+        known = case_names(plan.case_files)  # the cheap checks first: nothing is written when they fail
+        if what not in ("source", "ast"):
+            raise BisectError(f"--what must be source or ast, not {what!r}")
+        if case not in known:
+            raise BisectError(f"unknown case {case!r}; the suite's cases are: {', '.join(known)}")
+        verify_rev(root, good), verify_rev(root, bad)
+        engine = open_db(db)
+        result = bisect_case(engine, root, case, good, bad, plan, what=what, renderer=renderer,
+                             ignore_names=ignore_names, log=note)
+    except (BisectError, SweepError) as exc:
+        raise fail(str(exc)) from None
+    label = f"{renderer} source" if what == "source" else "kernel ASTs"
+    first = result.first
+    emit(f"{first.sha} {first.date} {first.subject}")
+    note(f"first commit where case {case!r}'s {label} differs from {good}; {result.commits} commits in range, "
+         f"{len(result.looked_at)} looked at, {result.extractions} extractions")
+    if result.untestable_before:
+        note(f"warning: {len(result.untestable_before)} commits just before it could not be extracted; the change "
+             f"may be in one of them: {' '.join(c.sha[:10] for c in result.untestable_before)}")
+
+
+@command(app)
+def extract(
+    out_file: Annotated[Path, typer.Option("--out", "-o", help="Where to write the JSON-lines bundle.")],
+    tinygrad: TinygradOption = None,
+    cases: CasesOption = None,
+    backend: BackendOption = "CPU",
+    renderers: RenderersOption = None,
+    debug: DebugOption = 4,
+    timeout: TimeoutOption = 900.0,
+) -> None:
+    """Only extract: write a bundle (docs/bundle-format.md) for `tgstore ingest --bundle` here or elsewhere."""
+    from tgstore.pipeline import extract_bundle
+
+    plan = make_plan(cases, backend, renderers, debug, timeout)
+    root = resolve_root(tinygrad)
+    if out_file.is_dir():
+        raise fail(f"{out_file} is a directory; --out names the bundle file to write")
+    with case_progress(plan, "extracting") as on_case:
+        result = extract_bundle(root, out_file, plan, on_case=on_case)
+    note(f"{out_file}: extraction {result.status} in {result.seconds:.1f}s")
+    if result.status != "ok":
+        note(result.stderr[-4000:])
+        raise typer.Exit(1)

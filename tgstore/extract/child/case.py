@@ -1,0 +1,145 @@
+"""One case through one tinygrad: schedule, then every kernel with every renderer, with stages where asked."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import inspect
+import io
+import pathlib
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .api import Tinygrad
+from .encode import Encoder, toposort
+from .lower import Lowering, NameCounter
+from .passes import PassRecorder
+from .patterns import PatternRegistry
+from .schedule import Scheduler
+from .text import clean, mask_timings
+
+# Where pyrender lives, newest first (absent before 0.12).
+PYRENDER = [("tinygrad.uop.render", "pyrender"), ("tinygrad.uop.ops", "pyrender")]
+
+
+@dataclass
+class Options:
+    renderers: list[str]
+    stage_renderers: list[str] = field(default_factory=list)  # renderers whose lowering passes are recorded
+    debug: int = 4
+
+
+class CaseRunner:
+    def __init__(self, tg: Tinygrad, options: Options, lowering: Lowering, scheduler: Scheduler,
+                 patterns: PatternRegistry, recorder: PassRecorder | None, encoder: Encoder,
+                 canonical: Any = None) -> None:
+        self.tg, self.options = tg, options
+        self.lowering, self.scheduler, self.patterns = lowering, scheduler, patterns
+        self.recorder, self.encoder, self.canonical = recorder, encoder, canonical
+        self.names = NameCounter(tg)
+        self.pyrender = next((fn for m, a in PYRENDER if callable(fn := tg.attr(m, a))), None)
+
+    def passes(self, wanted: bool) -> contextlib.AbstractContextManager[list[dict[str, Any]] | None]:
+        if wanted and self.recorder is not None:
+            return self.recorder.scope()
+        return contextlib.nullcontext(None)
+
+    def run(self, name: str, fn: Callable, description: str | None) -> dict[str, Any]:
+        rec: dict[str, Any] = {"kind": "case", "name": name, "description": description, "status": "ok",
+                               "error": None, "seconds": 0.0, "debug": "", "schedule": [], "schedule_passes": None,
+                               "matches": [], "missing": []}
+        self.names.reset()  # as in a fresh process
+        self.scheduler.clear_caches()
+        self.encoder.reset()
+        before = self.patterns.snapshot()
+        buf = io.StringIO()
+        start = time.perf_counter()
+        try:
+            with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf), \
+                    self.tg.Context(DEBUG=self.options.debug):
+                out = fn()
+                tensors = list(out) if isinstance(out, (list, tuple)) else [out]
+                if not tensors or not all(isinstance(t, self.tg.Tensor) for t in tensors):
+                    raise TypeError(f"case must return a Tensor or a list/tuple of Tensors, got {type(out).__name__}")
+                with self.passes(bool(self.options.stage_renderers)) as schedule_passes:
+                    asts = self.scheduler.kernel_asts(tensors)
+                rec["schedule_passes"] = schedule_passes
+                rec["schedule"] = [self.item(i, ast, rec["missing"]) for i, ast in enumerate(asts)]
+                self.lower_all(rec["schedule"], asts)
+        except BaseException as e:
+            if isinstance(e, KeyboardInterrupt):
+                raise
+            rec["status"], rec["error"] = "error", clean(traceback.format_exc())
+        rec["seconds"] = round(time.perf_counter() - start, 4)
+        rec["debug"] = mask_timings(clean(buf.getvalue()))
+        if self.patterns.counts:
+            rec["matches"] = self.patterns.matches(before)
+        else:
+            self.patterns.scan()
+            rec["missing"].append({"feature": "match_counts", "reason": "no match_stats in this tinygrad"})
+        return rec
+
+    def item(self, position: int, ast: Any, missing: list[dict]) -> dict[str, Any]:
+        item: dict[str, Any] = {"position": position, "root_op": getattr(ast.op, "name", str(ast.op)),
+                                "ast_text": clean(str(ast)), "pyrender": None,
+                                "nodes": self.encoder.nodes(toposort(ast)), "programs": []}
+        if self.pyrender is not None:
+            try:
+                rendered = self.pyrender(ast)
+                if isinstance(rendered, (list, tuple)):  # some 0.11-era commits return the lines
+                    rendered = "\n".join(map(str, rendered))
+                item["pyrender"] = clean(rendered)
+            except Exception as e:
+                missing.append({"feature": "pyrender",
+                                "reason": f"item {position}: {type(e).__name__}: {clean(str(e))}"})
+        return item
+
+    def lower_all(self, items: list[dict[str, Any]], asts: list[Any]) -> None:
+        """Every kernel with every renderer, one renderer at a time, the name counter as a fresh process would
+        have it: so what is stored does not depend on which other renderers ran."""
+        after_schedule = self.names.snapshot()
+        for rname in self.options.renderers:
+            self.names.restore(after_schedule)
+            for item, ast in zip(items, asts, strict=True):
+                if item["root_op"] == "SINK":
+                    item["programs"].append(self.program(rname, ast))
+
+    def program(self, rname: str, ast: Any) -> dict[str, Any]:
+        prog: dict[str, Any] = {"renderer": rname, "name": None, "source": None, "error": None, "uops": None,
+                                "passes": None}
+        renderer = self.lowering.renderers.get(rname)
+        if renderer is None:
+            prog["error"] = f"renderer unavailable: {self.lowering.errors.get(rname, 'not built')}"
+            return prog
+        try:
+            with self.passes(rname in self.options.stage_renderers) as passes:
+                lowered = self.lowering.lower(ast, renderer)
+            prog["passes"] = passes
+            prog["name"], prog["source"] = lowered.name, lowered.source
+            if lowered.uops is not None:
+                prog["uops"] = self.encoder.nodes(lowered.uops)
+            else:
+                prog["error"] = "this tinygrad returned no linearized uops"
+            if self.canonical is not None and passes is not None and rname == self.options.stage_renderers[0]:
+                prog["canonical"] = self.canonical.kernel_documents(ast, passes, lowered)
+        except Exception:
+            prog["error"] = clean(traceback.format_exc(limit=-8))
+        return prog
+
+
+def load_cases(path: pathlib.Path, index: int) -> list[tuple[str, Callable, str | None]]:
+    spec = importlib.util.spec_from_file_location(f"tgstore_cases_{index}_{path.stem}", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load case file {path}")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    ret = []
+    for attr, val in vars(mod).items():
+        if attr.startswith("case_") and callable(val) and getattr(val, "__module__", None) == mod.__name__:
+            ret.append((attr[len("case_"):], val, inspect.getdoc(val)))
+    return ret

@@ -1,0 +1,78 @@
+"""UOps as bundle data: toposort, node text, graphs identified by hash."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from .text import clean
+
+
+def toposort(root: Any) -> list[Any]:
+    """`root`'s graph, sources before users, each node once; sources in order (iterative: graphs can be deep)."""
+    order: list[Any] = []
+    seen: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        u, expanded = stack.pop()
+        if expanded:
+            order.append(u)
+            continue
+        if id(u) in seen:
+            continue
+        seen.add(id(u))
+        stack.append((u, True))
+        for s in reversed(u.src):
+            if id(s) not in seen:
+                stack.append((s, False))
+    return order
+
+
+def graph_hash(nodes: list[list[Any]]) -> str:
+    """The identity of an encoded graph: sha256 of its compact JSON (what ingest stores)."""
+    return hashlib.sha256(graph_text(nodes).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def graph_text(nodes: list[list[Any]]) -> str:
+    return json.dumps(nodes, ensure_ascii=False, separators=(",", ":"))
+
+
+class Encoder:
+    """Turns UOps into bundle nodes. A UOp's text (op, dtype, arg) is computed once: UOps are immutable and
+    hash-consed, so the same node in a later pass's graph costs nothing. `reset()` between cases bounds memory."""
+
+    def __init__(self) -> None:
+        self._text: dict[int, tuple[str, str, str]] = {}
+        self._alive: list[Any] = []  # keeps the cached UOps alive, so their ids stay theirs
+
+    def reset(self) -> None:
+        self._text.clear()
+        self._alive.clear()
+
+    def text(self, u: Any) -> tuple[str, str, str]:
+        found = self._text.get(id(u))
+        if found is None:
+            try:
+                arg = clean(repr(u.arg))
+            except Exception as e:
+                arg = f"<unprintable {type(e).__name__}>"
+            found = (getattr(u.op, "name", str(u.op)), clean(str(u.dtype)), arg)
+            self._text[id(u)] = found
+            self._alive.append(u)
+        return found
+
+    def nodes(self, uops: list[Any]) -> list[dict[str, Any]]:
+        """Dict nodes (AST and linearized UOps in case records): {op, dtype, arg, src: positions in `uops`}."""
+        pos = {id(u): i for i, u in enumerate(uops)}
+        ret = []
+        for u in uops:
+            op, dtype, arg = self.text(u)
+            ret.append({"op": op, "dtype": dtype, "arg": arg, "src": [pos.get(id(s)) for s in u.src]})
+        return ret
+
+    def graph(self, root: Any) -> list[list[Any]]:
+        """Compact nodes of `root`'s graph in toposort order: [op, dtype, arg, [source positions]]."""
+        order = toposort(root)
+        pos = {id(u): i for i, u in enumerate(order)}
+        return [[*self.text(u), [pos[id(s)] for s in u.src]] for u in order]

@@ -1,0 +1,85 @@
+"""The extractor: imports the target tinygrad and assembles one adapter per surface (scheduling, lowering,
+passes, canonical form, patterns). What a surface cannot provide in this era becomes a run-level `missing` record."""
+
+from __future__ import annotations
+
+import pathlib
+from collections.abc import Callable
+from typing import Any
+
+from .api import Tinygrad
+from .case import PYRENDER, CaseRunner, Options
+from .encode import Encoder
+from .lower import Lowering
+from .passes import PassRecorder
+from .patterns import PatternRegistry
+from .schedule import Scheduler
+
+
+class Extractor:
+    def __init__(self, root: pathlib.Path, write: Callable[[dict], None], renderers: list[str],
+                 stage_renderers: list[str], rewrites: int, debug: int) -> None:
+        import tinygrad
+
+        tg_file = pathlib.Path(tinygrad.__file__).resolve()
+        if not tg_file.is_relative_to(root):
+            raise ImportError(f"imported tinygrad from {tg_file}, not from {root}: check PYTHONPATH")
+        self.tg = tg = Tinygrad()
+        self.missing: list[dict[str, Any]] = []
+        self.encoder = Encoder()
+        # before the renderers: their constructors may build matchers
+        self.patterns = PatternRegistry(tg, root, write)
+        self.scheduler = Scheduler(tg)
+        self.lowering = Lowering(tg, root)
+        self.lowering.build_renderers(renderers)
+        self.recorder: PassRecorder | None = None
+        if stage_renderers:
+            recorder = PassRecorder(tg, self.encoder, lambda digest, nodes: write(
+                {"kind": "graph", "hash": digest, "nodes": nodes}), rewrites)
+            if recorder.available:
+                self.recorder = recorder
+                if rewrites and not (recorder.trace and recorder.trace.available):
+                    self.add_missing("rewrites", "this tinygrad keeps no per-step rewrite trace (tracked_ctxs)")
+            else:
+                self.add_missing("passes", "this tinygrad's graph_rewrite takes no name: its passes are unnamed")
+        canonical = None
+        if self.recorder is not None:
+            from .canonical import CanonicalCapture
+
+            canonical = CanonicalCapture(tg, self.recorder)
+        self.runner = CaseRunner(tg, Options(renderers, stage_renderers if self.recorder else [], debug),
+                                 self.lowering, self.scheduler, self.patterns, self.recorder, self.encoder,
+                                 canonical)
+        self.features = self._features(root, renderers)
+        for name, reason in self.lowering.errors.items():
+            self.add_missing(f"renderer:{name}", reason)
+        if self.runner.pyrender is None:
+            self.add_missing("pyrender", "no " + " or ".join(f"{m}.{a}" for m, a in PYRENDER))
+        if self.scheduler.kind is None:
+            self.add_missing("schedule", "neither Tensor.schedule_linear nor Tensor.schedule")
+        if self.lowering.kind is None:
+            self.add_missing("programs", "no known AST -> program lowering entry point")
+        if not self.patterns.counts:
+            self.add_missing("match_counts",
+                             "tinygrad has no match_stats / TrackedPatternMatcher with TRACK_MATCH_STATS=1")
+
+    def add_missing(self, feature: str, reason: str) -> None:
+        self.missing.append({"feature": feature, "reason": reason})
+
+    def _features(self, root: pathlib.Path, renderers: list[str]) -> dict[str, Any]:
+        import os
+
+        tg = self.tg
+        return {
+            "ops_module": tg.ops_module,
+            "pyrender": self.runner.pyrender is not None,
+            **self.scheduler.features,
+            "lowering": self.lowering.kind,
+            "match_stats": self.patterns.counts,
+            "upat_location": self.patterns.has_location,
+            "target": getattr(tg.helpers, "Target", None) is not None,
+            "name_counter": self.runner.names.counter is not None,
+            "passes": self.recorder is not None,
+            "device_env": ",".join(f"{k}={os.environ[k]}" for k in ("DEV", "CPU", "CLANG") if k in os.environ),
+            **self.lowering.features,
+        }

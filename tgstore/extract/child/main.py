@@ -1,0 +1,187 @@
+"""The extraction child's main: set tinygrad's environment, import it, run the cases, write the bundle."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import platform
+import sys
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+from . import BUNDLE_VERSION, DEFAULT_RENDERERS, DEFAULT_STAGE_RENDERERS
+from .header import describe_tinygrad, device_env, suite_identity
+from .lower import ALL_RENDERERS
+from .text import BundleWriter, clean, now, set_root
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(prog="python -m child",
+                                 description="tgstore extraction child: write a bundle for the tinygrad on PYTHONPATH")
+    ap.add_argument("--out", required=True, help="bundle path (JSON lines)")
+    ap.add_argument("--cases", action="append", default=[],
+                    help="case file (repeatable); default: builtin.py of tgstore/cases if found")
+    ap.add_argument("--backend", default="CPU")
+    ap.add_argument("--renderers", default=None,
+                    help=f"comma-separated; default {','.join(DEFAULT_RENDERERS)}; 'all' for all known")
+    ap.add_argument("--stages", default=",".join(DEFAULT_STAGE_RENDERERS),
+                    help="renderers whose lowering passes are recorded (comma-separated), 'all' or 'none'")
+    ap.add_argument("--rewrites", type=int, default=0,
+                    help="record up to N rewrite steps per pass (tinygrad's TRACK_MATCH_STATS=2 trace); 0: off")
+    ap.add_argument("--debug", type=int, default=4, help="tinygrad DEBUG level while a case runs")
+    ap.add_argument("--suite-name", default=None)
+    ap.add_argument("--git-json", default=None,
+                    help='header git info as JSON {"sha","date","subject","position"}, instead of asking git')
+    ap.add_argument("--tinygrad-root", default=None, help="dir holding tinygrad/ (default: first PYTHONPATH entry)")
+    return ap.parse_args(argv)
+
+
+def die_with_parent() -> None:
+    """Ask Linux to kill this process when the process that started it dies, so that a killed `tgstore ingest`
+    (its children run in their own sessions, out of reach of the terminal's signals) leaves no extraction behind."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+        import signal
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
+    except Exception:
+        return
+    expected = os.environ.get("TGSTORE_PARENT_PID")
+    if expected and os.getppid() != int(expected):  # the parent died before prctl took effect
+        os._exit(1)
+
+
+def names(value: str | None, default: list[str]) -> list[str]:
+    if value is None:
+        return list(default)
+    if value.strip().lower() == "all":
+        return list(ALL_RENDERERS)
+    if value.strip().lower() == "none":
+        return []
+    return [r.strip().upper() for r in value.split(",") if r.strip()]
+
+
+def tinygrad_env(root: pathlib.Path, backend: str, rewrites: int) -> dict[str, str]:
+    """The environment tinygrad is imported with (recorded in the header)."""
+    for d in [p.stem[4:].upper() for p in (root / "tinygrad" / "runtime").glob("ops_*.py")] + ["DEV", "DEBUG", "VIZ"]:
+        os.environ.pop(d, None)
+    env = device_env(root, backend)
+    env.update({
+        "TRACK_MATCH_STATS": "2" if rewrites else "1",  # 2 also keeps each rewrite step (for --rewrites)
+        "PRINT_MATCH_STATS": "0",
+        "CACHELEVEL": "0",
+        "DISABLE_COMPILER_CACHE": "1",
+        "NUM_CPU_THREADS": os.environ.get("NUM_CPU_THREADS", "8"),  # CPU kernels depend on it
+        "CAPTURE_PROCESS_REPLAY": "0",
+        "RUN_PROCESS_REPLAY": "0",
+        "SCACHE": "0",  # 0.13+ schedule cache: a repeated graph would skip the scheduler's passes
+        "PARALLEL": "0",  # no worker processes: they would import an unwrapped tinygrad
+    })
+    os.environ.update(env)
+    return env
+
+
+def main(argv: list[str] | None = None) -> int:
+    if argv is None:
+        die_with_parent()
+    args = parse_args(argv)
+    if argv is None and os.environ.get("PYTHONHASHSEED") != "0":
+        # set iteration order (e.g. dtype sets printed in UPat reprs, some rewrite orders) follows the str hash seed:
+        # pin it so the same tinygrad gives the same bytes; this needs a fresh interpreter
+        os.environ["PYTHONHASHSEED"] = "0"
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.execv(sys.executable, [sys.executable, *sys.orig_argv[1:]])
+    started = now()
+    root = find_root(args)
+    if root is None:
+        return 2
+    set_root(root)
+    case_files = [pathlib.Path(c).resolve() for c in args.cases]
+    if not case_files:
+        default = pathlib.Path(__file__).resolve().parent.parent.parent / "cases" / "builtin.py"
+        if not default.is_file():
+            print("child: no --cases given and no builtin.py in tgstore/cases", file=sys.stderr)
+            return 2
+        case_files = [default]
+    renderer_names = names(args.renderers, DEFAULT_RENDERERS)
+    stage_renderers = [r for r in names(args.stages, DEFAULT_STAGE_RENDERERS) if r in renderer_names]
+    env = tinygrad_env(root, args.backend, args.rewrites)
+
+    out = BundleWriter(pathlib.Path(args.out))
+    git_override = None
+    if args.git_json:
+        try:
+            git_override = json.loads(args.git_json)
+        except ValueError:
+            print(f"child: --git-json is not JSON: {args.git_json!r}", file=sys.stderr)
+            return 2
+    header: dict[str, Any] = {
+        "kind": "header", "bundle_version": BUNDLE_VERSION, "producer": "tgstore-child", "started_at": started,
+        "python": platform.python_version(), "platform": platform.platform(),
+        "tinygrad": describe_tinygrad(root, git_override), "backend": args.backend, "renderers": renderer_names,
+        "stages": stage_renderers, "rewrites_limit": args.rewrites, "debug_level": args.debug,
+        "suite": suite_identity(case_files, args.suite_name), "features": {}, "env": env,
+    }
+    try:
+        from .extractor import Extractor
+
+        ex = Extractor(root, out.write, renderer_names, stage_renderers, args.rewrites, args.debug)
+    except Exception:
+        out.write(header)
+        out.write({"kind": "missing", "feature": "tinygrad", "reason": clean(traceback.format_exc()), "case": None})
+        out.close()
+        print(traceback.format_exc(), file=sys.stderr)
+        return 3
+    header["features"] = ex.features
+    out.write(header)
+    for m in ex.missing:
+        out.write({"kind": "missing", "case": None, **m})
+
+    cases: list[tuple[str, Callable, str | None]] = []
+    from .case import load_cases
+
+    for i, cf in enumerate(case_files):
+        try:
+            for name, fn, doc in load_cases(cf, i):
+                while name in {c[0] for c in cases}:
+                    name = f"{name}@{cf.stem}"
+                cases.append((name, fn, doc))
+        except Exception:
+            out.write({"kind": "missing", "feature": f"cases:{cf}", "reason": clean(traceback.format_exc()),
+                       "case": None})
+    ex.patterns.scan()
+    failed = 0
+    for name, fn, doc in cases:
+        rec = ex.runner.run(name, fn, doc)
+        failed += rec["status"] != "ok"
+        out.write(rec)
+    out.write({"kind": "end", "finished_at": now(), "cases": len(cases), "failed_cases": failed})
+    out.close()
+    return 0
+
+
+def find_root(args: argparse.Namespace) -> pathlib.Path | None:
+    """The directory holding the target tinygrad/ package, put first on sys.path."""
+    if args.tinygrad_root:
+        root = pathlib.Path(args.tinygrad_root).resolve()
+    else:
+        import importlib.util
+
+        spec = importlib.util.find_spec("tinygrad")
+        if spec is None or not spec.origin:
+            print("child: no tinygrad found: set PYTHONPATH to the dir holding tinygrad/", file=sys.stderr)
+            return None
+        root = pathlib.Path(spec.origin).resolve().parent.parent
+    if not (root / "tinygrad" / "__init__.py").is_file():
+        print(f"child: {root} does not hold a tinygrad/ package", file=sys.stderr)
+        return None
+    if str(root) not in [str(pathlib.Path(p).resolve()) for p in sys.path if p]:
+        sys.path.insert(0, str(root))
+    return root

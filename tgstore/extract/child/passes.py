@@ -1,0 +1,202 @@
+"""Stage capture: the graph after each named rewrite pass, recorded by wrapping tinygrad's own `graph_rewrite`.
+
+tinygrad runs its pipeline as a sequence of `graph_rewrite(sink, pm, ..., name="expander")` calls. The recorder
+replaces `graph_rewrite` (and `graph_rewrite_map`) in every tinygrad module that holds it (modules import it by
+name, so each binding is patched; modules imported later are patched by a rescan), and while a scope is open
+records each named call: its position (order of entry), name, nesting depth, the node count and graph of its
+output, whether it changed the graph (UOps are hash-consed, so "changed" is `out is not sink`), and its time.
+
+Era table (what differs):
+* names: `graph_rewrite(..., name=)` exists from 0.11; 0.10's passes are unnamed -> `passes` recorded missing.
+* `graph_rewrite_map` (0.11 - 0.12 scheduler) returns a dict: the graph is the map's image of the input sink.
+* helper rewrites that are not passes (UPat compilation, `UOp.simplify`) are left out by name (NOT_PASSES).
+* a pass whose output is a PROGRAM (0.12+ "linearize/render") is recorded without a graph: its content is the
+  program's source and linearized UOps, stored with the program.
+* rewrite steps (`--rewrites`): tinygrad's own trace (TRACK_MATCH_STATS=2): 0.11+ `tracked_ctxs`, entries
+  `TrackedGraphRewrite` whose `matches` are (before, after, UPat location[, seconds]) with UOp numbers resolved
+  through `uop_fields`; 0.10 records no usable names -> missing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from .api import Tinygrad
+from .encode import Encoder, graph_hash
+from .text import clean
+
+WRAPPED = ("graph_rewrite", "graph_rewrite_map")
+NOT_PASSES = frozenset({"process UPat", "compile UPat", "simplify"})
+
+
+class PassRecorder:
+    def __init__(self, tg: Tinygrad, encoder: Encoder, emit_graph: Callable[[str, list], None],
+                 rewrites_limit: int = 0) -> None:
+        self.tg, self.encoder, self.emit_graph = tg, encoder, emit_graph
+        self.originals = {name: fn for name in WRAPPED if callable(fn := getattr(tg.ops, name, None))}
+        rewrite = self.originals.get("graph_rewrite")
+        self.named = rewrite is not None and "name" in signature_of(rewrite).parameters
+        self.wrappers = {name: self._wrap(name, fn) for name, fn in self.originals.items()}
+        self.records: list[dict[str, Any]] | None = None  # open scope
+        self.depth = 0
+        self.rewrites_limit = rewrites_limit
+        self.trace = RewriteTrace(tg) if rewrites_limit else None
+        self.seen_graphs: set[str] = set()
+
+    @property
+    def available(self) -> bool:
+        return self.named
+
+    def install(self) -> None:
+        """Point every loaded tinygrad module's binding of the wrapped functions at the wrappers (again after lazy
+        imports; cheap when nothing changed)."""
+        for _name, mod in self.tg.loaded_modules():
+            d = getattr(mod, "__dict__", None)
+            if d is None:
+                continue
+            for fname, original in self.originals.items():
+                if d.get(fname) is original:
+                    d[fname] = self.wrappers[fname]
+
+    def _wrap(self, fname: str, original: Callable) -> Callable:
+        signature = signature_of(original)
+        is_map = fname == "graph_rewrite_map"
+
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            records = self.records
+            if records is None:
+                return original(*args, **kwargs)
+            try:
+                bound = signature.bind(*args, **kwargs)
+                name, sink = bound.arguments.get("name"), bound.arguments.get("sink")
+            except TypeError:
+                name, sink = None, None
+            if not name or name in NOT_PASSES or sink is None:
+                self.depth += 1
+                try:
+                    return original(*args, **kwargs)
+                finally:
+                    self.depth -= 1
+            entry: dict[str, Any] = {"position": len(records), "name": str(name), "depth": self.depth}
+            records.append(entry)
+            mark = self.trace.mark() if self.trace else None
+            self.depth += 1
+            start = time.perf_counter()
+            try:
+                out = original(*args, **kwargs)
+            finally:
+                self.depth -= 1
+            entry["seconds"] = round(time.perf_counter() - start, 6)
+            result = out.get(sink, sink) if is_map and isinstance(out, dict) else out
+            self._describe(entry, sink, result)
+            if self.trace is not None and mark is not None:
+                entry["rewrites"] = self.trace.steps_since(mark, self.encoder, self.rewrites_limit)
+            return out
+
+        wrapper.__wrapped__ = original  # type: ignore[attr-defined]
+        return wrapper
+
+    def _describe(self, entry: dict[str, Any], sink: Any, result: Any) -> None:
+        entry["changed"] = result is not sink
+        if not hasattr(result, "src") or not hasattr(result, "op"):
+            entry["node_count"], entry["graph"] = None, None
+            return
+        if getattr(result.op, "name", "") == "PROGRAM":
+            entry["node_count"], entry["graph"] = len(result.src), None
+            return
+        nodes = self.encoder.graph(result)
+        entry["node_count"] = len(nodes)
+        digest = graph_hash(nodes)
+        if digest not in self.seen_graphs:
+            self.seen_graphs.add(digest)
+            self.emit_graph(digest, nodes)
+        entry["graph"] = digest
+
+    @contextlib.contextmanager
+    def scope(self) -> Iterator[list[dict[str, Any]]]:
+        """Record the passes run inside the block; yields the list they are appended to."""
+        self.install()
+        records: list[dict[str, Any]] = []
+        self.records, self.depth = records, 0
+        try:
+            yield records
+        finally:
+            self.records = None
+
+    def uninstall(self) -> None:
+        for _name, mod in self.tg.loaded_modules():
+            d = getattr(mod, "__dict__", None)
+            if d is None:
+                continue
+            for fname, wrapper in self.wrappers.items():
+                if d.get(fname) is wrapper:
+                    d[fname] = self.originals[fname]
+
+
+def signature_of(fn: Callable) -> inspect.Signature:
+    """The signature of the function a decorator wraps: tinygrad's tracing decorators (`rewrite_group`,
+    `track_matches`) return `(*args, **kwargs)` wrappers without `__wrapped__`, holding the function in a closure."""
+    seen: set[int] = set()
+    todo = [fn]
+    while todo:
+        f = inspect.unwrap(todo.pop(0))
+        if id(f) in seen:
+            continue
+        seen.add(id(f))
+        sig = inspect.signature(f)
+        if any(p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in sig.parameters.values()):
+            return sig
+        todo += [c.cell_contents for c in (getattr(f, "__closure__", None) or ())
+                 if callable(getattr(c, "cell_contents", None)) and hasattr(c.cell_contents, "__code__")]
+    return inspect.signature(fn)
+
+
+class RewriteTrace:
+    """tinygrad's own per-step rewrite trace (TRACK_MATCH_STATS=2), read back per pass."""
+
+    def __init__(self, tg: Tinygrad) -> None:
+        self.ctxs = getattr(tg.ops, "tracked_ctxs", None)
+        self.fields = getattr(tg.ops, "uop_fields", None)
+        self.available = isinstance(self.ctxs, list) and isinstance(self.fields, dict)
+
+    def mark(self) -> tuple[int, int] | None:
+        if not self.available or not self.ctxs:
+            return None
+        return len(self.ctxs), len(self.ctxs[-1])
+
+    def steps_since(self, mark: tuple[int, int], encoder: Encoder, limit: int) -> dict[str, Any]:
+        """The steps of the graph rewrite recorded right after `mark` (the call being wrapped), at most `limit`."""
+        groups, pos = mark
+        if len(self.ctxs) > groups:  # the call opened a new group
+            entries = self.ctxs[groups]
+        elif self.ctxs and len(self.ctxs[-1]) > pos:
+            entries = self.ctxs[-1][pos:]
+        else:
+            return {"steps": [], "total": 0, "limit": limit}
+        own = entries[0] if entries else None
+        matches = list(getattr(own, "matches", []) or [])
+        steps = []
+        for m in matches[:limit]:
+            before, after, loc = m[0], m[1], m[2]
+            steps.append({"rule": _loc(loc), "before": self._node(before), "after": self._node(after)})
+        return {"steps": steps, "total": len(matches), "limit": limit}
+
+    def _node(self, num: Any) -> str | None:
+        """One line for a traced UOp: its op, dtype and arg (`uop_fields[num] = (op, dtype, src, arg, ...)`)."""
+        fields = self.fields.get(num) if isinstance(num, int) else None
+        if fields is None:
+            return None if num is None else str(num)
+        op, dtype, arg = fields[0], fields[1], fields[3]
+        return clean(f"{getattr(op, 'name', op)} {dtype} {arg!r}")
+
+
+def _loc(loc: Any) -> str | None:
+    try:
+        file, line = loc[0], loc[1]
+    except Exception:
+        return None
+    return clean(f"{file}:{line}")

@@ -1,0 +1,180 @@
+"""PatternMatcher rules: every rule of every matcher this tinygrad builds, and how often each matched per case.
+
+Rules come from three places: module-level matchers, class-level matchers (a renderer's `extra_matcher`), and
+matchers built at run time (inside functions, while lowering). The last are found by watching PatternMatcher's
+constructor, so the recorded rule set is complete whether or not a rule fired: a rule missing at a later commit
+was removed, not merely idle.
+
+Era table (what differs):
+* match counts: `match_stats` dict filled by `TrackedPatternMatcher` when TRACK_MATCH_STATS >= 1 (all eras here);
+  absent -> recorded as missing `match_counts`.
+* a rule's location: `UPat.location` (file, line) where it exists.
+* a rule's text: `repr(UPat)` up to 0.12; 0.13+ has no repr, so `UPat.printable()` or the rule's source line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import pathlib
+from collections.abc import Callable
+from typing import Any
+
+from .api import Tinygrad
+from .text import clean
+
+
+@functools.cache
+def _realpath(p: str) -> str:
+    return str(pathlib.Path(p).resolve())
+
+
+@functools.cache
+def _source_lines(path: str) -> list[str]:
+    try:
+        return pathlib.Path(path).read_text(errors="replace").splitlines()
+    except OSError:
+        return []
+
+
+class PatternRegistry:
+    """Emits one `pattern` record per distinct rule (before the first case that refers to it) and the per-case
+    match counts by record key."""
+
+    def __init__(self, tg: Tinygrad, root: pathlib.Path, write: Callable[[dict], None]) -> None:
+        self.tg, self.root, self.write = tg, root.resolve(), write
+        self.base = next((c for c in type.mro(tg.PatternMatcher) if c.__name__ == "PatternMatcher"),
+                         tg.PatternMatcher)
+        self.keys: dict[int, str] = {}  # id(UPat) -> record key
+        self.by_content: dict[tuple, str] = {}  # record identity -> key (identical rules share one record)
+        self.alive: list[Any] = []  # the keyed UPats, kept alive so their ids stay theirs
+        self.scanned: set[str] = set()  # module names already scanned
+        self.built: list[Any] = []  # matchers constructed since the last scan
+        self.match_stats = getattr(tg.ops, "match_stats", None)
+        tracked = getattr(tg.ops, "TrackedPatternMatcher", None)
+        self.counts = isinstance(self.match_stats, dict) and tracked is not None and tg.PatternMatcher is tracked
+        self.has_location = hasattr(tg.UPat(tg.Ops.SINK), "location")
+        self._watch_constructor()
+
+    def _watch_constructor(self) -> None:
+        init, built = self.base.__init__, self.built
+
+        @functools.wraps(init)
+        def watched_init(pm: Any, *args: Any, **kwargs: Any) -> None:
+            init(pm, *args, **kwargs)
+            built.append(pm)
+
+        self.base.__init__ = watched_init
+
+    # ---- finding matchers
+    def _module_matchers(self) -> list[tuple[Any, str | None, str]]:
+        """(matcher, name, module file) for module- and class-level matchers of modules not scanned yet."""
+        found = []
+        for modname, mod in self.tg.loaded_modules():
+            if modname in self.scanned or type(mod).__name__ == "_StubModule":
+                continue
+            self.scanned.add(modname)
+            try:
+                items = list(vars(mod).items())
+            except Exception:
+                continue
+            mfile = getattr(mod, "__file__", None) or ""
+            for attr, val in items:
+                if isinstance(val, self.base):
+                    found.append((val, attr, mfile))
+                elif isinstance(val, type) and getattr(val, "__module__", None) == modname:
+                    for cattr, cval in list(vars(val).items()):
+                        if isinstance(cval, self.base):
+                            found.append((cval, f"{val.__name__}.{cattr}", mfile))
+        return found
+
+    def scan(self) -> None:
+        """Emit records for the rules of matchers found since the last scan (new modules, matchers built)."""
+        candidates: dict[int, list[tuple[Any, Any, str | None, str]]] = {}
+        named = self._module_matchers()
+        built, self.built[:] = list(self.built), []
+        for pm, name, mfile in [*named, *((pm, None, "") for pm in built)]:
+            for pat in getattr(pm, "patterns", []):
+                try:
+                    upat, fxn = pat[0], pat[1]
+                except Exception:
+                    continue
+                if id(upat) not in self.keys:
+                    candidates.setdefault(id(upat), []).append((upat, fxn, name, mfile))
+        new = []
+        for cands in candidates.values():
+            upat = cands[0][0]
+            loc_file = str(getattr(upat, "location", ("",))[0])
+            # a rule held by several matchers is named after the one defined in the rule's own file
+            own = [c for c in cands if c[2] and c[3] and _realpath(c[3]) == _realpath(loc_file)] if loc_file else []
+            named_cands = [c for c in cands if c[2]]
+            upat, fxn, name, _ = sorted(own or named_cands or cands, key=lambda c: (c[3], c[2] or ""))[0]
+            new.append((self.record(upat, fxn, name), upat))
+        new.sort(key=lambda r: (r[0]["file"] or "", r[0]["line"] or 0, r[0]["matcher"] or "", r[0]["upat"],
+                                r[0]["function"] or ""))
+        for rec, upat in new:
+            self._assign(upat, rec)
+
+    def _assign(self, upat: Any, rec: dict) -> str:
+        """The key of `upat`'s rule; a rule not seen before (by content) is written first."""
+        identity = (rec["matcher"], rec["ops"], rec["upat"], rec["function"], rec["file"], rec["line"])
+        key = self.by_content.get(identity)
+        if key is None:
+            key = rec["key"] = f"p{len(self.by_content)}"
+            self.by_content[identity] = key
+            self.write(rec)
+        self.keys[id(upat)] = key
+        self.alive.append(upat)
+        return key
+
+    def record(self, upat: Any, fxn: Any, matcher: str | None) -> dict:
+        ops = getattr(upat, "op", None)
+        ops_s = ",".join(sorted(getattr(o, "name", str(o)) for o in ops)) if ops else ""
+        loc = getattr(upat, "location", None)
+        file, line, source = None, None, None
+        if loc:
+            with contextlib.suppress(Exception):
+                p = pathlib.Path(_realpath(str(loc[0])))
+                file = p.relative_to(self.root).as_posix() if p.is_relative_to(self.root) else p.as_posix()
+                line = int(loc[1])
+                lines = _source_lines(str(p))
+                source = lines[line - 1].strip() if 0 < line <= len(lines) else None
+        try:
+            up = clean(repr(upat))
+        except Exception as e:
+            up = f"<unprintable UPat: {type(e).__name__}>"
+        if up.startswith("<"):  # no __repr__ (0.13+): tinygrad's printable form, else the rule's source line
+            with contextlib.suppress(Exception):
+                up = clean(upat.printable()) if callable(getattr(upat, "printable", None)) else up
+            if up.startswith("<") and source:
+                up = source
+        return {"kind": "pattern", "key": "", "matcher": matcher, "ops": ops_s, "upat": up,
+                "function": getattr(fxn, "__name__", type(fxn).__name__) if fxn is not None else None,
+                "file": file, "line": line, "source": source}
+
+    # ---- counting
+    def snapshot(self) -> dict[int, tuple[Any, int, int]]:
+        if not self.counts:
+            return {}
+        return {id(p): (p, int(v[0]), int(v[1])) for p, v in list(self.match_stats.items())}
+
+    def matches(self, before: dict[int, tuple[Any, int, int]]) -> list[dict[str, Any]]:
+        """Per record key, how often its rules matched and were tried since `before` (rules that never matched are
+        left out). Emits records for rules seen for the first time."""
+        after = self.snapshot()
+        deltas = []
+        for k, (p, m, t) in after.items():
+            m0, t0 = before[k][1:] if k in before else (0, 0)
+            if m - m0 > 0:
+                deltas.append((p, m - m0, t - t0))
+        self.scan()
+        for p, _m, _t in deltas:
+            if id(p) not in self.keys:  # matched, yet held by no matcher seen: still recorded
+                self._assign(p, self.record(p, None, None))
+        summed: dict[str, list[int]] = {}
+        for p, m, t in deltas:
+            entry = summed.setdefault(self.keys[id(p)], [0, 0])
+            entry[0] += m
+            entry[1] += t
+        return [{"pattern": key, "matches": m, "tries": t}
+                for key, (m, t) in sorted(summed.items(), key=lambda kv: int(kv[0][1:]))]
