@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import signal
 import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from git_history import build_release_history, git
 from processes import processes_with
 
 TGSTORE = [sys.executable, "-m", "tgstore"]
@@ -41,38 +40,6 @@ HISTORY = [
     ("0.14.0", "tinygrad 0.14.0"),
     (None, "docs: readme edit three"),
 ]
-GIT_ENV = {"GIT_AUTHOR_NAME": "tgstore test", "GIT_AUTHOR_EMAIL": "test@tgstore.invalid",
-           "GIT_COMMITTER_NAME": "tgstore test", "GIT_COMMITTER_EMAIL": "test@tgstore.invalid"}
-
-
-def git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
-    return subprocess.run(["git", "-C", str(repo), "-c", "commit.gpgsign=false", *args], check=True,
-                          capture_output=True, text=True, env={**os.environ, **GIT_ENV, **(env or {})}).stdout.strip()
-
-
-def build_release_history(repo: Path, history: list[tuple[str | None, str]],
-                          release: Callable[[str], Path]) -> list[str]:
-    """A git repository at `repo` whose commits are tinygrad release trees (tinygrad/ and a setup.py naming the
-    version) or README edits on top of the previous tree; commit i is dated 2025-01-(i+1). Returns the shas."""
-    repo.mkdir(parents=True)
-    git(repo, "init", "--quiet", "--initial-branch=master")
-    shas = []
-    for i, (version, subject) in enumerate(history):
-        if version is not None:
-            shutil.rmtree(repo / "tinygrad", ignore_errors=True)
-            shutil.copytree(release(version) / "tinygrad", repo / "tinygrad",
-                            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-            (repo / "setup.py").write_text(f"from setuptools import setup\n\nsetup(name='tinygrad', "
-                                           f"version='{version}', packages=['tinygrad'])\n")
-        with open(repo / "README.md", "a") as f:
-            f.write(f"{subject}\n")
-        git(repo, "add", "--all")
-        date = f"2025-01-{i + 1:02d}T12:00:00+00:00"
-        git(repo, "commit", "--quiet", "-m", subject, env={"GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date})
-        shas.append(git(repo, "rev-parse", "HEAD"))
-    return shas
-
-
 @pytest.fixture(scope="session")
 def history(tmp_path_factory, tinygrad_release) -> tuple[Path, list[str], Path]:
     """(repo, shas oldest first, cases file)."""
@@ -235,7 +202,7 @@ def test_killed_sweep_resumes(history, tmp_path):
     assert runs_by_sha(db) == expected_runs(shas)  # every commit exactly one ok run
     assert left <= 1
     assert_consistent(db, repo)  # ... is gone: the resumed sweep removed it
-    assert list((tmp_path / "tmp").glob("tgstore-wt-*")) == []
+    assert list((tmp_path / "tmp").glob("tgstore-*")) == []  # worktrees, bundles: every temporary directory
 
 
 def test_failed_run_is_stored_and_retried(history, tmp_path):

@@ -31,6 +31,12 @@ RenderersOption = Annotated[
                              "render without hardware.")]
 TimeoutOption = Annotated[float, typer.Option("--timeout", help="Seconds before one extraction is killed.")]
 DebugOption = Annotated[int, typer.Option("--debug", help="tinygrad DEBUG level whose output is captured per case.")]
+StagesOption = Annotated[str | None, typer.Option(
+    "--stages", help="Renderers whose codegen passes (the graph after each named pass) are recorded: "
+    "comma-separated, 'all' or 'none'. Default: C,LLVM.", show_default=False)]
+RewritesOption = Annotated[int, typer.Option(
+    "--rewrites", min=0, help="Also record up to N rewrite steps of each pass (the rule that matched, the node "
+    "before and after), as tinygrad's VIZ does. 0: off.")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
 DEFAULT_REPO = Path("submodules/tinygrad")
 RepoOption = Annotated[Path | None, typer.Option("--repo", envvar="TGSTORE_REPO",
@@ -114,7 +120,8 @@ def open_db(db: Path, *, migrate: bool = True, writer: bool = True, check: bool 
         raise fail(str(exc)) from None
 
 
-def make_plan(cases: list[Path] | None, backend: str, renderers: str | None, debug: int, timeout: float, **extra: Any):
+def make_plan(cases: list[Path] | None, backend: str, renderers: str | None, debug: int, timeout: float,
+              stages: str | None = None, rewrites: int = 0):
     from tgstore.pipeline import ExtractionPlan
 
     for path in cases or []:
@@ -122,7 +129,7 @@ def make_plan(cases: list[Path] | None, backend: str, renderers: str | None, deb
             raise fail(f"case file {path} does not exist")
     plan = ExtractionPlan(backend=backend, debug_level=debug, timeout=timeout,
                           renderers=[r.strip().upper() for r in renderers.split(",") if r.strip()] if renderers
-                          else None, **extra)
+                          else None, stages=stages, rewrites=rewrites)
     if cases:
         plan.case_files = [p.resolve() for p in cases]
     return plan

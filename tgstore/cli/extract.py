@@ -20,6 +20,8 @@ from tgstore.cli.common import (
     DebugOption,
     RenderersOption,
     RepoOption,
+    RewritesOption,
+    StagesOption,
     TimeoutOption,
     TinygradOption,
     command,
@@ -77,6 +79,8 @@ def ingest(
     cases: CasesOption = None,
     backend: BackendOption = "CPU",
     renderers: RenderersOption = None,
+    stages: StagesOption = None,
+    rewrites: RewritesOption = 0,
     debug: DebugOption = 4,
     timeout: TimeoutOption = 900.0,
     force: Annotated[bool, typer.Option("--force", help="Re-extract and replace runs that are already ok.")] = False,
@@ -98,14 +102,15 @@ def ingest(
             raise fail("--repo needs --rev (the commits to sweep)")
         if tinygrad or bundle or keep_bundle:
             raise fail("--rev sweeps commits of --repo; it does not combine with --tinygrad, --bundle or --keep-bundle")
-        sweep_commits(db, repo or DEFAULT_REPO, rev, make_plan(cases, backend, renderers, debug, timeout), jobs, force)
+        plan = make_plan(cases, backend, renderers, debug, timeout, stages, rewrites)
+        sweep_commits(db, repo or DEFAULT_REPO, rev, plan, jobs, force)
         return
     if bundle:
         ingest_bundles(db, bundle, force)
         return
     from tgstore.pipeline import extract_and_ingest
 
-    plan = make_plan(cases, backend, renderers, debug, timeout)
+    plan = make_plan(cases, backend, renderers, debug, timeout, stages, rewrites)
     root = resolve_root(tinygrad)
     engine = open_db(db)
     with case_progress(plan, "extracting") as on_case:
@@ -214,13 +219,15 @@ def extract(
     cases: CasesOption = None,
     backend: BackendOption = "CPU",
     renderers: RenderersOption = None,
+    stages: StagesOption = None,
+    rewrites: RewritesOption = 0,
     debug: DebugOption = 4,
     timeout: TimeoutOption = 900.0,
 ) -> None:
     """Only extract: write a bundle (docs/bundle-format.md) for `tgstore ingest --bundle` here or elsewhere."""
     from tgstore.pipeline import extract_bundle
 
-    plan = make_plan(cases, backend, renderers, debug, timeout)
+    plan = make_plan(cases, backend, renderers, debug, timeout, stages, rewrites)
     root = resolve_root(tinygrad)
     if out_file.is_dir():
         raise fail(f"{out_file} is a directory; --out names the bundle file to write")

@@ -12,7 +12,7 @@ from .case import PYRENDER, CaseRunner, Options
 from .encode import Encoder
 from .lower import Lowering
 from .passes import PassRecorder
-from .patterns import PatternRegistry
+from .patterns import PatternRegistry, import_compiler_modules
 from .schedule import Scheduler
 
 
@@ -32,6 +32,7 @@ class Extractor:
         self.scheduler = Scheduler(tg)
         self.lowering = Lowering(tg, root)
         self.lowering.build_renderers(renderers)
+        self.unimportable = import_compiler_modules(tg)
         self.recorder: PassRecorder | None = None
         if stage_renderers:
             recorder = PassRecorder(tg, self.encoder, lambda digest, nodes: write(
@@ -80,6 +81,7 @@ class Extractor:
             "target": getattr(tg.helpers, "Target", None) is not None,
             "name_counter": self.runner.names.counter is not None,
             "passes": self.recorder is not None,
+            "unimportable_modules": ",".join(self.unimportable),
             "device_env": ",".join(f"{k}={os.environ[k]}" for k in ("DEV", "CPU", "CLANG") if k in os.environ),
             **self.lowering.features,
         }

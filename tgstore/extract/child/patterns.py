@@ -10,18 +10,40 @@ Era table (what differs):
   absent -> recorded as missing `match_counts`.
 * a rule's location: `UPat.location` (file, line) where it exists.
 * a rule's text: `repr(UPat)` up to 0.12; 0.13+ has no repr, so `UPat.printable()` or the rule's source line.
+
+So that the rules of module-level matchers do not depend on which modules the suite happened to import, every module
+of the compiler's packages (COMPILER_PACKAGES, those that exist in the era) is imported first. Rules of matchers
+built at run time (`matcher` null) are only known once built: a later commit that does not build them has "not
+built" them, which `patterns_changed` tells apart from "removed".
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import importlib
 import pathlib
+import pkgutil
 from collections.abc import Callable
 from typing import Any
 
 from .api import Tinygrad
 from .text import clean
+
+COMPILER_PACKAGES = ["tinygrad.codegen", "tinygrad.uop", "tinygrad.schedule", "tinygrad.renderer", "tinygrad.shape"]
+
+
+def import_compiler_modules(tg: Tinygrad) -> list[str]:
+    """Import every module of the compiler's packages; returns the ones that failed to import."""
+    failed = []
+    for package_name in COMPILER_PACKAGES:
+        package = tg.module(package_name)
+        for info in pkgutil.walk_packages(getattr(package, "__path__", []), prefix=package_name + "."):
+            try:
+                importlib.import_module(info.name)
+            except Exception:
+                failed.append(info.name)
+    return failed
 
 
 @functools.cache
