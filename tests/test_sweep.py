@@ -51,9 +51,10 @@ def history(tmp_path_factory, tinygrad_release) -> tuple[Path, list[str], Path]:
     return repo, shas, cases
 
 
-def tgstore(*args: str | Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+def tgstore(*args: str | Path, timeout: float = 300, env: dict[str, str] | None = None
+            ) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*TGSTORE, *map(str, args)], capture_output=True, text=True, timeout=timeout,
-                          stdin=subprocess.DEVNULL)
+                          stdin=subprocess.DEVNULL, env=env)
 
 
 def sweep_args(db: Path, repo: Path, cases: Path, *revs: str, jobs: int = 2) -> list[str | Path]:
@@ -196,7 +197,7 @@ def test_killed_sweep_resumes(history, tmp_path):
     stored = rows(db, "SELECT count(*) FROM runs")[0][0]
     assert 1 <= stored < len(shas)
     left = len(worktrees(repo)) - 1  # the killed sweep's worktree (unless the kill landed while removing it) ...
-    resumed = tgstore(*sweep_args(db, repo, cases, f"{shas[0]}~0..{shas[-1]}", shas[0]))
+    resumed = tgstore(*sweep_args(db, repo, cases, f"{shas[0]}~0..{shas[-1]}", shas[0]), env=env)
     assert resumed.returncode == 0, resumed.stderr
     assert resumed.stderr.count(" skipped ") == stored, resumed.stderr
     assert runs_by_sha(db) == expected_runs(shas)  # every commit exactly one ok run

@@ -284,10 +284,11 @@ def read_bundle(path: Path | str) -> Bundle:
 def _check_version(path: Path, number: int, line: str) -> None:
     """The header's format version is checked before its fields: another version may have other fields."""
     try:
-        version = json.loads(line).get("bundle_version")
+        record = json.loads(line)
+        kind, version = record.get("kind"), record.get("bundle_version")
     except (ValueError, AttributeError, RecursionError):
         return  # not a JSON object: validation says so
-    if version not in BUNDLE_VERSIONS:
+    if kind == "header" and version not in BUNDLE_VERSIONS:
         raise BundleError(f"{path}:{number}: bundle format version {version!r}; this tgstore reads versions "
                           f"{', '.join(map(str, BUNDLE_VERSIONS))}; use a tgstore that matches the extractor")
 

@@ -23,7 +23,7 @@ def db_upgrade(db: DbOption = Path("tgstore.db"),
     note(f"{db}: schema at {current_revision(engine)}")
 
 
-@command(db_app, "downgrade")
+@command(db_app, "downgrade", context_settings={"ignore_unknown_options": True})  # `downgrade -1`
 def db_downgrade(revision: Annotated[str, typer.Argument(help="Target revision (e.g. -1, base, 0001).")],
                  db: DbOption = Path("tgstore.db")) -> None:
     """Migrate the database down to REVISION."""

@@ -38,6 +38,8 @@ def check_file(path: Path, *, writer: bool) -> None:
         raise DatabaseError(f"{path} is a directory, not a database file")
     if not stat.S_ISREG(mode):
         raise DatabaseError(f"{path} is not a regular file (a device or a pipe?), not a database file")
+    if writer and not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)):
+        raise DatabaseError(f"{path} is read-only (a read-only file, directory or filesystem); nothing was written")
     if path.stat().st_size > 0:
         with open(path, "rb") as f:
             if f.read(16) != SQLITE_MAGIC:
@@ -90,7 +92,8 @@ def open_engine(path: Path | str, *, writer: bool = True, busy_timeout_ms: int =
         except sqlite3.Error as exc:
             raise DatabaseError(sqlite_error_message(path, exc)) from None
 
-    engine = create_engine("sqlite://", creator=connect, poolclass=QueuePool)
+    # the URL names the file (engine.url.database, for messages); connections come from `connect`
+    engine = create_engine(f"sqlite:///{path}", creator=connect, poolclass=QueuePool)
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: sqlite3.Connection, _record: object) -> None:
@@ -123,6 +126,10 @@ def open_engine(path: Path | str, *, writer: bool = True, busy_timeout_ms: int =
             raise DatabaseError(sqlite_error_message(path, exc.orig)) from None
 
     return engine
+
+
+def engine_path(engine: Engine) -> Path | None:
+    return Path(engine.url.database) if engine.url.database else None
 
 
 def is_locked_error(exc: BaseException) -> bool:

@@ -12,7 +12,7 @@ from alembic.util import CommandError
 from sqlalchemy import Engine
 from sqlalchemy.exc import DBAPIError
 
-from tgstore.db.engine import DatabaseError, sqlite_error_message
+from tgstore.db.engine import DatabaseError, engine_path, sqlite_error_message
 from tgstore.resources import MIGRATIONS_DIR
 
 
@@ -39,9 +39,7 @@ def head_revision() -> str:
 
 
 def _database_name(engine: Engine) -> str:
-    with engine.connect() as conn:
-        row = conn.exec_driver_sql("PRAGMA database_list").first()
-    return row[2] if row and row[2] else "the database"
+    return str(engine_path(engine) or "the database")
 
 
 def current_revision(engine: Engine) -> str | None:
@@ -49,7 +47,7 @@ def current_revision(engine: Engine) -> str | None:
         with engine.connect() as conn:
             return MigrationContext.configure(conn).get_current_revision()
     except DBAPIError as exc:
-        raise DatabaseError(sqlite_error_message(None, exc.orig)) from None
+        raise DatabaseError(sqlite_error_message(engine_path(engine), exc.orig)) from None
 
 
 def _refuse_unknown(engine: Engine, current: str | None) -> None:
@@ -81,7 +79,8 @@ def _run(engine: Engine, fn, revision: str) -> None:
     except CommandError as exc:
         raise DatabaseError(f"cannot migrate to {revision!r}: {exc}; nothing was changed") from None
     except (DBAPIError, sqlite3.Error) as exc:
-        raise DatabaseError(sqlite_error_message(None, getattr(exc, "orig", exc)) + "; nothing was changed") from None
+        raise DatabaseError(sqlite_error_message(engine_path(engine), getattr(exc, "orig", exc))
+                            + "; nothing was changed") from None
 
 
 def upgrade(engine: Engine, revision: str = "head") -> None:
