@@ -15,6 +15,7 @@ extraction data by building a different `SampleDb`.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,6 +54,34 @@ def nodes(*ops: str) -> list[dict[str, Any]]:
              "src": [i - 1] if i else []} for i, op in enumerate(ops)]
 
 
+def graph(*ops: str) -> list[list[Any]]:
+    """The compact graph form of `nodes(*ops)` (a pass graph record's nodes)."""
+    return [[n["op"], n["dtype"], n["arg"], n["src"]] for n in nodes(*ops)]
+
+
+def graph_hash(nodes_: list[list[Any]]) -> str:
+    return hashlib.sha256(json.dumps(nodes_, ensure_ascii=False, separators=(",", ":")).encode()).hexdigest()
+
+
+def passes(ops: tuple[str, ...]) -> list[dict[str, Any]]:
+    """Two codegen passes of the C program: "expander" grows the chain by a RANGE, "final rewrite" keeps it."""
+    grown = graph(*ops[:-1], "RANGE", ops[-1])
+    return [{"position": 0, "name": "expander", "depth": 0, "node_count": len(grown), "changed": True,
+             "seconds": 0.001, "graph": graph_hash(grown)},
+            {"position": 1, "name": "final rewrite", "depth": 0, "node_count": len(grown), "changed": False,
+             "seconds": 0.001, "graph": graph_hash(grown)}]
+
+
+def graph_records(*kernels: dict[str, Any]) -> list[dict[str, Any]]:
+    """The graph records the kernels' passes refer to, each once."""
+    found = {}
+    for k in kernels:
+        ops = tuple(n["op"] for n in k["nodes"])
+        grown = graph(*ops[:-1], "RANGE", ops[-1])
+        found[graph_hash(grown)] = {"kind": "graph", "hash": graph_hash(grown), "nodes": grown}
+    return list(found.values())
+
+
 def kernel(position: int, name: str, ops: tuple[str, ...], c_source: str, llvm_source: str,
            pyrender: str | None = None) -> dict[str, Any]:
     return {
@@ -63,7 +92,8 @@ def kernel(position: int, name: str, ops: tuple[str, ...], c_source: str, llvm_s
                                                                      enumerate(ops)) + f"\nast = c{len(ops) - 1}",
         "programs": [
             {"renderer": "C", "name": name, "source": c_source, "error": None,
-             "uops": [{"op": "DEFINE_GLOBAL", "dtype": "dtypes.float.ptr(16)", "arg": "0", "src": []}]},
+             "uops": [{"op": "DEFINE_GLOBAL", "dtype": "dtypes.float.ptr(16)", "arg": "0", "src": []}],
+             "passes": passes(ops)},
             {"renderer": "LLVM", "name": name, "source": llvm_source, "error": None, "uops": None},
         ],
     }
@@ -122,6 +152,7 @@ def bundle_a() -> list[dict[str, Any]]:
             {"kind": "missing", "feature": "schedule_linear", "reason": "no tinygrad.engine.schedule.linear",
              "case": None},
             *({"kind": "pattern", **p} for p in PATTERNS_A),
+            *graph_records(ADD_KERNEL, MATMUL_K0_A, MATMUL_K1_A),
             case("add", [ADD_KERNEL], {"p1": (3, 10)}),
             case("matmul", [MATMUL_K0_A, MATMUL_K1_A], {"p1": (7, 20), "p2": (2, 20), "p3": (1, 20)}),
             {"kind": "end", "finished_at": "2026-01-10T12:00:05+00:00", "cases": 2, "failed_cases": 0}]
@@ -130,6 +161,7 @@ def bundle_a() -> list[dict[str, Any]]:
 def bundle_b() -> list[dict[str, Any]]:
     return [header(SHA_B, "0.14.0", "2026-02-10T12:00:00+00:00", "newer: upcast matmul"),
             *({"kind": "pattern", **p} for p in PATTERNS_B),
+            *graph_records(ADD_KERNEL, MATMUL_K0_B, MATMUL_K1_B, RELU_KERNEL),
             case("add", [ADD_KERNEL], {"p1": (3, 10)}),
             case("matmul", [MATMUL_K0_B, MATMUL_K1_B], {"p1": (5, 20), "p4": (9, 30), "p2": (2, 20)}),
             case("relu", [RELU_KERNEL], {"p1": (1, 4)}, missing=[{"feature": "uops", "reason": "no linearizer"}]),
@@ -145,6 +177,7 @@ CRASH_STDERR = ("loading tinygrad\nFatal Python error: Segmentation fault\n\n"
 def bundle_c() -> list[dict[str, Any]]:
     return [header(SHA_C, "0.14.1", "2026-03-10T12:00:00+00:00", "newest: add broke"),
             *({"kind": "pattern", **p} for p in PATTERNS_B),
+            *graph_records(MATMUL_K0_B, MATMUL_K1_B, RELU_KERNEL),
             case("add", [], status="error", error=ADD_TRACEBACK),
             case("matmul", [MATMUL_K0_B, MATMUL_K1_B], {"p1": (5, 20), "p4": (9, 30), "p2": (2, 20)}),
             case("relu", [RELU_KERNEL], {"p1": (1, 4)}, missing=[{"feature": "uops", "reason": "no linearizer"}])]
@@ -191,6 +224,9 @@ def query_params(db: SampleDb) -> dict[str, dict[str, str]]:
         "kernel_counts": {"case_name": "add"},
         "case_results_diff": {"a": db.sha_b, "b": db.sha_c[:6]},
         "runs_missing": {"feature": ""},
+        "passes_changed": {"a": db.sha_a[:8], "b": db.version_b, "case_name": ""},
+        "pass_history": {"case_name": "matmul", "renderer": "C", "kernel": ""},
+        "op_first_pass": {"case_name": "matmul", "op": "RANGE", "commit": db.version_b},
         "commits": {},
         "case_at_commit": {"commit": db.version_b, "case_name": "matmul", "renderer": "C"},
     }

@@ -143,3 +143,72 @@ def test_cli_diff(sample: SampleDb) -> None:
     assert result.exit_code == 1 and "no stored commit matches '0.9.9'" in result.output
     result = runner.invoke(app, ["diff", SHA_A, SHA_B, "--renderer", "PTX", "--db", str(sample.path)])
     assert result.exit_code == 1 and "renderers: C, LLVM" in result.output
+
+
+def test_diff_of_two_releases_summarizes_first_and_skips_unavailable_renderers(releases_db: Path) -> None:
+    """0.12.0 has no X86 renderer: its programs are errors, so X86 is skipped with one line, not diffed."""
+    import json
+    import subprocess
+    import sys
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "tgstore", "diff", "0.12.0", "0.14.0", "--db", str(releases_db),
+                               *args], capture_output=True, text=True, timeout=120)
+
+    proc = run()
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[3].startswith("14 cases compared: ") and "sources changed by renderer: " in lines[3]
+    assert lines[4].startswith("skipped renderer X86: unavailable at a (")
+    assert sum("X86" in line for line in lines) == 1
+    assert not any(line.startswith("== ") and " X86 source changed" in line for line in lines)
+    data = json.loads(run("--json").stdout)
+    assert data["changed"] is True and list(data["skipped_renderers"]) == ["X86"]
+    assert {"C", "LLVM"} <= set(data["summary"]["renderers_changed"])
+    assert all(d["renderer"] != "X86" for d in data["diffs"])
+    assert run("--exit-code", "--json").returncode == 1
+    same = subprocess.run([sys.executable, "-m", "tgstore", "diff", "0.14.0", "0.14.0", "--db", str(releases_db),
+                           "--exit-code"], capture_output=True, text=True, timeout=120)
+    assert same.returncode == 0 and "0 changed" in same.stdout
+
+
+def test_ignore_names_leaves_out_name_only_changes(tmp_path: Path) -> None:
+    """Two runs that differ only in a kernel's name (r_4_16n9 then r_4_16n1, as when the process-global counter
+    leaked): a change by default, none with --ignore-names; a real change stays one."""
+    import copy
+    import json
+
+    from sample_bundles import bundle_a, header
+
+    from tgstore.db import upgrade
+
+    def renamed(records: list, sha: str, name: str, extra: str = "") -> list:
+        records = copy.deepcopy(records)
+        records[0] = {**header(sha, "0.12.0", "2026-01-10T12:00:00+00:00", sha[:4]), "renderers": ["C", "LLVM"]}
+        for record in records:
+            for item in record.get("schedule", []) if record["kind"] == "case" and record["name"] == "matmul" else []:
+                if item["position"] != 1:
+                    continue
+                item["nodes"][0]["arg"] = json.dumps(name)  # the AST names the kernel too (KernelInfo)
+                for program in item["programs"]:
+                    program["source"] = program["source"].replace("E_16", name) + extra
+                    program["name"] = name
+        return records
+
+    db = tmp_path / "names.db"
+    engine = open_engine(db)
+    upgrade(engine)
+    for sha, name, extra in (("d4" * 20, "E_16n9", ""), ("e5" * 20, "E_16n1", ""), ("f6" * 20, "E_16n1", "\n")):
+        ingest_bundle(engine, read_bundle(write_bundle(tmp_path / f"{sha[:2]}.jsonl", renamed(bundle_a(), sha, name,
+                                                                                               extra))))
+    with engine.connect() as conn:
+        plain = diff_commits(conn, "d4d4", "e5e5")
+        masked = diff_commits(conn, "d4d4", "e5e5", ignore_names=True)
+        real = diff_commits(conn, "d4d4", "f6f6", ignore_names=True)
+    assert plain.has_changes and {(d.case, d.position) for d in plain.diffs} == {("matmul", 1)}
+    assert not masked.has_changes and masked.diffs == []
+    assert real.has_changes and {d.kind for d in real.diffs} == {"source"}
+    runner = CliRunner()
+    assert runner.invoke(app, ["diff", "d4d4", "e5e5", "--db", str(db), "--exit-code"]).exit_code == 1
+    assert runner.invoke(app, ["diff", "d4d4", "e5e5", "--db", str(db), "--exit-code", "--ignore-names"]
+                         ).exit_code == 0

@@ -47,19 +47,6 @@ def assert_consistent(db: Path) -> None:
         assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
 
 
-@pytest.fixture(scope="session")
-def releases_db(tmp_path_factory, tinygrad_release) -> Path:
-    """One database holding the built-in suite extracted from three tinygrad releases."""
-    db = tmp_path_factory.mktemp("releases") / "releases.db"
-    engine = open_engine(db)
-    upgrade(engine)
-    for version in RELEASES:
-        report = extract_and_ingest(engine, tinygrad_release(version), ExtractionPlan())
-        assert report.status == "ok", (version, report)
-    engine.dispose()
-    return db
-
-
 def test_three_releases_in_one_database(releases_db):
     assert sorted(r[0] for r in rows(releases_db, "SELECT version FROM tinygrad_commits")) == sorted(RELEASES)
     assert rows(releases_db, "SELECT DISTINCT status FROM runs") == [("ok",)]

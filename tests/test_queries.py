@@ -169,6 +169,35 @@ CHECKS: dict[str, Callable[[SampleDb], None]] = {
     name.removeprefix("check_"): fn for name, fn in globals().items() if name.startswith("check_")}
 
 
+def check_passes_changed(db: SampleDb) -> None:
+    rows = run(db, "passes_changed")
+    # matmul kernel 0's AST changed, so its graph after the first pass did too; kernel 1 and add kept theirs
+    assert [(r["case"], r["position"], r["renderer"], r["pass_position"], r["pass_a"], r["pass_b"]) for r in rows] == [
+        ("matmul", 0, "C", 0, "expander", "expander")]
+    assert (rows[0]["nodes_a"], rows[0]["nodes_b"]) == (7, 8)
+    assert run(db, "passes_changed", b=db.version_a) == []
+
+
+def check_pass_history(db: SampleDb) -> None:
+    rows = run(db, "pass_history")
+    assert [(r["sha"], r["position"], r["pass_name"], r["node_count"]) for r in rows if r["position"] == 0] == [
+        (db.sha_a, 0, "expander", 7), (db.sha_a, 0, "final rewrite", 7),
+        (db.sha_b, 0, "expander", 8), (db.sha_b, 0, "final rewrite", 8),
+        (db.sha_c, 0, "expander", 8), (db.sha_c, 0, "final rewrite", 8)]
+
+
+def check_op_first_pass(db: SampleDb) -> None:
+    rows = run(db, "op_first_pass")
+    assert [(r["position"], r["kernel_name"], r["pass_name"], r["op_count"]) for r in rows] == [
+        (0, "r_16_16_4", "expander", 1), (1, "E_16", "expander", 1)]
+    assert run(db, "op_first_pass", op="WMMA") == []
+
+
+CHECKS["passes_changed"] = check_passes_changed
+CHECKS["pass_history"] = check_pass_history
+CHECKS["op_first_pass"] = check_op_first_pass
+
+
 def test_every_query_file_has_a_check_and_parameters() -> None:
     names = {name for name in load_queries() if not name.startswith("svod_")}  # Svod queries: tests/test_svod*
     assert len(names) >= 9

@@ -52,7 +52,14 @@ class Program(TypedDict):
     error: str | None
     uops: list[Node] | None
     passes: NotRequired[list[PassEntry] | None]
-    canonical: NotRequired[dict[str, Any] | None]
+
+
+class CanonicalEntry(TypedDict):
+    """A canonical document, or the typed reason the stage could not be serialized."""
+
+    __pydantic_config__ = STRICT  # type: ignore[misc]
+    document: NotRequired[dict[str, Any]]
+    unsupported: NotRequired[dict[str, str]]
 
 
 class Item(TypedDict):
@@ -63,6 +70,7 @@ class Item(TypedDict):
     pyrender: str | None
     nodes: list[Node]
     programs: list[Program]
+    canonical: NotRequired[dict[str, CanonicalEntry] | None]
 
 
 class Match(TypedDict):
@@ -94,7 +102,7 @@ class Case(TypedDict):
     debug: str | None
     schedule: list[Item]
     schedule_passes: NotRequired[list[PassEntry] | None]
-    canonical: NotRequired[dict[str, Any] | None]
+    canonical: NotRequired[dict[str, CanonicalEntry] | None]
     matches: list[Match]
     missing: list[Missing]
 

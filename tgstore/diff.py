@@ -196,6 +196,11 @@ def diff_commits(conn: Connection, ref_a: str, ref_b: str, *, case: str | None =
     a, b = resolve_commit(conn, ref_a), resolve_commit(conn, ref_b)
     run_a, run_b, notes = choose_runs(conn, a, b, suite=suite, backend=backend)
     result = CommitDiff(a=a, b=b, run_a=run_a, run_b=run_b, what=what, notes=notes, ignore_names=ignore_names)
+    if stages:
+        from tgstore.stages import stage_diffs
+
+        result.stage_diffs = stage_diffs(conn, run_a.run_id, run_b.run_id, a.short, b.short, case=case,
+                                         renderer=renderer, context=context)
     cases_a, cases_b = _cases(conn, run_a.run_id), _cases(conn, run_b.run_id)
     if case is not None:
         if case not in cases_a and case not in cases_b:

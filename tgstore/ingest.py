@@ -1,14 +1,20 @@
-"""Storing a bundle in the database: one transaction per bundle, artifacts content-addressed.
+"""Storing a bundle in the database: one transaction per bundle, artifacts content-addressed, set-based.
 
-A bundle's run either lands whole or not at all. Identical artifacts (text blobs, kernel ASTs, linearized UOps,
-whole case results, pattern sets) are found by hash and reused, so re-ingesting an unchanged commit adds only its
-`runs` and `run_cases` rows.
+A bundle's run either lands whole or not at all. Every artifact (text blob, kernel AST, linearized UOps, pass graph,
+pass list, canonical document, rule, rule set, match set, whole case result) is identified by a hash computed here
+from its content; the store finds which hashes are already there and inserts the rest, a statement per table. So
+re-ingesting an unchanged commit adds only its `runs` row and one `run_cases` row per case.
+
+Tables are filled parents first: blobs; kernels, linears, graphs; pass lists; canonical documents; patterns, pattern
+sets, match sets; case results with their schedule items, programs, canonical links and missing features; then
+the run and its cases.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -16,45 +22,20 @@ from typing import Any
 from sqlalchemy import Connection, Engine, delete, insert, select, update
 
 from tgstore import __version__
-from tgstore.bundle import Bundle
-from tgstore.db.models import (
-    Blob,
-    Case,
-    CaseMissing,
-    CaseResult,
-    Kernel,
-    Linear,
-    LinearUop,
-    Pattern,
-    PatternMatch,
-    PatternSet,
-    PatternSetMember,
-    Program,
-    Run,
-    RunCase,
-    RunMissing,
-    ScheduleItem,
-    Suite,
-    TinygradCommit,
-    UopEdge,
-    UopNode,
-)
+from tgstore.bundle import Bundle, BundleError
+from tgstore.compare.canonical import document_hash
+from tgstore.db.models import Case, Run, RunMissing, Suite, TinygradCommit
 from tgstore.history import to_utc, version_key
+from tgstore.store import ContentStore, canonical_json, content_hash, sha256_text
 
 STDERR_KEEP = 64 * 1024
+# An ok run is only replaced by an ok run: a worse status never takes the place of a better one.
+STATUS_RANK = {"ok": 2, "partial": 1, "failed": 0, "timeout": 0}
+FAILED = ("failed", "timeout")
 
 
 def insert_returning_id(conn: Connection, table, **values: Any) -> int:
     return conn.execute(insert(table).values(**values)).inserted_primary_key[0]
-
-
-def sha256_text(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def content_hash(value: Any) -> str:
-    """Hash of a canonical JSON encoding: equal content, equal hash, whatever the key order."""
-    return sha256_text(json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False))
 
 
 def now_iso() -> str:
@@ -103,146 +84,259 @@ class ExtractionOutcome:
     stderr: str = ""
 
 
-class ArtifactStore:
-    """Hash -> id lookups and inserts inside one transaction."""
+class BundleStore:
+    """The content of one bundle, hashed and stored through a ContentStore."""
 
-    def __init__(self, conn: Connection) -> None:
-        self.conn = conn
-        self.blob_ids: dict[str, int] = {}
+    def __init__(self, conn: Connection, bundle: Bundle) -> None:
+        self.conn, self.bundle = conn, bundle
+        self.store = ContentStore(conn)
         self.new_case_results = 0
 
-    def _find(self, table, hash_: str) -> int | None:
-        return self.conn.execute(select(table.id).where(table.hash == hash_)).scalar()
-
-    def blob(self, text: str | None) -> int | None:
-        if text is None:
-            return None
-        hash_ = sha256_text(text)
-        if hash_ in self.blob_ids:
-            return self.blob_ids[hash_]
-        blob_id = self._find(Blob, hash_)
-        if blob_id is None:
-            blob_id = insert_returning_id(self.conn, Blob, hash=hash_, size=len(text), text=text)
-        self.blob_ids[hash_] = blob_id
-        return blob_id
-
-    def kernel(self, item: dict[str, Any]) -> tuple[int, str]:
-        nodes = item.get("nodes") or []
-        graph = [[n.get("op"), n.get("dtype"), n.get("arg"), list(n.get("src") or [])] for n in nodes]
-        hash_ = content_hash({"root": item.get("root_op"), "graph": graph, "pyrender": item.get("pyrender"),
-                              "ast_text": item.get("ast_text")})
-        kernel_id = self._find(Kernel, hash_)
-        if kernel_id is None:
-            kernel_id = insert_returning_id(
-                self.conn, Kernel, hash=hash_, name=kernel_name(item.get("programs") or []),
-                root_op=item.get("root_op") or (nodes[-1]["op"] if nodes else "?"),
-                node_count=len(nodes), ast_text_blob_id=self.blob(item.get("ast_text")),
-                pyrender_blob_id=self.blob(item.get("pyrender")))
-            if nodes:
-                self.conn.execute(insert(UopNode), [
-                    {"kernel_id": kernel_id, "idx": i, "op": op, "dtype": dtype, "arg": arg}
-                    for i, (op, dtype, arg, _src) in enumerate(graph)])
-                edges = [{"kernel_id": kernel_id, "parent_idx": i, "src_pos": pos, "child_idx": child}
-                         for i, (_op, _dtype, _arg, src) in enumerate(graph) for pos, child in enumerate(src)]
-                if edges:
-                    self.conn.execute(insert(UopEdge), edges)
-        return kernel_id, hash_
-
-    def linear(self, uops: list[dict[str, Any]] | None) -> tuple[int | None, str | None]:
-        if uops is None:
-            return None, None
-        rows = [[u.get("op"), u.get("dtype"), u.get("arg"), ",".join(str(s) for s in u.get("src") or [])] for u in uops]
-        hash_ = content_hash(rows)
-        linear_id = self._find(Linear, hash_)
-        if linear_id is None:
-            linear_id = insert_returning_id(self.conn, Linear, hash=hash_, uop_count=len(rows))
-            if rows:
-                self.conn.execute(insert(LinearUop), [
-                    {"linear_id": linear_id, "idx": i, "op": op, "dtype": dtype, "arg": arg, "src": src}
-                    for i, (op, dtype, arg, src) in enumerate(rows)])
-        return linear_id, hash_
-
-    def pattern(self, record: dict[str, Any]) -> tuple[int, str]:
-        values = {"matcher": record.get("matcher"), "ops": record.get("ops"), "upat": record.get("upat"),
-                  "function_name": record.get("function"), "file": record.get("file"), "line": record.get("line")}
-        hash_ = content_hash(values)
-        pattern_id = self._find(Pattern, hash_)
-        if pattern_id is None:
-            pattern_id = insert_returning_id(self.conn, Pattern, hash=hash_, **values)
-        return pattern_id, hash_
-
-    def pattern_set(self, pattern_ids: dict[str, int]) -> int | None:
-        if not pattern_ids:
-            return None
-        hash_ = content_hash(sorted(pattern_ids))  # keyed by pattern hash
-        set_id = self._find(PatternSet, hash_)
-        if set_id is None:
-            set_id = insert_returning_id(self.conn, PatternSet, hash=hash_, pattern_count=len(pattern_ids))
-            self.conn.execute(insert(PatternSetMember), [{"pattern_set_id": set_id, "pattern_id": pid}
-                                                         for pid in sorted(set(pattern_ids.values()))])
-        return set_id
+    # ---- hashes (pure)
+    @staticmethod
+    def kernel_rows(item: dict[str, Any]) -> tuple[str, list[list[Any]]]:
+        graph = [[n["op"], n["dtype"], n["arg"], list(n["src"])] for n in item["nodes"]]
+        return content_hash({"root": item["root_op"], "graph": graph, "pyrender": item.get("pyrender"),
+                             "ast_text": item.get("ast_text")}), graph
 
     @staticmethod
-    def _merge_matches(records: list[dict[str, Any]], patterns: dict[str, tuple[int, str]]
-                       ) -> list[tuple[str, int, int, int | None]]:
-        """(pattern hash, pattern id, matches, tries), one per stored pattern: rules that read the same (built in a
-        loop at one line, say) are one stored pattern, so their counts add up."""
-        merged: dict[str, list] = {}
-        for record in records:
-            if record.get("pattern") not in patterns:
-                continue
-            pattern_id, pattern_hash = patterns[record["pattern"]]
-            entry = merged.setdefault(pattern_hash, [pattern_hash, pattern_id, 0, None])
-            entry[2] += record.get("matches") or 0
-            if record.get("tries") is not None:
-                entry[3] = (entry[3] or 0) + record["tries"]
-        return sorted(tuple(entry) for entry in merged.values())
+    def linear_rows(uops: list[dict[str, Any]]) -> tuple[str, list[list[Any]]]:
+        rows = [[u["op"], u["dtype"], u["arg"], ",".join(str(s) for s in u["src"])] for u in uops]
+        return content_hash(rows), rows
 
-    def case_result(self, case: dict[str, Any], patterns: dict[str, tuple[int, str]]) -> int:
-        """Store (or find) the content of one case record; returns the case_results id."""
-        items = []
-        for item in case.get("schedule") or []:
-            kernel_id, kernel_hash = self.kernel(item)
-            programs = []
-            for program in item.get("programs") or []:
-                linear_id, linear_hash = self.linear(program.get("uops"))
-                source_id = self.blob(program.get("source"))
-                programs.append((program, linear_id, linear_hash, source_id))
-            items.append((item, kernel_id, kernel_hash, programs))
-        matches = self._merge_matches(case.get("matches") or [], patterns)
-        missing = sorted((m.get("feature") or "?", m.get("reason")) for m in case.get("missing") or [])
-        hash_ = content_hash({
-            "status": case.get("status"),
-            "schedule": [[item.get("position", i), item.get("root_op"), kernel_hash,
-                          [[p.get("renderer"), p.get("name"), sha256_text(p["source"]) if p.get("source") else None,
-                            linear_hash, p.get("error")] for p, _l, linear_hash, _s in programs]]
-                         for i, (item, _k, kernel_hash, programs) in enumerate(items)],
-            "matches": [[phash, n, tries] for phash, _pid, n, tries in matches],
-            "missing": missing,
-        })
-        result_id = self._find(CaseResult, hash_)
-        if result_id is not None:
-            return result_id
-        self.new_case_results += 1
-        kernel_count = sum(1 for item, *_ in items if item.get("programs"))
-        result_id = insert_returning_id(self.conn, CaseResult, hash=hash_, item_count=len(items),
-                                        kernel_count=kernel_count)
-        for i, (item, kernel_id, _kh, programs) in enumerate(items):
-            item_id = insert_returning_id(self.conn, ScheduleItem, case_result_id=result_id,
-                                          position=item.get("position", i), kernel_id=kernel_id,
-                                          root_op=item.get("root_op") or "?")
-            for program, linear_id, _lh, source_id in programs:
-                insert_returning_id(self.conn, Program, schedule_item_id=item_id,
-                                    renderer=program.get("renderer") or "?", name=program.get("name"),
-                                    source_blob_id=source_id, linear_id=linear_id, error=program.get("error"))
-        if matches:
-            self.conn.execute(insert(PatternMatch), [
-                {"case_result_id": result_id, "pattern_id": pid, "matches": n, "tries": tries}
-                for _phash, pid, n, tries in matches])
-        if missing:
-            self.conn.execute(insert(CaseMissing), [{"case_result_id": result_id, "feature": f, "reason": r}
-                                                    for f, r in missing])
-        return result_id
+    @staticmethod
+    def pattern_values(record: dict[str, Any]) -> tuple[str, tuple]:
+        values = {"matcher": record.get("matcher"), "ops": record.get("ops"), "upat": record.get("upat"),
+                  "function_name": record.get("function"), "file": record.get("file"), "line": record.get("line")}
+        return content_hash(values), tuple(values.values())
+
+    # ---- storing
+    def store_all(self) -> list[tuple[dict[str, Any], int, int | None]]:
+        """Store every artifact of the bundle; returns (case record, case result id, match set id) per case."""
+        cases = self.bundle.cases
+        items = [item for case in cases for item in case["schedule"]]
+        programs = [p for item in items for p in item["programs"]]
+        entries = [e for p in programs for e in p.get("passes") or []]
+        entries += [e for case in cases for e in case.get("schedule_passes") or []]
+        rewrites = {id(e): canonical_json(e["rewrites"]) for e in entries if e.get("rewrites")}
+        self.store.blobs([*(t for item in items for t in (item.get("ast_text"), item.get("pyrender"))),
+                          *(p.get("source") for p in programs), *rewrites.values()])
+        kernel_hashes = self._kernels(items)
+        linear_hashes = self._linears(programs)
+        self._graphs(entries)
+        pass_hashes = self._pass_lists(programs, cases, rewrites)
+        canonical_hashes = self._canonical(cases)
+        patterns = self._patterns()
+        match_sets = self._match_sets(cases, patterns)
+        results = self._case_results(cases, kernel_hashes, linear_hashes, pass_hashes, canonical_hashes)
+        return [(case, results[i], match_sets[i]) for i, case in enumerate(cases)]
+
+    def _kernels(self, items: list[dict[str, Any]]) -> dict[int, str]:
+        rows, graphs, hashes = {}, {}, {}
+        for item in items:
+            h, graph = self.kernel_rows(item)
+            hashes[id(item)] = h
+            if h not in rows:
+                graphs[h] = graph
+                rows[h] = (kernel_name(item["programs"]), item["root_op"], len(graph),
+                           self.store.blob_id(item.get("ast_text")), self.store.blob_id(item.get("pyrender")))
+        new = self.store.ensure("kernels", ("name", "root_op", "node_count", "ast_text_blob_id", "pyrender_blob_id"),
+                                rows)
+        nodes, edges = [], []
+        for h in new:
+            kid = self.store.id("kernels", h)
+            for i, (op, dtype, arg, src) in enumerate(graphs[h]):
+                nodes.append((kid, i, op, dtype, arg))
+                edges += [(kid, i, pos, child) for pos, child in enumerate(src)]
+        self.store.insert("uop_nodes", ("kernel_id", "idx", "op", "dtype", "arg"), nodes)
+        self.store.insert("uop_edges", ("kernel_id", "parent_idx", "src_pos", "child_idx"), edges)
+        return hashes
+
+    def _linears(self, programs: list[dict[str, Any]]) -> dict[int, str]:
+        rows, contents, hashes = {}, {}, {}
+        for program in programs:
+            if program.get("uops") is None:
+                continue
+            h, content = self.linear_rows(program["uops"])
+            hashes[id(program)] = h
+            rows[h] = (len(content),)
+            contents[h] = content
+        new = self.store.ensure("linears", ("uop_count",), rows)
+        self.store.insert("linear_uops", ("linear_id", "idx", "op", "dtype", "arg", "src"),
+                          [(self.store.id("linears", h), i, *row) for h in new for i, row in enumerate(contents[h])])
+        return hashes
+
+    def _graphs(self, entries: list[dict[str, Any]]) -> None:
+        used = {e["graph"] for e in entries if e.get("graph")}
+        known = self.store.lookup("graphs", used)
+        rows, texts = {}, {}
+        for h in used - set(known):
+            nodes = self.bundle.graphs[h]
+            text = json.dumps(nodes, ensure_ascii=False, separators=(",", ":"))
+            if sha256_text(text) != h:
+                raise BundleError(f"{self.bundle.path}: graph {h[:12]} does not match its hash")
+            rows[h] = (nodes[-1][0] if nodes else None, len(nodes), text)
+            texts[h] = nodes
+        new = self.store.ensure("graphs", ("root_op", "node_count", "nodes"), rows)
+        self.store.insert("graph_ops", ("graph_id", "op", "count"),
+                          [(self.store.id("graphs", h), op, n) for h in new
+                           for op, n in sorted(Counter(node[0] for node in texts[h]).items())])
+
+    def _pass_lists(self, programs: list[dict[str, Any]], cases: list[dict[str, Any]],
+                    rewrites: dict[int, str]) -> dict[int, str]:
+        """pass list hash per program / case (by id) that recorded passes."""
+        owners = [(id(p), p.get("passes")) for p in programs] + [(id(c), c.get("schedule_passes")) for c in cases]
+        rows, lists, hashes = {}, {}, {}
+        for owner, passes in owners:
+            if passes is None:
+                continue
+            entries = [(e["name"], e["depth"], e["node_count"], bool(e["changed"]), e.get("graph"),
+                        self.store.text_hash(rewrites[id(e)]) if id(e) in rewrites else None) for e in passes]
+            h = content_hash([list(e) for e in entries])
+            hashes[owner] = h
+            rows[h] = (len(entries),)
+            lists[h] = [(e, passes[i]) for i, e in enumerate(entries)]
+        new = self.store.ensure("pass_lists", ("pass_count",), rows)
+        self.store.insert("pass_entries", ("pass_list_id", "position", "name", "depth", "node_count", "changed",
+                                           "graph_id", "rewrites_blob_id"),
+                          [(self.store.id("pass_lists", h), position, name, depth, count, changed,
+                            self.store.id("graphs", graph), self.store.blob_id(rewrites.get(id(raw))))
+                           for h in new for position, ((name, depth, count, changed, graph, _r), raw)
+                           in enumerate(lists[h])])
+        return hashes
+
+    def _canonical(self, cases: list[dict[str, Any]]) -> dict[int, list[tuple]]:
+        """Per case (by id): its sorted canonical links (position, stage, document hash); position -1 holds the
+        case's schedule-level stages."""
+        rows, links = {}, {}
+        for case in cases:
+            docs = [(-1, case.get("canonical") or {})]
+            docs += [(item["position"], item.get("canonical") or {}) for item in case["schedule"]]
+            for position, by_stage in docs:
+                for stage, entry in by_stage.items():
+                    if entry.get("document") is not None:
+                        document = entry["document"]
+                        h = document_hash(document)
+                        # kept in the schema's key order, for people; the hash sorts the keys
+                        rows[h] = (stage, len(document.get("nodes") or document.get("items") or []),
+                                   json.dumps(document, separators=(",", ":"), ensure_ascii=False), None, None)
+                    else:
+                        problem = entry.get("unsupported") or {}
+                        h = content_hash({"stage": stage, "unsupported": problem})
+                        rows[h] = (stage, None, None, problem.get("error") or "unsupported", problem.get("reason"))
+                    links.setdefault(id(case), []).append((position, stage, h))
+        self.store.ensure("canonical_docs", ("stage", "node_count", "document", "unsupported", "reason"), rows)
+        return {case: sorted(found) for case, found in links.items()}
+
+    def _patterns(self) -> dict[str, tuple[int, str]]:
+        """bundle key -> (pattern id, pattern hash); the run's pattern set is stored too."""
+        values = {key: self.pattern_values(record) for key, record in self.bundle.patterns.items()}
+        self.store.ensure("patterns", ("matcher", "ops", "upat", "function_name", "file", "line"),
+                          {h: v for h, v in values.values()})
+        patterns = {key: (self.store.id("patterns", h), h) for key, (h, _v) in values.items()}
+        hashes = sorted({h for _pid, h in patterns.values()})
+        self.pattern_set_id = None
+        if hashes:
+            set_hash = content_hash(hashes)
+            if self.store.ensure("pattern_sets", ("pattern_count",), {set_hash: (len(hashes),)}):
+                self.store.insert("pattern_set_members", ("pattern_set_id", "pattern_id"),
+                                  [(self.store.id("pattern_sets", set_hash), self.store.id("patterns", h))
+                                   for h in hashes])
+            self.pattern_set_id = self.store.id("pattern_sets", set_hash)
+        return patterns
+
+    def _match_sets(self, cases: list[dict[str, Any]], patterns: dict[str, tuple[int, str]]) -> list[int | None]:
+        """Per case, its match set id (None when it has no counts). Rules that read the same (built in a loop at
+        one line, say) are one stored pattern, so their counts add up."""
+        rows, members, per_case = {}, {}, []
+        for case in cases:
+            merged: dict[str, list] = {}
+            for record in case["matches"]:
+                pid, phash = patterns[record["pattern"]]
+                entry = merged.setdefault(phash, [pid, 0, None])
+                entry[1] += record["matches"]
+                if record.get("tries") is not None:
+                    entry[2] = (entry[2] or 0) + record["tries"]
+            if not merged:
+                per_case.append(None)
+                continue
+            h = content_hash(sorted([phash, n, tries] for phash, (_pid, n, tries) in merged.items()))
+            per_case.append(h)
+            rows[h] = (len(merged),)
+            members[h] = sorted((pid, n, tries) for pid, n, tries in merged.values())
+        new = self.store.ensure("match_sets", ("pattern_count",), rows)
+        self.store.insert("pattern_matches", ("match_set_id", "pattern_id", "matches", "tries"),
+                          [(self.store.id("match_sets", h), *m) for h in new for m in members[h]])
+        return [self.store.id("match_sets", h) for h in per_case]
+
+    def _case_results(self, cases: list[dict[str, Any]], kernel_hashes: dict[int, str],
+                      linear_hashes: dict[int, str], pass_hashes: dict[int, str],
+                      canonical: dict[int, list[tuple]]) -> list[int]:
+        rows, contents, hashes = {}, {}, []
+        for case in cases:
+            missing = sorted((m.get("feature") or "?", m.get("reason")) for m in case["missing"])
+            links = canonical.get(id(case), [])
+            schedule = [[item["position"], item["root_op"], kernel_hashes[id(item)],
+                         [[p["renderer"], p["name"], self.store.text_hash(p["source"]) if p.get("source") else None,
+                           linear_hashes.get(id(p)), p.get("error"), pass_hashes.get(id(p))]
+                          for p in item["programs"]]] for item in case["schedule"]]
+            h = content_hash({"status": case["status"], "schedule": schedule, "missing": missing,
+                              "schedule_passes": pass_hashes.get(id(case)), "canonical": [list(x) for x in links]})
+            hashes.append(h)
+            kernels = sum(1 for item in case["schedule"] if item["programs"])
+            rows[h] = (len(case["schedule"]), kernels, self.store.id("pass_lists", pass_hashes.get(id(case))))
+            contents[h] = (case, missing, links)
+        new = self.store.ensure("case_results", ("item_count", "kernel_count", "schedule_pass_list_id"), rows)
+        self.new_case_results += len(new)
+        item_rows, program_rows, missing_rows, link_rows = [], [], [], []
+        next_item = self.store.next_id("schedule_items")
+        for h in new:
+            result_id = self.store.id("case_results", h)
+            case, missing, links = contents[h]
+            for item in case["schedule"]:
+                item_rows.append((next_item, result_id, item["position"],
+                                  self.store.id("kernels", kernel_hashes[id(item)]), item["root_op"]))
+                program_rows += [(next_item, p["renderer"], p["name"], self.store.blob_id(p.get("source")),
+                                  self.store.id("linears", linear_hashes.get(id(p))), p.get("error"),
+                                  self.store.id("pass_lists", pass_hashes.get(id(p)))) for p in item["programs"]]
+                next_item += 1
+            missing_rows += [(result_id, feature, reason) for feature, reason in missing]
+            link_rows += [(result_id, pos, stage, self.store.id("canonical_docs", doc)) for pos, stage, doc in links]
+        self.store.insert("schedule_items", ("id", "case_result_id", "position", "kernel_id", "root_op"), item_rows)
+        self.store.insert("programs", ("schedule_item_id", "renderer", "name", "source_blob_id", "linear_id", "error",
+                                       "pass_list_id"), program_rows)
+        self.store.insert("case_missing", ("case_result_id", "feature", "reason"), missing_rows)
+        self.store.insert("canonical_links", ("case_result_id", "position", "stage", "doc_id"), link_rows)
+        return [self.store.id("case_results", h) for h in hashes]
+
+
+def pass_times(cases: Iterable[dict[str, Any]]) -> str | None:
+    """The run's time per pass name, as JSON {scope: {name: [calls, seconds]}} (None without stages)."""
+    totals: dict[str, dict[str, list]] = {}
+    for case in cases:
+        scopes = [("schedule", case.get("schedule_passes"))]
+        scopes += [("lower", p.get("passes")) for item in case["schedule"] for p in item["programs"]]
+        for scope, passes in scopes:
+            for entry in passes or []:
+                total = totals.setdefault(scope, {}).setdefault(entry["name"], [0, 0.0])
+                total[0] += 1
+                total[1] += entry.get("seconds") or 0.0
+    if not totals:
+        return None
+    return json.dumps({scope: {name: [n, round(s, 4)] for name, (n, s) in sorted(names.items())}
+                       for scope, names in sorted(totals.items())}, separators=(",", ":"))
+
+
+def case_ids(conn: Connection, names: list[str]) -> dict[str, int]:
+    """Case ids by name, creating the cases not seen before."""
+    if not names:
+        return {}
+    query = f"SELECT name, id FROM cases WHERE name IN ({','.join('?' * len(names))})"
+    found = dict(conn.exec_driver_sql(query, tuple(names)).fetchall())
+    if new := [n for n in names if n not in found]:
+        conn.execute(insert(Case), [{"name": n} for n in new])
+        found = dict(conn.exec_driver_sql(query, tuple(names)).fetchall())
+    return found
 
 
 def get_or_create(conn: Connection, table, where: dict[str, Any], values: dict[str, Any] | None = None) -> int:
@@ -266,12 +360,10 @@ def upsert_commit(conn: Connection, sha: str, tree_hash: str, version: str | Non
             conn.execute(update(TinygradCommit).where(TinygradCommit.id == commit_id,
                                                       getattr(TinygradCommit, column).is_(None))
                          .values({column: value}))
+    if tree_hash:  # a checkout that failed stored none
+        conn.execute(update(TinygradCommit).where(TinygradCommit.id == commit_id, TinygradCommit.tree_hash == "")
+                     .values(tree_hash=tree_hash))
     return commit_id
-
-
-# An ok run is only replaced by an ok run: a worse status never takes the place of a better one.
-STATUS_RANK = {"ok": 2, "partial": 1, "failed": 0, "timeout": 0}
-FAILED = ("failed", "timeout")
 
 
 @dataclass
@@ -325,21 +417,20 @@ def ingest_bundle(engine: Engine, bundle: Bundle, *, outcome: ExtractionOutcome 
     unless it is worse than the current one (see make_room): a failed re-extraction is then stored as an attempt."""
     header, tinygrad = bundle.header, bundle.tinygrad
     sha = commit_key(tinygrad)
-    suite = header.get("suite") or {}
-    backend = header.get("backend") or "?"
+    suite = header["suite"]
+    backend = header["backend"]
     with engine.begin() as conn:
-        existing = find_run(conn, sha, suite.get("hash") or "", backend)
-        if existing and existing.covers(header.get("renderers") or []) and not force:
+        existing = find_run(conn, sha, suite["hash"], backend)
+        if existing and existing.covers(header["renderers"]) and not force:
             return IngestReport(existing.id, sha, existing.status, 0, 0, 0, skipped=True)
-        failed_cases = sum(1 for case in bundle.cases if case.get("status") != "ok")
+        failed_cases = sum(1 for case in bundle.cases if case["status"] != "ok")
         status = _run_status(bundle, outcome, failed_cases)
         current = make_room(conn, existing, status)
-        store = ArtifactStore(conn)
+        contents = BundleStore(conn, bundle)
+        stored = contents.store_all()
         commit_id = upsert_commit(conn, sha, tinygrad.get("tree_hash") or "", tinygrad.get("version"),
                                   tinygrad.get("git") or {})
-        suite_id = get_or_create(conn, Suite, {"hash": suite.get("hash") or ""}, {"name": suite.get("name") or "?"})
-        patterns = {key: store.pattern(record) for key, record in bundle.patterns.items()}
-        pattern_set_id = store.pattern_set({phash: pid for pid, phash in patterns.values()})
+        suite_id = get_or_create(conn, Suite, {"hash": suite["hash"]}, {"name": suite["name"]})
         errors = []
         if bundle.truncated_line:
             errors.append(f"bundle truncated at line {bundle.truncated_line}")
@@ -349,24 +440,25 @@ def ingest_bundle(engine: Engine, bundle: Bundle, *, outcome: ExtractionOutcome 
             errors.append(f"extraction {outcome.status} (exit code {outcome.returncode})")
         run_id = insert_returning_id(
             conn, Run, commit_id=commit_id, suite_id=suite_id, backend=backend,
-            renderers=",".join(header.get("renderers") or []), is_current=current,
+            renderers=",".join(header["renderers"]), is_current=current,
             status=status, started_at=header.get("started_at"), finished_at=(bundle.end or {}).get("finished_at"),
-            ingested_at=now_iso(), tgstore_version=__version__, bundle_version=header.get("bundle_version"),
+            ingested_at=now_iso(), tgstore_version=__version__, bundle_version=header["bundle_version"],
             debug_level=header.get("debug_level"), python=header.get("python"), tinygrad_path=tinygrad.get("path"),
-            features=json.dumps(header.get("features") or {}, sort_keys=True), error="; ".join(errors) or None,
+            features=json.dumps(header["features"], sort_keys=True), error="; ".join(errors) or None,
             stderr=(outcome.stderr[-STDERR_KEEP:] if outcome and outcome.stderr else None),
-            pattern_set_id=pattern_set_id)
+            pattern_set_id=contents.pattern_set_id, pass_times=pass_times(bundle.cases))
         if bundle.missing:
-            conn.execute(insert(RunMissing), [{"run_id": run_id, "case_name": m.get("case"), "feature": m.get("feature")
-                                               or "?", "reason": m.get("reason")} for m in bundle.missing])
-        for case in bundle.cases:
-            case_id = get_or_create(conn, Case, {"name": case["name"]})
-            result_id = store.case_result(case, patterns)
-            conn.execute(insert(RunCase).values(
-                run_id=run_id, case_id=case_id, case_result_id=result_id, status=case.get("status") or "error",
-                seconds=case.get("seconds"), debug_blob_id=store.blob(case.get("debug") or None),
-                error_blob_id=store.blob(case.get("error"))))
-        return IngestReport(run_id, sha, status, len(bundle.cases), failed_cases, store.new_case_results,
+            conn.execute(insert(RunMissing), [{"run_id": run_id, "case_name": m.get("case"), "feature": m["feature"],
+                                               "reason": m.get("reason")} for m in bundle.missing])
+        store = contents.store
+        store.blobs([t for case in bundle.cases for t in (case.get("debug") or None, case.get("error"))])
+        ids = case_ids(conn, [case["name"] for case in bundle.cases])
+        store.insert("run_cases", ("run_id", "case_id", "case_result_id", "match_set_id", "status", "seconds",
+                                   "debug_blob_id", "error_blob_id"),
+                     [(run_id, ids[case["name"]], result_id, match_set_id, case["status"], case.get("seconds"),
+                       store.blob_id(case.get("debug") or None), store.blob_id(case.get("error")))
+                      for case, result_id, match_set_id in stored])
+        return IngestReport(run_id, sha, status, len(bundle.cases), failed_cases, contents.new_case_results,
                             kept_run_id=None if current else existing.id if existing else None,
                             error="; ".join(errors) or None)
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import contextvars
 import functools
+import os
 import sqlite3
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -76,6 +78,9 @@ def errors_as_messages() -> Iterator[None]:
         raise fail(str(exc)) from None
     except (DBAPIError, sqlite3.Error) as exc:
         raise fail(describe_sqlite_error(exc)) from None
+    except BrokenPipeError:  # the reader of our output left (`| head`): stop quietly, like other tools
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise typer.Exit(141) from None
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else ""
         raise fail(f"{where}{exc.strerror or exc}") from None

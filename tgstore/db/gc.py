@@ -13,7 +13,8 @@ from tgstore.db.models import Base
 
 # Content-addressed tables, parents before children: deleting an unreferenced case result cascades to its schedule
 # items, which may leave kernels, linears and blobs unreferenced in turn.
-COLLECTED = ["case_results", "pattern_sets", "kernels", "linears", "patterns", "svod_trees", "blobs"]
+COLLECTED = ["case_results", "match_sets", "pattern_sets", "pass_lists", "kernels", "linears", "graphs",
+             "canonical_docs", "patterns", "svod_trees", "blobs"]
 
 
 def _referrers(target: Table) -> list[tuple[Table, object]]:

@@ -118,6 +118,7 @@ class Run(Base):
     stderr: Mapped[str | None] = mapped_column(Text)
     pattern_set_id: Mapped[int | None] = mapped_column(ForeignKey("pattern_sets.id"))
     is_current: Mapped[bool] = mapped_column(Boolean, server_default=true())
+    pass_times: Mapped[str | None] = mapped_column(Text)  # JSON {scope: {pass name: [calls, seconds]}}
 
 
 class RunMissing(Base):
@@ -190,6 +191,7 @@ class CaseResult(Base):
     hash: Mapped[str] = mapped_column(String(64), unique=True)
     item_count: Mapped[int] = mapped_column(Integer)
     kernel_count: Mapped[int] = mapped_column(Integer)
+    schedule_pass_list_id: Mapped[int | None] = mapped_column(ForeignKey("pass_lists.id"), index=True)
 
 
 class ScheduleItem(Base):
@@ -214,14 +216,89 @@ class Program(Base):
     source_blob_id: Mapped[int | None] = mapped_column(ForeignKey("blobs.id"), index=True)
     linear_id: Mapped[int | None] = mapped_column(ForeignKey("linears.id"))
     error: Mapped[str | None] = mapped_column(Text)
+    pass_list_id: Mapped[int | None] = mapped_column(ForeignKey("pass_lists.id"), index=True)
+
+
+class MatchSet(Base):
+    """How often each rule matched while one case was scheduled and lowered, stored once per distinct content."""
+
+    __tablename__ = "match_sets"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    hash: Mapped[str] = mapped_column(String(64), unique=True)
+    pattern_count: Mapped[int] = mapped_column(Integer)
 
 
 class PatternMatch(Base):
     __tablename__ = "pattern_matches"
-    case_result_id: Mapped[int] = mapped_column(ForeignKey("case_results.id", ondelete="CASCADE"), primary_key=True)
+    match_set_id: Mapped[int] = mapped_column(ForeignKey("match_sets.id", ondelete="CASCADE"), primary_key=True)
     pattern_id: Mapped[int] = mapped_column(ForeignKey("patterns.id"), primary_key=True, index=True)
     matches: Mapped[int] = mapped_column(Integer)
     tries: Mapped[int | None] = mapped_column(Integer)
+
+
+class Graph(Base):
+    """A UOp graph (a pass's output) as compact JSON: [op, dtype, arg, [source positions]] per node, in toposort
+    order; stored once by hash."""
+
+    __tablename__ = "graphs"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    hash: Mapped[str] = mapped_column(String(64), unique=True)
+    root_op: Mapped[str | None] = mapped_column(String(40))
+    node_count: Mapped[int] = mapped_column(Integer)
+    nodes: Mapped[str] = mapped_column(Text)
+
+
+class GraphOp(Base):
+    __tablename__ = "graph_ops"
+    graph_id: Mapped[int] = mapped_column(ForeignKey("graphs.id", ondelete="CASCADE"), primary_key=True)
+    op: Mapped[str] = mapped_column(String(40), primary_key=True, index=True)
+    count: Mapped[int] = mapped_column(Integer)
+
+
+class PassList(Base):
+    """The passes one kernel went through with one renderer (or a case's scheduler passes), stored once by hash."""
+
+    __tablename__ = "pass_lists"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    hash: Mapped[str] = mapped_column(String(64), unique=True)
+    pass_count: Mapped[int] = mapped_column(Integer)
+
+
+class PassEntry(Base):
+    __tablename__ = "pass_entries"
+    pass_list_id: Mapped[int] = mapped_column(ForeignKey("pass_lists.id", ondelete="CASCADE"), primary_key=True)
+    position: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), index=True)
+    depth: Mapped[int] = mapped_column(Integer)  # nesting: a pass run inside another pass's rewrite
+    node_count: Mapped[int | None] = mapped_column(Integer)
+    changed: Mapped[bool] = mapped_column(Boolean)
+    graph_id: Mapped[int | None] = mapped_column(ForeignKey("graphs.id"), index=True)
+    rewrites_blob_id: Mapped[int | None] = mapped_column(ForeignKey("blobs.id"))
+
+
+class CanonicalDoc(Base):
+    """A Svod canonical JSON (schema v7) document, or why a stage could not be serialized (`unsupported` holds the
+    error type and `reason` the message, `document` is NULL), stored once by hash."""
+
+    __tablename__ = "canonical_docs"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    hash: Mapped[str] = mapped_column(String(64), unique=True)
+    stage: Mapped[str] = mapped_column(String(40))
+    node_count: Mapped[int | None] = mapped_column(Integer)
+    document: Mapped[str | None] = mapped_column(Text)
+    unsupported: Mapped[str | None] = mapped_column(String(80))
+    reason: Mapped[str | None] = mapped_column(Text)
+
+
+class CanonicalLink(Base):
+    """A case result's canonical document at a stage: `position` is the kernel's schedule position, -1 for the
+    case's schedule-level stages (tensor, rangeified)."""
+
+    __tablename__ = "canonical_links"
+    case_result_id: Mapped[int] = mapped_column(ForeignKey("case_results.id", ondelete="CASCADE"), primary_key=True)
+    position: Mapped[int] = mapped_column(Integer, primary_key=True)
+    stage: Mapped[str] = mapped_column(String(40), primary_key=True)
+    doc_id: Mapped[int] = mapped_column(ForeignKey("canonical_docs.id"), index=True)
 
 
 class CaseMissing(Base):
@@ -245,6 +322,7 @@ class RunCase(Base):
     seconds: Mapped[float | None] = mapped_column(Float)
     debug_blob_id: Mapped[int | None] = mapped_column(ForeignKey("blobs.id"))
     error_blob_id: Mapped[int | None] = mapped_column(ForeignKey("blobs.id"))
+    match_set_id: Mapped[int | None] = mapped_column(ForeignKey("match_sets.id"), index=True)
 
 
 Index("ix_runs_status", Run.status)

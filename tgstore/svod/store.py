@@ -29,13 +29,8 @@ from tgstore.db.models import (
     SvodStageDump,
     SvodTree,
 )
-from tgstore.ingest import (
-    ArtifactStore,
-    get_or_create,
-    insert_returning_id,
-    now_iso,
-    sha256_text,
-)
+from tgstore.ingest import get_or_create, insert_returning_id, now_iso
+from tgstore.store import ContentStore, sha256_text
 from tgstore.svod.parse import TREE_FIELDS, ParseProblem, SvodLog, Tree, parse_svod_log
 
 __all__ = ["SvodLogError", "SvodIngestReport", "read_svod_log", "ingest_svod_log", "ingest_svod_text"]
@@ -91,7 +86,7 @@ def _check_log(log: SvodLog, where: str) -> None:
 class _TreeStore:
     """Svod trees by structure hash, within one transaction."""
 
-    def __init__(self, conn: Connection, blobs: ArtifactStore) -> None:
+    def __init__(self, conn: Connection, blobs: ContentStore) -> None:
         self.conn = conn
         self.blobs = blobs
         self.ids: dict[str, int] = {}
@@ -143,7 +138,7 @@ def ingest_svod_text(engine: Engine, text: str, case: str, svod_commit: str | No
             return SvodIngestReport(where, case, existing.id, existing.svod_commit or svod_commit, skipped=True,
                                     lines=line_count, problems=list(log.problems), commit_filled=filled)
 
-        blobs = ArtifactStore(conn)
+        blobs = ContentStore(conn)
         trees = _TreeStore(conn, blobs)
         run_id = insert_returning_id(
             conn, SvodRun, case_id=case_id, svod_commit=svod_commit, log_blob_id=blobs.blob(text), log_hash=log_hash,

@@ -41,6 +41,7 @@ class CaseRunner:
         self.lowering, self.scheduler, self.patterns = lowering, scheduler, patterns
         self.recorder, self.encoder, self.canonical = recorder, encoder, canonical
         self.names = NameCounter(tg)
+        self.after_schedule: dict = {}
         self.pyrender = next((fn for m, a in PYRENDER if callable(fn := tg.attr(m, a))), None)
 
     def passes(self, wanted: bool) -> contextlib.AbstractContextManager[list[dict[str, Any]] | None]:
@@ -58,6 +59,8 @@ class CaseRunner:
         before = self.patterns.snapshot()
         buf = io.StringIO()
         start = time.perf_counter()
+        asts: list[Any] = []
+        captured: dict[str, Any] = {}
         try:
             with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf), \
                     self.tg.Context(DEBUG=self.options.debug):
@@ -65,7 +68,8 @@ class CaseRunner:
                 tensors = list(out) if isinstance(out, (list, tuple)) else [out]
                 if not tensors or not all(isinstance(t, self.tg.Tensor) for t in tensors):
                     raise TypeError(f"case must return a Tensor or a list/tuple of Tensors, got {type(out).__name__}")
-                with self.passes(bool(self.options.stage_renderers)) as schedule_passes:
+                with self.passes(bool(self.options.stage_renderers)) as schedule_passes, \
+                        self.canonical_capture() as captured:
                     asts = self.scheduler.kernel_asts(tensors)
                 rec["schedule_passes"] = schedule_passes
                 rec["schedule"] = [self.item(i, ast, rec["missing"]) for i, ast in enumerate(asts)]
@@ -81,7 +85,19 @@ class CaseRunner:
         else:
             self.patterns.scan()
             rec["missing"].append({"feature": "match_counts", "reason": "no match_stats in this tinygrad"})
+        if self.canonical is not None and rec["status"] == "ok":
+            # after the counts and the DEBUG text: this lowering (with the base CPU renderer) is not the case's
+            rec["canonical"] = self.canonical.case_documents(captured)
+            for item, ast in zip(rec["schedule"], asts, strict=True):
+                if item["root_op"] == "SINK":
+                    self.names.restore(self.after_schedule)
+                    item["canonical"] = self.canonical.kernel_documents(ast)
         return rec
+
+    def canonical_capture(self) -> contextlib.AbstractContextManager[dict[str, Any]]:
+        if self.canonical is None:
+            return contextlib.nullcontext({})
+        return self.canonical.schedule_capture()
 
     def item(self, position: int, ast: Any, missing: list[dict]) -> dict[str, Any]:
         item: dict[str, Any] = {"position": position, "root_op": getattr(ast.op, "name", str(ast.op)),
@@ -101,7 +117,7 @@ class CaseRunner:
     def lower_all(self, items: list[dict[str, Any]], asts: list[Any]) -> None:
         """Every kernel with every renderer, one renderer at a time, the name counter as a fresh process would
         have it: so what is stored does not depend on which other renderers ran."""
-        after_schedule = self.names.snapshot()
+        self.after_schedule = after_schedule = self.names.snapshot()
         for rname in self.options.renderers:
             self.names.restore(after_schedule)
             for item, ast in zip(items, asts, strict=True):
@@ -124,8 +140,6 @@ class CaseRunner:
                 prog["uops"] = self.encoder.nodes(lowered.uops)
             else:
                 prog["error"] = "this tinygrad returned no linearized uops"
-            if self.canonical is not None and passes is not None and rname == self.options.stage_renderers[0]:
-                prog["canonical"] = self.canonical.kernel_documents(ast, passes, lowered)
         except Exception:
             prog["error"] = clean(traceback.format_exc(limit=-8))
         return prog

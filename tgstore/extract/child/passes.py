@@ -42,6 +42,8 @@ class PassRecorder:
         self.named = rewrite is not None and "name" in signature_of(rewrite).parameters
         self.wrappers = {name: self._wrap(name, fn) for name, fn in self.originals.items()}
         self.records: list[dict[str, Any]] | None = None  # open scope
+        self.describing = True  # encode each pass's graph (off: observers only)
+        self.observers: list[Callable[[str, Any, Any], None]] = []  # called with (name, input, output) per pass
         self.depth = 0
         self.rewrites_limit = rewrites_limit
         self.trace = RewriteTrace(tg) if rewrites_limit else None
@@ -92,7 +94,10 @@ class PassRecorder:
                 self.depth -= 1
             entry["seconds"] = round(time.perf_counter() - start, 6)
             result = out.get(sink, sink) if is_map and isinstance(out, dict) else out
-            self._describe(entry, sink, result)
+            for observe in self.observers:
+                observe(entry["name"], sink, result)
+            if self.describing:
+                self._describe(entry, sink, result)
             if self.trace is not None and mark is not None:
                 entry["rewrites"] = self.trace.steps_since(mark, self.encoder, self.rewrites_limit)
             return out
@@ -117,15 +122,17 @@ class PassRecorder:
         entry["graph"] = digest
 
     @contextlib.contextmanager
-    def scope(self) -> Iterator[list[dict[str, Any]]]:
-        """Record the passes run inside the block; yields the list they are appended to."""
+    def scope(self, describe: bool = True) -> Iterator[list[dict[str, Any]]]:
+        """Record the passes run inside the block; yields the list they are appended to. Without `describe`,
+        passes are only shown to the observers (no graphs are encoded or emitted)."""
         self.install()
         records: list[dict[str, Any]] = []
-        self.records, self.depth = records, 0
+        saved = self.records, self.depth, self.describing
+        self.records, self.depth, self.describing = records, 0, describe
         try:
             yield records
         finally:
-            self.records = None
+            self.records, self.depth, self.describing = saved
 
     def uninstall(self) -> None:
         for _name, mod in self.tg.loaded_modules():

@@ -1,0 +1,168 @@
+"""Stage capture on real releases (issue: tinygrad stage by stage): the graph after each named pass, content-addressed;
+Svod canonical documents; stages, canonical and diff --stages on the command line; the pass queries."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from tgstore.bundle import read_bundle
+from tgstore.compare.canonical import document_hash, validate
+from tgstore.pipeline import ExtractionPlan, extract_bundle
+
+TGSTORE = [sys.executable, "-m", "tgstore"]
+KERNEL_STAGES = ["kernel_ast", "optimized", "postrange", "expanded", "coalesced", "gated", "program", "linearized"]
+
+
+def tgstore(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*TGSTORE, *map(str, args)], capture_output=True, text=True, timeout=300)
+
+
+def rows(db: Path, sql: str, *params) -> list[tuple]:
+    with sqlite3.connect(db) as conn:
+        return conn.execute(sql, params).fetchall()
+
+
+def test_pass_lists_where_the_era_names_its_passes(releases_db: Path) -> None:
+    for version in ("0.12.0", "0.14.0"):
+        proc = tgstore("stages", "matmul", "--commit", version, "--renderer", "C", "--json", "--db", releases_db)
+        assert proc.returncode == 0, proc.stderr
+        (kernel,) = [json.loads(line) for line in proc.stdout.splitlines()]
+        assert set(kernel) == {"case", "kernel_index", "kernel_name", "renderer", "passes"}
+        assert (kernel["case"], kernel["kernel_index"], kernel["renderer"]) == ("matmul", 0, "C")
+        names = [p["name"] for p in kernel["passes"]]
+        assert {"postopt symbolic", "expander", "final rewrite", "add control flow"} <= set(names), names
+        assert names[-1] == "linearize/render"
+        assert [p["position"] for p in kernel["passes"]] == list(range(len(names)))
+        first = kernel["passes"][0]
+        assert set(first) >= {"position", "name", "node_count", "changed", "graph_hash"}
+        # a pass that changed nothing has its input's graph: the same hash as the pass before it
+        for before, after in zip(kernel["passes"], kernel["passes"][1:], strict=False):
+            if after["depth"] == 0 and before["depth"] == 0 and not after["changed"] and after["graph_hash"]:
+                assert after["graph_hash"] == before["graph_hash"], (before, after)
+    # 0.10 names no passes: recorded as missing, not failed
+    assert rows(releases_db, "SELECT m.feature FROM run_missing m JOIN v_runs r ON r.run_id = m.run_id "
+                             "WHERE r.version = '0.10.0' AND m.feature = 'passes'") == [("passes",)]
+    proc = tgstore("stages", "matmul", "--commit", "0.10.0", "--db", releases_db)
+    assert proc.returncode == 1 and "no passes recorded" in proc.stderr
+
+
+def test_the_last_pass_graph_is_what_tinygrad_linearizes(releases_db: Path) -> None:
+    """The last top-level pass with a graph (before linearize/render) holds exactly the UOps the renderer got."""
+    checked = 0
+    for version in ("0.12.0", "0.14.0"):
+        programs = rows(releases_db, """
+            SELECT p.id, p.linear_id, p.pass_list_id FROM programs p
+            JOIN schedule_items si ON si.id = p.schedule_item_id JOIN v_kernels k ON k.kernel_id = si.kernel_id
+            WHERE k.version = ? AND p.renderer = 'C' AND p.pass_list_id IS NOT NULL GROUP BY p.id""", version)
+        for _pid, linear_id, pass_list_id in programs:
+            (nodes_text,) = rows(releases_db, """SELECT g.nodes FROM pass_entries pe JOIN graphs g ON g.id = pe.graph_id
+                WHERE pe.pass_list_id = ? AND pe.depth = 0 ORDER BY pe.position DESC LIMIT 1""", pass_list_id)[0]
+            graph = Counter((n[0], n[1], n[2]) for n in json.loads(nodes_text))
+            linear = Counter(rows(releases_db, "SELECT op, dtype, arg FROM linear_uops WHERE linear_id = ?",
+                                  linear_id))
+            assert graph == linear, version
+            checked += 1
+    assert checked >= 28
+
+
+def test_canonical_documents_follow_the_schema(releases_db: Path) -> None:
+    docs = rows(releases_db, "SELECT d.stage, d.document, d.hash, d.node_count FROM canonical_docs d "
+                             "WHERE d.document IS NOT NULL")
+    assert len(docs) > 100
+    for stage, text, digest, node_count in docs:
+        document = json.loads(text)
+        assert validate(document) == [], (stage, validate(document)[:3])
+        assert document["stage"] == stage and document_hash(document) == digest
+        assert len(document["nodes"]) == node_count
+    # at 0.14.0 every stage of every kernel serialized; before Target (0.13) the kernel stages are typed "missing"
+    by_version = dict(rows(releases_db, """
+        SELECT k.version, group_concat(DISTINCT cl.stage) FROM canonical_links cl
+        JOIN canonical_docs d ON d.id = cl.doc_id
+        JOIN schedule_items si ON si.case_result_id = cl.case_result_id AND si.position = cl.position
+        JOIN v_kernels k ON k.kernel_id = si.kernel_id WHERE d.document IS NOT NULL GROUP BY k.version"""))
+    assert set(by_version["0.14.0"].split(",")) == set(KERNEL_STAGES)
+    unsupported = rows(releases_db, """
+        SELECT DISTINCT d.unsupported, d.reason FROM canonical_docs d JOIN canonical_links cl ON cl.doc_id = d.id
+        JOIN run_cases rc ON rc.case_result_id = cl.case_result_id JOIN v_runs r ON r.run_id = rc.run_id
+        WHERE r.version = '0.12.0' AND cl.position >= 0""")
+    assert unsupported and all(kind == "NotAvailable" and "Target" in reason for kind, reason in unsupported)
+    proc = tgstore("canonical", "matmul", "--stage", "expanded", "--commit", "0.14.0", "--db", releases_db)
+    assert proc.returncode == 0, proc.stderr
+    document = json.loads(proc.stdout)
+    assert list(document) == ["schema_version", "stage", "roots", "nodes"] and document["stage"] == "expanded"
+    assert validate(document) == []
+    proc = tgstore("canonical", "matmul", "--stage", "expanded", "--commit", "0.12.0", "--db", releases_db)
+    assert proc.returncode == 1 and "NotAvailable" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_the_same_case_twice_gives_the_same_documents(tinygrad_release, tmp_path: Path) -> None:
+    cases = tmp_path / "cases.py"
+    cases.write_text("from tinygrad import Tensor\n\ndef case_matmul():\n"
+                     "    return Tensor.empty(16, 16) @ Tensor.empty(16, 16)\n")
+    plan = ExtractionPlan(case_files=[cases], renderers=["C"])
+    hashes = []
+    for name in ("a", "b"):
+        result = extract_bundle(tinygrad_release("0.14.0"), tmp_path / f"{name}.jsonl", plan)
+        assert result.status == "ok", result.stderr
+        (case,) = read_bundle(tmp_path / f"{name}.jsonl").cases
+        documents = {**case["canonical"], **case["schedule"][0]["canonical"]}
+        assert set(documents) == {"tensor", "rangeified", *KERNEL_STAGES}
+        hashes.append({stage: document_hash(entry["document"]) for stage, entry in documents.items()})
+    assert hashes[0] == hashes[1]
+
+
+def test_an_unchanged_pass_output_adds_no_graph_rows(releases_db: Path, tmp_path: Path) -> None:
+    """Graphs are content-addressed: every pass whose output is the same as some other pass's shares its row."""
+    graphs, entries = rows(releases_db, "SELECT count(*), (SELECT count(*) FROM pass_entries "
+                                        "WHERE graph_id IS NOT NULL) FROM graphs")[0]
+    distinct = rows(releases_db, "SELECT count(DISTINCT graph_id) FROM pass_entries")[0][0]
+    assert graphs == distinct and entries > 2 * graphs
+
+
+def test_diff_stages_names_the_first_differing_pass(releases_db: Path) -> None:
+    proc = tgstore("diff", "0.12.0", "0.14.0", "--case", "matmul", "--stages", "--what", "ast", "--json", "--db",
+                   releases_db)
+    assert proc.returncode == 0, proc.stderr
+    stages = json.loads(proc.stdout)["stages"]
+    by_renderer = {s["renderer"]: s for s in stages}
+    assert set(by_renderer) == {"C", "LLVM"}
+    c = by_renderer["C"]
+    assert c["case"] == "matmul" and c["position"] == 0 and c["pass_position"] == 0
+    assert c["diff"].startswith("--- ") and "\n+" in c["diff"]  # a structural diff of the two graphs
+    text = tgstore("diff", "0.12.0", "0.14.0", "--case", "matmul", "--stages", "--db", releases_db).stdout
+    assert "first differing pass #0" in text
+
+
+def test_pass_queries(releases_db: Path) -> None:
+    def query(name: str, *params: str) -> list[dict]:
+        proc = tgstore("query", name, *(x for p in params for x in ("-p", p)), "--json", "--db", releases_db)
+        assert proc.returncode == 0, proc.stderr
+        return [json.loads(line) for line in proc.stdout.splitlines()]
+
+    changed = query("passes_changed", "a=0.12.0", "b=0.14.0", "case_name=softmax")
+    assert {(r["case"], r["renderer"]) for r in changed} == {("softmax", "C"), ("softmax", "LLVM")}
+    assert all(r["pass_position"] is not None for r in changed)
+    assert query("passes_changed", "a=0.14.0", "b=0.14.0") == []
+    history = query("pass_history", "case_name=matmul", "renderer=C", "kernel=0")
+    assert {r["version"] for r in history} == {"0.12.0", "0.14.0"}
+    assert all(r["pass_name"] for r in history)
+    first = query("op_first_pass", "case_name=matmul", "op=STACK", "commit=0.14.0")
+    assert {(r["renderer"], r["pass_name"]) for r in first} == {("C", "expander"), ("LLVM", "expander")}
+    assert query("op_first_pass", "case_name=matmul", "op=STACK", "commit=nope")[0]["kernel_name"].startswith(
+        "no stored commit matches")
+
+
+@pytest.mark.parametrize("stage", ["optimized", "linearized"])
+def test_canonical_needs_a_kernel_when_the_case_has_several(releases_db: Path, stage: str) -> None:
+    proc = tgstore("canonical", "softmax", "--stage", stage, "--commit", "0.14.0", "--db", releases_db)
+    assert proc.returncode == 1 and "--kernel" in proc.stderr
+    proc = tgstore("canonical", "softmax", "--stage", stage, "--kernel", "2", "--commit", "0.14.0", "--db",
+                   releases_db)
+    assert proc.returncode == 0 and json.loads(proc.stdout)["stage"] == stage

@@ -1,0 +1,89 @@
+"""`tgstore stages` and `tgstore canonical`: a kernel's passes and canonical documents at a commit."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from tgstore.cli import app
+from tgstore.cli.common import DbOption, JsonOption, command, fail, open_db
+from tgstore.cli.output import emit, note, print_table
+
+CaseArgument = Annotated[str, typer.Argument(help="The case (e.g. matmul).", show_default=False)]
+CommitOption = Annotated[str | None, typer.Option("--commit", help="A sha, sha prefix or version. Default: the newest "
+                                                  "commit (in history order) that has the case.")]
+KernelOption = Annotated[int | None, typer.Option("--kernel", help="The kernel's position in the schedule.")]
+
+
+@command(app)
+def stages(
+    case: CaseArgument,
+    commit: CommitOption = None,
+    kernel: KernelOption = None,
+    renderer: Annotated[str | None, typer.Option("--renderer", help="Only this renderer (C, LLVM, ...).")] = None,
+    schedule: Annotated[bool, typer.Option("--schedule", help="The case's scheduler passes instead of the "
+                                           "kernels' codegen passes.")] = False,
+    db: DbOption = Path("tgstore.db"),
+    as_json: JsonOption = False,
+) -> None:
+    """The passes each kernel of CASE went through, in order: name, node count after the pass, whether it changed
+    the graph, and the graph's hash. Nested passes (run inside another pass's rewrite) are indented. --json prints
+    one object per kernel and renderer."""
+    from tgstore.stages import StageError, kernel_passes, run_with_case
+
+    engine = open_db(db, migrate=False, writer=False)
+    try:
+        with engine.connect() as conn:
+            row, run_id = run_with_case(conn, case, commit)
+            found = kernel_passes(conn, run_id, case, kernel=kernel, renderer=renderer.upper() if renderer else None,
+                                  schedule=schedule)
+    except (StageError, LookupError) as exc:
+        raise fail(str(exc)) from None
+    if not found:
+        raise fail(f"no passes recorded for case {case!r} at {row.describe()}"
+                   + (f" kernel {kernel}" if kernel is not None else "")
+                   + (f" renderer {renderer}" if renderer else "")
+                   + " (extract with --stages on a tinygrad that names its passes: 0.11 or later)")
+    if as_json:
+        for kp in found:
+            sys.stdout.write(json.dumps(kp.to_json()) + "\n")
+        return
+    for kp in found:
+        what = "scheduler passes" if schedule else f"kernel {kp.kernel_index} {kp.kernel_name or ''} ({kp.renderer})"
+        emit(f"{case}: {what} at {row.describe()}")
+        print_table(["#", "pass", "nodes", "changed", "graph"],
+                    [[p.position, "  " * p.depth + p.name, "" if p.node_count is None else p.node_count,
+                      "*" if p.changed else "", (p.graph_hash or "")[:12]] for p in kp.passes])
+    note(f"{sum(len(k.passes) for k in found)} passes")
+
+
+@command(app)
+def canonical(
+    case: CaseArgument,
+    stage: Annotated[str, typer.Option("--stage", help="tensor, rangeified (the case's), or kernel_ast, optimized, "
+                                       "postrange, expanded, coalesced, gated, program, linearized (a kernel's).",
+                                       show_default=False)],
+    kernel: KernelOption = None,
+    commit: CommitOption = None,
+    db: DbOption = Path("tgstore.db"),
+) -> None:
+    """Print the stored Svod canonical JSON (schema v7) document of CASE at STAGE. A stage the schema cannot
+    represent at that commit prints its typed reason and exits 1."""
+    from tgstore.stages import StageError, canonical_document, pretty_document, run_with_case
+
+    engine = open_db(db, migrate=False, writer=False)
+    try:
+        with engine.connect() as conn:
+            _row, run_id = run_with_case(conn, case, commit)
+            doc = canonical_document(conn, run_id, case, stage, kernel)
+    except (StageError, LookupError) as exc:
+        raise fail(str(exc)) from None
+    if doc["document"] is None:
+        raise fail(f"stage {stage!r} of case {case!r} has no canonical document: {doc['unsupported']}: "
+                   f"{doc['reason']}")
+    sys.stdout.write(pretty_document(doc["document"]))
+    note(f"sha256 {doc['hash']}, {doc['node_count']} nodes")

@@ -1,0 +1,176 @@
+"""Stage queries: the passes a kernel went through at a commit, its canonical documents, and the first pass whose
+output differs between two commits (with a structural diff of the two graphs there)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import Connection, text
+
+from tgstore.compare.graphs import load_nodes, structural_diff
+from tgstore.history import CommitRow, resolve_commit
+
+CASE_STAGES = ("tensor", "rangeified")  # canonical stages of a whole case (position -1)
+
+
+class StageError(LookupError):
+    """Nothing stored answers the question (no such case, kernel, stage, or no stages recorded)."""
+
+
+@dataclass
+class PassRow:
+    position: int
+    name: str
+    depth: int
+    node_count: int | None
+    changed: bool
+    graph_hash: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"position": self.position, "name": self.name, "node_count": self.node_count,
+                "changed": bool(self.changed), "graph_hash": self.graph_hash, "depth": self.depth}
+
+
+@dataclass
+class KernelPasses:
+    case: str
+    kernel_index: int | None  # schedule position; None for the case's scheduler passes
+    kernel_name: str | None
+    renderer: str | None
+    passes: list[PassRow] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"case": self.case, "kernel_index": self.kernel_index, "kernel_name": self.kernel_name,
+                "renderer": self.renderer, "passes": [p.to_json() for p in self.passes]}
+
+
+def _rows(conn: Connection, sql: str, **params: Any) -> list[dict[str, Any]]:
+    return [dict(r._mapping) for r in conn.execute(text(sql), params)]
+
+
+def run_with_case(conn: Connection, case: str, commit: str | None) -> tuple[CommitRow, int]:
+    """The commit (given, else the newest in history order holding the case) and its current run holding it."""
+    if commit is not None:
+        row = resolve_commit(conn, commit)
+        found = _rows(conn, 'SELECT run_id FROM v_run_cases WHERE sha = :sha AND "case" = :case '
+                            "ORDER BY run_id DESC LIMIT 1", sha=row.sha, case=case)
+        if not found:
+            raise StageError(f"commit {row.describe()} has no run with case {case!r}")
+        return row, found[0]["run_id"]
+    found = _rows(conn, 'SELECT sha, run_id FROM v_run_cases WHERE "case" = :case ORDER BY history_rank DESC, '
+                        "run_id DESC LIMIT 1", case=case)
+    if not found:
+        known = [r["case"] for r in _rows(conn, 'SELECT DISTINCT "case" FROM v_run_cases ORDER BY 1')]
+        raise StageError(f"no run has case {case!r}; stored cases: {', '.join(known) or 'none'}")
+    return resolve_commit(conn, found[0]["sha"]), found[0]["run_id"]
+
+
+def kernel_passes(conn: Connection, run_id: int, case: str, *, kernel: int | None = None,
+                  renderer: str | None = None, schedule: bool = False) -> list[KernelPasses]:
+    """Per kernel and renderer (or, with `schedule`, the case's scheduler passes), the passes in order."""
+    rows = _rows(conn, 'SELECT * FROM v_passes WHERE run_id = :run AND "case" = :case AND scope = :scope '
+                       "AND (:kernel IS NULL OR position = :kernel) AND (:renderer IS NULL OR renderer = :renderer) "
+                       "ORDER BY position, renderer, pass_position", run=run_id, case=case,
+                 scope="schedule" if schedule else "lower", kernel=kernel, renderer=renderer)
+    out: dict[tuple, KernelPasses] = {}
+    for r in rows:
+        key = (r["position"], r["renderer"])
+        entry = out.setdefault(key, KernelPasses(case, r["position"], r["kernel_name"], r["renderer"]))
+        entry.passes.append(PassRow(r["pass_position"], r["pass_name"], r["depth"], r["node_count"],
+                                    bool(r["changed"]), r["graph_hash"]))
+    return list(out.values())
+
+
+def canonical_document(conn: Connection, run_id: int, case: str, stage: str, kernel: int | None) -> dict[str, Any]:
+    """The stored canonical document row (document text, or the unsupported error and reason)."""
+    position = -1 if stage in CASE_STAGES else kernel
+    if position is None:
+        kernels = _rows(conn, "SELECT DISTINCT cl.position FROM canonical_links cl JOIN run_cases rc "
+                              "ON rc.case_result_id = cl.case_result_id JOIN cases k ON k.id = rc.case_id "
+                              "WHERE rc.run_id = :run AND k.name = :case AND cl.position >= 0 ORDER BY 1",
+                        run=run_id, case=case)
+        if len(kernels) != 1:
+            raise StageError(f"case {case!r} has {len(kernels)} kernels with canonical documents; choose one with "
+                             f"--kernel ({', '.join(str(k['position']) for k in kernels)})")
+        position = kernels[0]["position"]
+    rows = _rows(conn, "SELECT d.* FROM canonical_links cl JOIN canonical_docs d ON d.id = cl.doc_id "
+                       "JOIN run_cases rc ON rc.case_result_id = cl.case_result_id JOIN cases k ON k.id = rc.case_id "
+                       "WHERE rc.run_id = :run AND k.name = :case AND cl.position = :position AND cl.stage = :stage",
+                 run=run_id, case=case, position=position, stage=stage)
+    if not rows:
+        stages = [r["stage"] for r in _rows(
+            conn, "SELECT DISTINCT cl.stage FROM canonical_links cl JOIN run_cases rc "
+                  "ON rc.case_result_id = cl.case_result_id JOIN cases k ON k.id = rc.case_id "
+                  "WHERE rc.run_id = :run AND k.name = :case ORDER BY 1", run=run_id, case=case)]
+        where = "the case" if position == -1 else f"kernel {position}"
+        raise StageError(f"no canonical document at stage {stage!r} for {where} of case {case!r}; stored stages: "
+                         f"{', '.join(stages) or 'none (extract with stages on a tinygrad that names its passes)'}")
+    return rows[0]
+
+
+@dataclass
+class StageDiff:
+    case: str
+    position: int
+    renderer: str
+    pass_position: int | None  # the first pass whose output differs; None when only the lists' lengths differ
+    name_a: str | None
+    name_b: str | None
+    title: str
+    lines: list[str]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"case": self.case, "position": self.position, "renderer": self.renderer,
+                "pass_position": self.pass_position, "pass_a": self.name_a, "pass_b": self.name_b,
+                "title": self.title, "diff": "\n".join(self.lines)}
+
+
+def _graph(conn: Connection, graph_hash: str | None) -> list[list[Any]] | None:
+    if graph_hash is None:
+        return None
+    found = conn.execute(text("SELECT nodes FROM graphs WHERE hash = :h"), {"h": graph_hash}).scalar()
+    return load_nodes(found) if found else None
+
+
+def first_difference(a: list[PassRow], b: list[PassRow]) -> int | None:
+    """The index of the first pass whose name or output graph differs (or that one side lacks); None if equal."""
+    for i in range(max(len(a), len(b))):
+        if i >= len(a) or i >= len(b) or (a[i].name, a[i].graph_hash) != (b[i].name, b[i].graph_hash):
+            return i
+    return None
+
+
+def stage_diffs(conn: Connection, run_a: int, run_b: int, label_a: str, label_b: str, *, case: str | None = None,
+                renderer: str | None = None, context: int = 3) -> list[StageDiff]:
+    """Per case, kernel and renderer recorded at both runs: the first pass whose output differs, with a structural
+    diff of the two graphs after it (ids ignored)."""
+    def lists(run: int) -> dict[tuple, KernelPasses]:
+        cases = [case] if case else [r["case"] for r in _rows(conn, 'SELECT DISTINCT "case" FROM v_passes '
+                                                                    "WHERE run_id = :run", run=run)]
+        return {(c, k.kernel_index, k.renderer): k for c in cases
+                for k in kernel_passes(conn, run, c, renderer=renderer)}
+
+    side_a, side_b = lists(run_a), lists(run_b)
+    out = []
+    for key in sorted(set(side_a) & set(side_b), key=lambda k: (k[0], k[1], k[2])):
+        pa, pb = side_a[key].passes, side_b[key].passes
+        i = first_difference(pa, pb)
+        if i is None:
+            continue
+        ra, rb = (pa[i] if i < len(pa) else None), (pb[i] if i < len(pb) else None)
+        where = f"{key[0]}[{key[1]}] {key[2]}"
+        name_a, name_b = (ra.name if ra else None), (rb.name if rb else None)
+        pass_label = name_a if name_a == name_b else f"{name_a or '(none)'} -> {name_b or '(none)'}"
+        counts = f"{ra.node_count if ra else '-'} -> {rb.node_count if rb else '-'} nodes"
+        title = f"{where}: first differing pass #{i} {pass_label!r} ({counts})"
+        ga, gb = _graph(conn, ra.graph_hash if ra else None), _graph(conn, rb.graph_hash if rb else None)
+        lines = structural_diff(ga or [], gb or [], f"{label_a} {where} #{i} {name_a}", f"{label_b} {where} #{i} "
+                                f"{name_b}", context) if (ga or gb) else []
+        out.append(StageDiff(key[0], key[1], key[2], i, name_a, name_b, title, lines))
+    return out
+
+
+def pretty_document(document_text: str) -> str:
+    return json.dumps(json.loads(document_text), indent=2, sort_keys=False) + "\n"
