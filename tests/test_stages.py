@@ -166,3 +166,18 @@ def test_canonical_needs_a_kernel_when_the_case_has_several(releases_db: Path, s
     proc = tgstore("canonical", "softmax", "--stage", stage, "--kernel", "2", "--commit", "0.14.0", "--db",
                    releases_db)
     assert proc.returncode == 0 and json.loads(proc.stdout)["stage"] == stage
+
+
+def test_rewrite_steps_are_recorded_when_asked(tinygrad_release, tmp_path: Path) -> None:
+    cases = tmp_path / "cases.py"
+    cases.write_text("from tinygrad import Tensor\n\ndef case_matmul():\n"
+                     "    return Tensor.empty(16, 16) @ Tensor.empty(16, 16)\n")
+    db = tmp_path / "t.db"
+    proc = tgstore("ingest", "--db", db, "--tinygrad", tinygrad_release("0.14.0"), "--cases", cases, "--renderers",
+                   "C", "--rewrites", "3")
+    assert proc.returncode == 0, proc.stderr
+    traces = [json.loads(t) for (t,) in rows(db, "SELECT b.text FROM pass_entries pe JOIN blobs b "
+                                                 "ON b.id = pe.rewrites_blob_id WHERE pe.name = 'expander'")]
+    assert traces and all(t["limit"] == 3 and len(t["steps"]) == min(3, t["total"]) for t in traces)
+    step = traces[0]["steps"][0]
+    assert step["rule"].startswith("tinygrad/") and ":" in step["rule"] and step["before"] and step["after"]
