@@ -211,6 +211,11 @@ def build_sample_db(directory: Path) -> SampleDb:
     return SampleDb(path=path)
 
 
+def is_svod_query(name: str) -> bool:
+    """Queries over Svod data: checked on Svod fixtures in tests/test_svod.py, not on these bundles."""
+    return name.startswith("svod_") or name == "parity_matrix"
+
+
 def query_params(db: SampleDb) -> dict[str, dict[str, str]]:
     """Parameters for every query in queries/ that make it return rows on `db` (commits named three ways)."""
     return {

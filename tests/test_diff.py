@@ -158,7 +158,7 @@ def test_diff_of_two_releases_summarizes_first_and_skips_unavailable_renderers(r
     proc = run()
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
-    assert lines[3].startswith("14 cases compared: ") and "sources changed by renderer: " in lines[3]
+    assert lines[3].startswith("15 cases compared: ") and "sources changed by renderer: " in lines[3]
     assert lines[4].startswith("skipped renderer X86: unavailable at a (")
     assert sum("X86" in line for line in lines) == 1
     assert not any(line.startswith("== ") and " X86 source changed" in line for line in lines)

@@ -74,7 +74,7 @@ def malformed_bundles(tmp_path: Path) -> dict[str, tuple[Path, str]]:
         "deep nesting": (bundle("deep", [], raw=json.dumps(header) + "\n" + deep + "\n"),
                          "deep.jsonl:2: not valid JSON"),
         "not the header first": (bundle("headless", [case]), "headless.jsonl:1: the first record must be the header"),
-        "pattern never defined": (bundle("undefined", [header, case]), "undefined.jsonl:2: case 'add': matches"),
+        "undefined reference": (bundle("undefined", [header, case]), "undefined.jsonl:2: case 'add': "),
         "a directory": (tmp_path, "is a directory"),
         "a device": (Path("/dev/urandom"), "not a regular file"),
         "missing file": (tmp_path / "nope.jsonl", "no such bundle file"),
@@ -82,7 +82,7 @@ def malformed_bundles(tmp_path: Path) -> dict[str, tuple[Path, str]]:
 
 
 @pytest.mark.parametrize("name", ["wrong field type", "missing key", "duplicate case", "duplicate renderer",
-                                  "lone surrogate", "deep nesting", "not the header first", "pattern never defined",
+                                  "lone surrogate", "deep nesting", "not the header first", "undefined reference",
                                   "a directory", "a device", "missing file"])
 def test_a_malformed_bundle_is_refused_whole(tmp_path: Path, db: Path, name: str) -> None:
     path, says = malformed_bundles(tmp_path)[name]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from sample_bundles import SHA_A, SHA_B, SampleDb, build_sample_db, bundle_b, query_params, write_bundle
+from sample_bundles import SHA_A, SHA_B, SampleDb, build_sample_db, bundle_b, is_svod_query, query_params, write_bundle
 
 from tgstore.bundle import read_bundle
 from tgstore.db import open_engine
@@ -132,7 +132,7 @@ def test_table_and_view_pages(server: Server) -> None:
     assert "UPat(Ops.MUL, src=(UPat.var(&#39;x&#39;), UPat.const(1)))" in page
 
 
-@pytest.mark.parametrize("name", sorted(n for n in load_queries() if not n.startswith("svod_")))
+@pytest.mark.parametrize("name", sorted(n for n in load_queries() if not is_svod_query(n)))
 def test_canned_query(server: Server, name: str) -> None:
     """Each canned query's page and JSON, with the parameters the query tests use: the same rows as run_query."""
     db = server.db.path.stem

@@ -11,10 +11,10 @@ import json
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NotRequired
 
 from pydantic import ConfigDict, Discriminator, Tag, TypeAdapter, ValidationError
-from typing_extensions import NotRequired, TypedDict
+from typing_extensions import TypedDict
 
 BUNDLE_VERSIONS = (1, 2)  # versions this tgstore reads; the extractor writes the last
 STRICT = ConfigDict(strict=True, extra="allow")  # extra fields are allowed: adding one does not bump the version

@@ -16,7 +16,7 @@ import json
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Connection, Engine, delete, insert, select, update
@@ -34,12 +34,19 @@ STATUS_RANK = {"ok": 2, "partial": 1, "failed": 0, "timeout": 0}
 FAILED = ("failed", "timeout")
 
 
+def norm_hash(nodes: list) -> str:
+    """The graph's hash in the spelling Svod's trees are compared in (tgstore.svod.spelling)."""
+    from tgstore.svod.spelling import normalize_tinygrad
+
+    return sha256_text(json.dumps(normalize_tinygrad(nodes)[0], ensure_ascii=False, separators=(",", ":")))
+
+
 def insert_returning_id(conn: Connection, table, **values: Any) -> int:
     return conn.execute(insert(table).values(**values)).inserted_primary_key[0]
 
 
 def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def commit_key(tinygrad: dict[str, Any]) -> str:
@@ -140,8 +147,10 @@ class BundleStore:
                 graphs[h] = graph
                 rows[h] = (kernel_name(item["programs"]), item["root_op"], len(graph),
                            self.store.blob_id(item.get("ast_text")), self.store.blob_id(item.get("pyrender")))
-        new = self.store.ensure("kernels", ("name", "root_op", "node_count", "ast_text_blob_id", "pyrender_blob_id"),
-                                rows)
+        known = self.store.lookup("kernels", rows)
+        rows = {h: (*row, norm_hash(graphs[h])) for h, row in rows.items() if h not in known}
+        new = self.store.ensure("kernels", ("name", "root_op", "node_count", "ast_text_blob_id", "pyrender_blob_id",
+                                            "norm_hash"), rows)
         nodes, edges = [], []
         for h in new:
             kid = self.store.id("kernels", h)
@@ -175,9 +184,9 @@ class BundleStore:
             text = json.dumps(nodes, ensure_ascii=False, separators=(",", ":"))
             if sha256_text(text) != h:
                 raise BundleError(f"{self.bundle.path}: graph {h[:12]} does not match its hash")
-            rows[h] = (nodes[-1][0] if nodes else None, len(nodes), text)
+            rows[h] = (nodes[-1][0] if nodes else None, len(nodes), text, norm_hash(nodes))
             texts[h] = nodes
-        new = self.store.ensure("graphs", ("root_op", "node_count", "nodes"), rows)
+        new = self.store.ensure("graphs", ("root_op", "node_count", "nodes", "norm_hash"), rows)
         self.store.insert("graph_ops", ("graph_id", "op", "count"),
                           [(self.store.id("graphs", h), op, n) for h in new
                            for op, n in sorted(Counter(node[0] for node in texts[h]).items())])

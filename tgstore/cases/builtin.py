@@ -57,6 +57,11 @@ def case_reduce_max_axis():
     return Tensor.empty(8, 32).max(axis=1)
 
 
+def case_sum_rows():
+    """x.sum(1) on an 8x64 float tensor: Svod's worked example (kernel r_8_16_4)."""
+    return Tensor.empty(8, 64).sum(1)
+
+
 def case_matmul():
     """16x16 @ 16x16 matrix multiply."""
     return Tensor.empty(16, 16) @ Tensor.empty(16, 16)

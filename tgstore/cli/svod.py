@@ -1,7 +1,9 @@
-"""Svod commands: ingest Svod's output beside tinygrad's."""
+"""Svod commands: ingest what Svod prints, and compare it with tinygrad stage by stage."""
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -9,50 +11,127 @@ import typer
 from rich.text import Text
 
 from tgstore.cli import app
-from tgstore.cli.common import DbOption, command, open_db
-from tgstore.cli.output import err, error, note, safe
+from tgstore.cli.common import DbOption, JsonOption, command, fail, open_db
+from tgstore.cli.output import emit, err, error, note, safe
 
 
 @command(app, "ingest-svod")
 def ingest_svod(
-    logfiles: Annotated[list[Path], typer.Argument(help="Svod test log(s): the output of `RUST_LOG=...=debug cargo "
-                                                   "test NAME -- --nocapture`.", show_default=False)],
-    case: Annotated[str, typer.Option("--case", help="The tinygrad case the Svod test corresponds to (e.g. add); "
-                                      "queries compare the two by this name.", show_default=False)],
-    svod_commit: Annotated[str | None, typer.Option("--svod-commit", help="The Svod commit the logs come from.")]
+    paths: Annotated[list[Path], typer.Argument(
+        help="What Svod printed: a test log (`RUST_LOG=svod_schedule::optimizer=trace cargo test NAME -- "
+        "--nocapture 2>&1`, with SVOD_PER_STAGE_UOPS / SVOD_DUMP_STAGE / SVOD_DUMP_CANONICAL_STAGE if you like), "
+        "an extract-ir.sh output file, a canonical capture file, or a SVOD_DUMP_LINEAR / SVOD_DUMP_LLVM_IR "
+        "directory. Each path is one Svod run.", show_default=False)],
+    case: Annotated[str, typer.Option("--case", help="The tinygrad case the Svod test corresponds to (e.g. "
+                                      "sum_rows); parity compares the two by this name.", show_default=False)],
+    svod_commit: Annotated[str | None, typer.Option("--svod-commit", help="The Svod commit the output comes from.")]
     = None,
     db: DbOption = Path("tgstore.db"),
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object per path: svod_run, case, kernels "
+                                          "with their stages, problems.")] = False,
 ) -> None:
-    """Store Svod (Rust port of tinygrad) test logs for a case: events, per-stage node counts, stage trees, kernels,
-    pattern-match counts, and the whole log text.
+    """Store what Svod printed for a case: kernels (named from their generated code), stages (trees in
+    tinygrad's spelling, node counts, canonical documents), tracing events, and the whole text.
 
-    Creates and migrates the database if needed. Problems in a log (a malformed JSON line, an unterminated dump) are
-    printed as FILE:LINE: MESSAGE and stored; the rest of the log is kept. Re-ingesting a stored log does nothing.
-    Exits 1 if a file could not be stored at all (missing, not text, empty, not a Svod log).
-    """
-    from tgstore.svod.store import SvodLogError, ingest_svod_log
+    Problems (a malformed JSON line, an unterminated dump, a tree that does not parse, a log mixing backends) are
+    printed as FILE:LINE: MESSAGE and stored with the text kept. Re-ingesting a stored path does nothing. Exits 1 if
+    a path could not be stored at all."""
+    from tgstore.svod.store import SvodLogError, ingest_svod
 
     engine = open_db(db)
     failed = 0
-    for path in logfiles:
+    for path in paths:
         try:
-            report = ingest_svod_log(engine, path, case, svod_commit)
+            report = ingest_svod(engine, path, case, svod_commit)
         except SvodLogError as exc:
             error(str(exc))
             failed += 1
             continue
+        if as_json:
+            sys.stdout.write(json.dumps(report.summary(), ensure_ascii=False) + "\n")
         if report.skipped:
             extra = f"; Svod commit set to {report.svod_commit}" if report.commit_filled else ""
             note(f"{path}: already stored for case {case!r} (svod run {report.run_id}){extra}")
-        else:
-            colour = "yellow" if report.problems else "green"
-            line = Text(safe(
-                f"{path}: svod run {report.run_id} for case {case!r}: {report.lines} lines, {report.events} events, "
-                f"{report.kernels} kernels, {report.per_stage} per-stage counts, {report.stage_dumps} stage dumps, "
-                f"{report.pattern_matches} pattern matches, {report.new_trees} new trees, "))
-            line.append(f"{len(report.problems)} problems", style=colour)
-            err.print(line)
+            continue
+        log = report.log
+        colour = "yellow" if report.problems else "green"
+        line = Text(safe(f"{path}: svod run {report.run_id} for case {case!r}"
+                         f"{' (read again)' if report.reparsed else ''}: {len(log.kernels)} kernels "
+                         f"({', '.join(k.name or '?' for k in log.kernels)}), {log.stage_count} stages, "
+                         f"{len(log.events)} events, {report.new_trees} new trees, "))
+        line.append(f"{len(report.problems)} problems", style=colour)
+        err.print(line)
+        files = [name for name, _kind, _text in log.files]
         for problem in report.problems:
-            note(f"{path}:{problem.line_no}: {problem.message}")
+            where = files[problem.file] if problem.file < len(files) else str(path)
+            note(f"{where}:{problem.line}: {problem.message}")
     if failed:
         raise typer.Exit(1)
+
+
+@command(app)
+def parity(
+    case: Annotated[str, typer.Argument(help="The case (as given to ingest-svod --case).", show_default=False)],
+    svod: Annotated[int | None, typer.Option("--svod", help="The Svod run (from ingest-svod). Default: the newest "
+                                             "for the case.")] = None,
+    commit: Annotated[str | None, typer.Option("--commit", help="The tinygrad commit (sha, prefix or version). "
+                                               "Default: the newest with the case.")] = None,
+    renderer: Annotated[str | None, typer.Option("--renderer", help="tinygrad's renderer to compare with (C, "
+                                                 "LLVM). Default: the Svod kernel's backend (clang -> C, llvm -> "
+                                                 "LLVM), else C.")] = None,
+    db: DbOption = Path("tgstore.db"),
+    as_json: JsonOption = False,
+) -> None:
+    """Svod against tinygrad, kernel by kernel and stage by stage: equal, differs, or missing (on which side), the
+    first diverging stage, and an aligned node diff there. Trees are compared in tinygrad's spelling with ids
+    ignored; canonical documents exactly (hash of sorted-key JSON). Exits 1 when a stage differs."""
+    from tgstore.history import CommitNotFound
+    from tgstore.svod.parity import ParityError, format_parity, parity_report
+
+    engine = open_db(db, migrate=False, writer=False)
+    try:
+        with engine.connect() as conn:
+            report = parity_report(conn, case, svod_run=svod, commit=commit, renderer=renderer)
+    except (ParityError, CommitNotFound) as exc:
+        raise fail(str(exc)) from None
+    if as_json:
+        typer.echo(json.dumps(report.to_json(), ensure_ascii=False, indent=1))
+    else:
+        for line in format_parity(report):
+            emit(line)
+    if report.differs:
+        raise typer.Exit(1)
+
+
+@command(app, "parity-drift")
+def parity_drift(
+    case: Annotated[str, typer.Argument(help="The case.", show_default=False)],
+    from_: Annotated[str, typer.Option("--from", help="The tinygrad commit Svod's parity is pinned to.",
+                                       show_default=False)],
+    to: Annotated[str, typer.Option("--to", help="A later tinygrad commit.", show_default=False)],
+    db: DbOption = Path("tgstore.db"),
+    as_json: JsonOption = False,
+) -> None:
+    """The stored tinygrad commits after --from up to --to (history order, swept with stages) that changed the
+    case's graph at a Svod stage: for a Svod developer pinned to --from, the upstream commits to port and where
+    each lands."""
+    from tgstore.history import CommitNotFound
+    from tgstore.svod.parity import ParityError, drift
+
+    engine = open_db(db, migrate=False, writer=False)
+    try:
+        with engine.connect() as conn:
+            found = drift(conn, case, from_, to)
+    except (ParityError, CommitNotFound) as exc:
+        raise fail(str(exc)) from None
+    if as_json:
+        typer.echo(json.dumps(found, ensure_ascii=False, indent=1))
+        return
+    if not found["commits"]:
+        emit(f"no stored commit after {found['from']['sha'][:12]} up to {found['to']['sha'][:12]} changed case "
+             f"{case!r} at a Svod stage ({found['compared']} commits compared)")
+        return
+    for entry in found["commits"]:
+        emit(f"{entry['sha'][:12]} {entry['subject'] or ''}")
+        for change in entry["changes"]:
+            emit(f"    kernel {change['kernel']} {change['renderer']}: {', '.join(change['stages'])}")

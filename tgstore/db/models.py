@@ -143,6 +143,7 @@ class Kernel(Base):
     node_count: Mapped[int] = mapped_column(Integer)
     ast_text_blob_id: Mapped[int | None] = mapped_column(ForeignKey("blobs.id"))
     pyrender_blob_id: Mapped[int | None] = mapped_column(ForeignKey("blobs.id"))
+    norm_hash: Mapped[str | None] = mapped_column(String(64))  # the AST in Svod-comparable spelling
 
 
 class UopNode(Base):
@@ -246,6 +247,7 @@ class Graph(Base):
     root_op: Mapped[str | None] = mapped_column(String(40))
     node_count: Mapped[int] = mapped_column(Integer)
     nodes: Mapped[str] = mapped_column(Text)
+    norm_hash: Mapped[str | None] = mapped_column(String(64), index=True)  # in Svod-comparable spelling
 
 
 class GraphOp(Base):
@@ -329,125 +331,121 @@ Index("ix_runs_status", Run.status)
 
 
 # --------------------------------------------------------------------------------------------------------------------
-# Svod (a Rust port of tinygrad) test logs, parsed by tgstore.svod.parse and stored by tgstore.svod.store.
+# Svod (a Rust port of tinygrad): what its tests print, read by tgstore.svod.readers and stored by tgstore.svod.store.
 # --------------------------------------------------------------------------------------------------------------------
 
 
 class SvodTree(Base):
-    """A UOp tree printed by Svod, content-addressed by its id-free structure text (Tree.structure_text()), so the
-    same tree from two runs (whose allocation ids differ) is stored once."""
+    """A tree Svod printed, as its graph in tinygrad's spelling with ids gone (compact JSON, the same form as
+    `graphs.nodes`), stored once by that graph's hash: the same tree from two runs is one row, and a tinygrad graph
+    with the same structure has the same hash in `graphs.norm_hash`."""
 
     __tablename__ = "svod_trees"
     id: Mapped[int] = mapped_column(primary_key=True)
-    hash: Mapped[str] = mapped_column(String(64), unique=True)  # sha256 of the structure text
-    node_count: Mapped[int] = mapped_column(Integer)  # distinct nodes (shared references counted once)
+    hash: Mapped[str] = mapped_column(String(64), unique=True)
+    node_count: Mapped[int] = mapped_column(Integer)
     root_op: Mapped[str | None] = mapped_column(String(40))
-    structure_blob_id: Mapped[int] = mapped_column(ForeignKey("blobs.id"))
+    graph: Mapped[str] = mapped_column(Text)
+    unknown: Mapped[str | None] = mapped_column(Text)  # JSON list of spellings the maps do not know
 
 
 class SvodRun(Base):
-    """One ingested Svod test log for a case. The whole log is kept as a blob, so nothing in it is ever lost."""
+    """One ingested path (a log, an extract-ir.sh file, a dump directory) for a case; its text is in svod_files."""
 
     __tablename__ = "svod_runs"
-    __table_args__ = (UniqueConstraint("case_id", "log_hash", name="uq_svod_runs_case_log"),)
+    __table_args__ = (UniqueConstraint("case_id", "source_hash", name="uq_svod_runs_case_log"),
+                      {"sqlite_autoincrement": True})
     id: Mapped[int] = mapped_column(primary_key=True)
     case_id: Mapped[int] = mapped_column(ForeignKey("cases.id"), index=True)
     svod_commit: Mapped[str | None] = mapped_column(String(80), index=True)
-    log_blob_id: Mapped[int] = mapped_column(ForeignKey("blobs.id"))
-    log_hash: Mapped[str] = mapped_column(String(64))  # sha256 of the log text (= the blob's hash)
+    source_hash: Mapped[str] = mapped_column(String(64))  # sha256 over the files' names and texts
     source_path: Mapped[str | None] = mapped_column(Text)
     ingested_at: Mapped[str] = mapped_column(String(40))
     tgstore_version: Mapped[str] = mapped_column(String(40))
-    line_count: Mapped[int] = mapped_column(Integer)
-    event_count: Mapped[int] = mapped_column(Integer)
-    kernel_count: Mapped[int] = mapped_column(Integer)
-    stage_dump_count: Mapped[int] = mapped_column(Integer)
-    per_stage_count: Mapped[int] = mapped_column(Integer)
-    raw_line_count: Mapped[int] = mapped_column(Integer)  # lines that are none of the above (cargo output, ...)
-    problem_count: Mapped[int] = mapped_column(Integer)
+    kind: Mapped[str] = mapped_column(String(40), server_default="log")  # log | extract-ir | capture | dir
+    parser_version: Mapped[int] = mapped_column(Integer, server_default="0")
+    file_count: Mapped[int] = mapped_column(Integer, server_default="0")
+    line_count: Mapped[int] = mapped_column(Integer, server_default="0")
+    event_count: Mapped[int] = mapped_column(Integer, server_default="0")
+    kernel_count: Mapped[int] = mapped_column(Integer, server_default="0")
+    stage_count: Mapped[int] = mapped_column(Integer, server_default="0")
+    raw_line_count: Mapped[int] = mapped_column(Integer, server_default="0")
+    problem_count: Mapped[int] = mapped_column(Integer, server_default="0")
+
+
+class SvodFile(Base):
+    __tablename__ = "svod_files"
+    run_id: Mapped[int] = mapped_column(ForeignKey("svod_runs.id", ondelete="CASCADE"), primary_key=True)
+    position: Mapped[int] = mapped_column(Integer, primary_key=True)
+    path: Mapped[str] = mapped_column(Text)
+    kind: Mapped[str] = mapped_column(String(40))
+    blob_id: Mapped[int] = mapped_column(ForeignKey("blobs.id"))
+
+
+class SvodKernel(Base):
+    __tablename__ = "svod_kernels"
+    run_id: Mapped[int] = mapped_column(ForeignKey("svod_runs.id", ondelete="CASCADE"), primary_key=True)
+    kernel_index: Mapped[int] = mapped_column(Integer, primary_key=True)
+    test: Mapped[str | None] = mapped_column(String(300))  # the libtest test it ran in, where the log says
+    name: Mapped[str | None] = mapped_column(String(200))  # from its generated code
+    file_position: Mapped[int] = mapped_column(Integer)
+    line_no: Mapped[int] = mapped_column(Integer)
+    code_blob_id: Mapped[int | None] = mapped_column(ForeignKey("blobs.id"))
+    code_kind: Mapped[str | None] = mapped_column(String(20))  # c | llvm
+
+
+class SvodStage(Base):
+    """A stage of a kernel (or of the schedule: kernel_index NULL) as one source printed it."""
+
+    __tablename__ = "svod_stages"
+    run_id: Mapped[int] = mapped_column(ForeignKey("svod_runs.id", ondelete="CASCADE"), primary_key=True)
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True)
+    kernel_index: Mapped[int | None] = mapped_column(Integer)
+    label: Mapped[str] = mapped_column(String(200), index=True)
+    source: Mapped[str] = mapped_column(String(40))  # event | per-stage | dump-stage | dump-canonical | ...
+    file_position: Mapped[int] = mapped_column(Integer)
+    line_no: Mapped[int] = mapped_column(Integer)
+    node_count: Mapped[int | None] = mapped_column(Integer)
+    tree_id: Mapped[int | None] = mapped_column(ForeignKey("svod_trees.id"), index=True)
+    text_blob_id: Mapped[int | None] = mapped_column(ForeignKey("blobs.id"))  # text kept where no tree parsed
+    canonical_doc_id: Mapped[int | None] = mapped_column(ForeignKey("canonical_docs.id"), index=True)
+    message: Mapped[str | None] = mapped_column(Text)
+    elapsed_ms: Mapped[int | None] = mapped_column(Integer)
 
 
 class SvodEvent(Base):
-    """One JSON tracing event of a log (one per line)."""
+    """One JSON tracing event."""
 
     __tablename__ = "svod_events"
     run_id: Mapped[int] = mapped_column(ForeignKey("svod_runs.id", ondelete="CASCADE"), primary_key=True)
+    file_position: Mapped[int] = mapped_column(Integer, primary_key=True)
     line_no: Mapped[int] = mapped_column(Integer, primary_key=True)
     timestamp: Mapped[str | None] = mapped_column(String(40))
     level: Mapped[str | None] = mapped_column(String(20))
     target: Mapped[str | None] = mapped_column(String(200))
     message: Mapped[str | None] = mapped_column(Text)
-    elapsed_ms: Mapped[float | None] = mapped_column(Float)
-    node_count: Mapped[int | None] = mapped_column(Integer)
-    kernel_index: Mapped[int | None] = mapped_column(Integer)
-    tree_field: Mapped[str | None] = mapped_column(String(40))  # which field tree_id came from (uop.tree, ...)
-    tree_id: Mapped[int | None] = mapped_column(ForeignKey("svod_trees.id"), index=True)
-    fields: Mapped[str] = mapped_column(Text)  # JSON object: every field except the trees parsed into svod_trees
-    extra: Mapped[str | None] = mapped_column(Text)  # JSON object: other top-level keys (span, spans), if any
-
-
-class SvodEventTree(Base):
-    """Every tree field of an event that parsed (an event may carry more than one)."""
-
-    __tablename__ = "svod_event_trees"
-    run_id: Mapped[int] = mapped_column(ForeignKey("svod_runs.id", ondelete="CASCADE"), primary_key=True)
-    line_no: Mapped[int] = mapped_column(Integer, primary_key=True)  # the event's line (svod_events.line_no)
-    field: Mapped[str] = mapped_column(String(40), primary_key=True)
-    tree_id: Mapped[int] = mapped_column(ForeignKey("svod_trees.id"), index=True)
-
-
-class SvodStageDump(Base):
-    """A ``[dump-stage] LABEL :`` ... ``: end`` block; `line_no` is the opening marker's line."""
-
-    __tablename__ = "svod_stage_dumps"
-    run_id: Mapped[int] = mapped_column(ForeignKey("svod_runs.id", ondelete="CASCADE"), primary_key=True)
-    line_no: Mapped[int] = mapped_column(Integer, primary_key=True)
-    end_line_no: Mapped[int | None] = mapped_column(Integer)  # NULL when the block was never closed
-    kernel_index: Mapped[int | None] = mapped_column(Integer)
-    label: Mapped[str] = mapped_column(String(200))
-    tree_id: Mapped[int | None] = mapped_column(ForeignKey("svod_trees.id"), index=True)  # NULL for an empty dump
-
-
-class SvodPerStage(Base):
-    """A ``[per-stage] LABEL : node_count=N`` line."""
-
-    __tablename__ = "svod_per_stage"
-    run_id: Mapped[int] = mapped_column(ForeignKey("svod_runs.id", ondelete="CASCADE"), primary_key=True)
-    line_no: Mapped[int] = mapped_column(Integer, primary_key=True)
-    kernel_index: Mapped[int | None] = mapped_column(Integer)
-    label: Mapped[str] = mapped_column(String(200))
-    node_count: Mapped[int] = mapped_column(Integer)
-
-
-class SvodKernel(Base):
-    """A kernel of a log: starts at an ``ast.initial`` event, in log order (`kernel_index` 0, 1, ...)."""
-
-    __tablename__ = "svod_kernels"
-    run_id: Mapped[int] = mapped_column(ForeignKey("svod_runs.id", ondelete="CASCADE"), primary_key=True)
-    kernel_index: Mapped[int] = mapped_column(Integer, primary_key=True)
-    line_no: Mapped[int] = mapped_column(Integer)  # the event that started it
-    name: Mapped[str | None] = mapped_column(String(200))  # the starting event's `kernel` field, e.g. E_4_4
-    initial_tree_id: Mapped[int | None] = mapped_column(ForeignKey("svod_trees.id"))
-    pre_tree_id: Mapped[int | None] = mapped_column(ForeignKey("svod_trees.id"))
-    optimized_tree_id: Mapped[int | None] = mapped_column(ForeignKey("svod_trees.id"))
-    code_blob_id: Mapped[int | None] = mapped_column(ForeignKey("blobs.id"))  # generated_c / generated_code
-
-
-class SvodPatternMatch(Base):
-    """How many ``pattern matched`` trace events a log has per `op_key`."""
-
-    __tablename__ = "svod_pattern_matches"
-    run_id: Mapped[int] = mapped_column(ForeignKey("svod_runs.id", ondelete="CASCADE"), primary_key=True)
-    op_key: Mapped[str] = mapped_column(String(200), primary_key=True)
-    count: Mapped[int] = mapped_column(Integer)
+    fields: Mapped[str] = mapped_column(Text)  # JSON object, trees included
 
 
 class SvodProblem(Base):
-    """Something malformed in a log (a broken JSON line, an unterminated dump, ...), with its 1-based line."""
+    """Something a reader could not take as it is, with its file and 1-based line; the text is kept."""
 
     __tablename__ = "svod_problems"
     id: Mapped[int] = mapped_column(primary_key=True)
     run_id: Mapped[int] = mapped_column(ForeignKey("svod_runs.id", ondelete="CASCADE"), index=True)
+    file_position: Mapped[int] = mapped_column(Integer)
     line_no: Mapped[int] = mapped_column(Integer)
     message: Mapped[str] = mapped_column(Text)
-    text: Mapped[str | None] = mapped_column(Text)  # the offending line, verbatim
+    text: Mapped[str | None] = mapped_column(Text)
+
+
+class SvodStageMap(Base):
+    """Svod's stage labels against tinygrad's passes (a copy of tgstore/svod/maps.toml's [[stages]])."""
+
+    __tablename__ = "svod_stage_map"
+    label: Mapped[str] = mapped_column(String(200), primary_key=True)
+    position: Mapped[int] = mapped_column(Integer)
+    scope: Mapped[str] = mapped_column(String(20))
+    pass_name: Mapped[str | None] = mapped_column(String(200))
+    pass_input: Mapped[bool] = mapped_column(Boolean)  # the tree is the pass's input, not its output
+    canonical: Mapped[str | None] = mapped_column(String(40))

@@ -1,72 +1,78 @@
-"""Storing a Svod test log in the database: one transaction per log.
+"""Storing what Svod printed: one run per path (a file, or a directory of dump files), one transaction each.
 
-The whole log text is kept as a blob (so nothing in it is ever lost, cargo output and malformed lines included);
-what the parser (tgstore.svod.parse) found is stored beside it: events, ``[per-stage]`` node counts, ``[dump-stage]``
-trees, kernels, ``pattern matched`` counts and the problems, each with its 1-based line number. Trees are
-content-addressed by their id-free structure text, so the same tree from two runs is stored once. Re-ingesting a log
-already stored for the same case is a no-op.
+Every file's text is kept (svod_files), so nothing read is ever lost; what the readers found is stored beside it:
+kernels, stages (trees content-addressed in tinygrad's spelling, canonical documents with tinygrad's), events and
+problems. Ingesting the same path again does nothing, unless it was read by an older reader (PARSER_VERSION), in
+which case it is read again from its stored text, keeping its run id.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Engine, insert, select, update
+from sqlalchemy import Connection, Engine, delete, select, update
 
 from tgstore import __version__
-from tgstore.db.models import (
-    Case,
-    SvodEvent,
-    SvodEventTree,
-    SvodKernel,
-    SvodPatternMatch,
-    SvodPerStage,
-    SvodProblem,
-    SvodRun,
-    SvodStageDump,
-    SvodTree,
-)
-from tgstore.ingest import get_or_create, insert_returning_id, now_iso
-from tgstore.store import ContentStore, sha256_text
-from tgstore.svod.parse import TREE_FIELDS, ParseProblem, SvodLog, Tree, parse_svod_log
+from tgstore.compare.canonical import document_hash, validate
+from tgstore.db.models import SvodEvent, SvodKernel, SvodProblem, SvodRun, SvodStage, SvodStageMap
+from tgstore.ingest import case_ids, insert_returning_id, now_iso
+from tgstore.store import ContentStore
+from tgstore.svod.readers import Problem, Stage, SvodLog, read_files
+from tgstore.svod.spelling import Speller, maps
+from tgstore.svod.tree import graph_hash, graph_text
 
-__all__ = ["SvodLogError", "SvodIngestReport", "read_svod_log", "ingest_svod_log", "ingest_svod_text"]
+PARSER_VERSION = 1
+MAX_FILE_BYTES = 512 * 1024 * 1024
 
 
 class SvodLogError(Exception):
-    """A file that cannot be stored at all (missing, not text, empty, not a Svod log); nothing was written."""
+    """A path that cannot be stored at all (missing, not text, empty, not Svod output); nothing was written."""
 
 
 @dataclass
 class SvodIngestReport:
-    path: str
-    case: str
     run_id: int
-    svod_commit: str | None
-    skipped: bool  # the same log was already stored for this case: nothing written (but see commit_filled)
-    lines: int = 0
-    events: int = 0
-    kernels: int = 0
-    stage_dumps: int = 0
-    per_stage: int = 0
-    pattern_matches: int = 0  # total "pattern matched" events
-    raw_lines: int = 0
+    case: str
+    log: SvodLog | None
+    skipped: bool = False
+    reparsed: bool = False
+    commit_filled: bool = False
+    svod_commit: str | None = None
     new_trees: int = 0
-    problems: list[ParseProblem] = field(default_factory=list)
-    commit_filled: bool = False  # a re-ingest named the Svod commit an earlier ingest did not know
+    problems: list[Problem] = field(default_factory=list)
+
+    def summary(self) -> dict[str, Any]:
+        """What `ingest-svod --json` prints for the path."""
+        kernels = []
+        for kernel in self.log.kernels if self.log else []:
+            merged: dict[str, dict[str, Any]] = {}
+            for stage in kernel.stages:
+                entry = merged.setdefault(stage.label, {"label": stage.label, "node_count": None, "has_tree": False,
+                                                        "has_canonical": False})
+                entry["node_count"] = entry["node_count"] if entry["node_count"] is not None else stage.node_count
+                entry["has_tree"] |= stage.tree is not None
+                entry["has_canonical"] |= stage.canonical is not None
+            kernels.append({"index": kernel.index, "name": kernel.name, "test": kernel.test,
+                            "stages": list(merged.values())})
+        files = [name for name, _kind, _text in self.log.files] if self.log else []
+        return {"svod_run": self.run_id, "case": self.case, "skipped": self.skipped, "kernels": kernels,
+                "problems": [{"line": p.line, "message": p.message,
+                              "file": files[p.file] if p.file < len(files) else None} for p in self.problems]}
 
 
-def read_svod_log(path: Path | str) -> str:
-    """The text of a log file; SvodLogError when it is missing, not UTF-8 text, or empty."""
-    path = Path(path)
-    if not path.is_file():
-        raise SvodLogError(f"{path}: no such file" if not path.exists() else f"{path}: not a file")
-    data = path.read_bytes()
-    if not data.strip():
-        raise SvodLogError(f"{path}: the file is empty; nothing stored")
+def _text(path: Path) -> str:
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise SvodLogError(f"{path}: {size} bytes, more than tgstore reads ({MAX_FILE_BYTES}); nothing stored")
+        data = path.read_bytes()
+    except OSError as exc:
+        raise SvodLogError(f"{path}: cannot read ({exc.strerror}); nothing stored") from None
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise SvodLogError(f"{path}: UTF-16 text (a PowerShell redirect?); convert it to UTF-8; nothing stored")
     if b"\x00" in data:
@@ -74,138 +80,182 @@ def read_svod_log(path: Path | str) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise SvodLogError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason}); nothing stored") from None
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise SvodLogError(f"{path}:{line}: not UTF-8 text ({exc.reason}); nothing stored") from None
 
 
-def _check_log(log: SvodLog, where: str) -> None:
-    if not (log.events or log.per_stage or log.stage_dumps or log.problems):
-        raise SvodLogError(f"{where}: no Svod tracing events, [per-stage] lines or [dump-stage] blocks found "
-                           "(not a Svod test log? run it with RUST_LOG=...=debug and --nocapture); nothing stored")
-
-
-class _TreeStore:
-    """Svod trees by structure hash, within one transaction."""
-
-    def __init__(self, conn: Connection, blobs: ContentStore) -> None:
-        self.conn = conn
-        self.blobs = blobs
-        self.ids: dict[str, int] = {}
-        self.new = 0
-
-    def tree(self, tree: Tree | None) -> int | None:
-        if tree is None or not tree.nodes:
-            return None
-        text = tree.structure_text()
-        hash_ = sha256_text(text)
-        if hash_ in self.ids:
-            return self.ids[hash_]
-        tree_id = self.conn.execute(select(SvodTree.id).where(SvodTree.hash == hash_)).scalar()
-        if tree_id is None:
-            self.new += 1
-            root = tree.root
-            tree_id = insert_returning_id(self.conn, SvodTree, hash=hash_, node_count=tree.node_count(),
-                                          root_op=root.op if root else None, structure_blob_id=self.blobs.blob(text))
-        self.ids[hash_] = tree_id
-        return tree_id
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
-
-
-def ingest_svod_text(engine: Engine, text: str, case: str, svod_commit: str | None = None,
-                     source_path: str | None = None) -> SvodIngestReport:
-    """Store the log `text` for `case` in one transaction (see ingest_svod_log)."""
-    where = source_path or "<log>"
+def read_path(path: Path) -> list[tuple[str, str]]:
+    """(name, text) of the file at `path`, or of every regular file in the directory at `path` (sorted by name)."""
+    path = Path(path)
+    if not path.exists():
+        raise SvodLogError(f"{path}: no such file or directory")
+    if path.is_dir():
+        names = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith("."))
+        if not names:
+            raise SvodLogError(f"{path}: an empty directory; nothing stored")
+        return [(p.name, _text(p)) for p in names]
+    if not path.is_file():
+        raise SvodLogError(f"{path}: not a regular file (a device or a pipe?); nothing stored")
+    text = _text(path)
     if not text.strip():
-        raise SvodLogError(f"{where}: the log is empty; nothing stored")
-    if not case or not case.strip():
-        raise SvodLogError("a case name is required (the tinygrad case this Svod test corresponds to)")
-    log = parse_svod_log(text)
-    _check_log(log, where)
-    svod_commit = svod_commit or None
-    log_hash = sha256_text(text)
-    line_count = len(text.splitlines())
+        raise SvodLogError(f"{path}: the file is empty; nothing stored")
+    return [(path.name, text)]
+
+
+def source_hash(files: list[tuple[str, str]]) -> str:
+    digest = hashlib.sha256()
+    for name, text in files:
+        digest.update(f"{len(name)}:{name}:{len(text)}:".encode())
+        digest.update(text.encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()
+
+
+def _check(log: SvodLog, where: str) -> None:
+    if not (log.events or log.kernels or log.schedule_stages):
+        raise SvodLogError(f"{where}: no Svod tracing events, stage lines, trees or dumps found (not Svod output? "
+                           "run the test with RUST_LOG=...=debug and -- --nocapture); nothing stored")
+
+
+def refresh_stage_map(conn: Connection) -> None:
+    """svod_stage_map as maps.toml says (for the parity_matrix query)."""
+    conn.execute(delete(SvodStageMap))
+    rows = []
+    for position, stage in enumerate(maps()["stages"]):
+        name = stage.get("pass")
+        rows.append({"label": stage["label"], "position": position, "scope": stage["scope"],
+                     "pass_name": name.removeprefix("input:") if name else None,
+                     "pass_input": bool(name and name.startswith("input:")), "canonical": stage.get("canonical")})
+    conn.execute(SvodStageMap.__table__.insert(), rows)
+
+
+class _Writer:
+    def __init__(self, conn: Connection, run_id: int, log: SvodLog) -> None:
+        self.conn, self.run_id, self.log = conn, run_id, log
+        self.store = ContentStore(conn)
+        self.new_trees = 0
+
+    def trees(self, stages: list[Stage]) -> dict[int, str]:
+        """svod_trees rows for the stages' trees; the tree hash per stage (by id)."""
+        rows, hashes = {}, {}
+        for stage in stages:
+            if stage.tree is None:
+                continue
+            speller = Speller()
+            graph = stage.tree.graph(speller)
+            h = graph_hash(graph)
+            hashes[id(stage)] = h
+            rows[h] = (len(graph), graph[-1][0] if graph else None, graph_text(graph),
+                       json.dumps(speller.unknown) if speller.unknown else None)
+        self.new_trees += len(self.store.ensure("svod_trees", ("node_count", "root_op", "graph", "unknown"), rows))
+        return hashes
+
+    def canonical(self, stages: list[Stage]) -> dict[int, str]:
+        rows, hashes = {}, {}
+        for stage in stages:
+            document = stage.canonical
+            if document is None:
+                continue
+            if not isinstance(document, dict):
+                self.log.problems.append(Problem(stage.file, stage.line, f"canonical {stage.label!r}: not a JSON "
+                                                 "object; kept as text"))
+                stage.tree_text, stage.canonical = json.dumps(document), None
+                continue
+            for problem in validate(document)[:3]:
+                self.log.problems.append(Problem(stage.file, stage.line, f"canonical {stage.label!r}: {problem}"))
+            try:
+                h = document_hash(document)
+            except (TypeError, ValueError) as e:
+                self.log.problems.append(Problem(stage.file, stage.line, f"canonical {stage.label!r}: {e}"))
+                continue
+            hashes[id(stage)] = h
+            nodes = document.get("nodes") or document.get("items") or []
+            rows[h] = (str(document.get("stage", stage.label)), len(nodes),
+                       json.dumps(document, separators=(",", ":"), ensure_ascii=False), None, None)
+        self.store.ensure("canonical_docs", ("stage", "node_count", "document", "unsupported", "reason"), rows)
+        return hashes
+
+    def write(self) -> None:
+        log, store = self.log, self.store
+        stages = [(None, s) for s in log.schedule_stages] + [(k.index, s) for k in log.kernels for s in k.stages]
+        tree_hashes = self.trees([s for _k, s in stages])
+        doc_hashes = self.canonical([s for _k, s in stages])
+        store.blobs([s.tree_text for _k, s in stages] + [k.code for k in log.kernels])
+        store.insert("svod_kernels", ("run_id", "kernel_index", "test", "name", "file_position", "line_no",
+                                      "code_blob_id", "code_kind"),
+                     [(self.run_id, k.index, k.test, k.name, k.file, k.line, store.blob_id(k.code), k.code_kind)
+                      for k in log.kernels])
+        store.insert("svod_stages", ("run_id", "seq", "kernel_index", "label", "source", "file_position", "line_no",
+                                     "node_count", "tree_id", "text_blob_id", "canonical_doc_id", "message",
+                                     "elapsed_ms"),
+                     [(self.run_id, seq, kernel, s.label, s.source, s.file, s.line, s.node_count,
+                       store.id("svod_trees", tree_hashes.get(id(s))), store.blob_id(s.tree_text),
+                       store.id("canonical_docs", doc_hashes.get(id(s))), s.message, s.elapsed_ms)
+                      for seq, (kernel, s) in enumerate(stages)])
+        store.insert("svod_events", ("run_id", "file_position", "line_no", "timestamp", "level", "target", "message",
+                                     "fields"),
+                     [(self.run_id, e.file, e.line, _str(e.record.get("timestamp")), _str(e.record.get("level")),
+                       _str(e.record.get("target")), _str(e.record["fields"].get("message")),
+                       json.dumps(e.record["fields"], ensure_ascii=False, default=str)) for e in log.events])
+        store.insert("svod_problems", ("run_id", "file_position", "line_no", "message", "text"),
+                     [(self.run_id, p.file, p.line, p.message, p.text) for p in log.problems])
+
+
+def _str(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _counts(log: SvodLog) -> dict[str, int]:
+    return {"file_count": len(log.files), "line_count": sum(t.count("\n") + 1 for _n, _k, t in log.files),
+            "event_count": len(log.events), "kernel_count": len(log.kernels), "stage_count": log.stage_count,
+            "raw_line_count": log.raw_lines, "problem_count": len(log.problems),
+            "kind": log.files[0][1] if len(log.files) == 1 else "dir", "parser_version": PARSER_VERSION}
+
+
+def ingest_svod(engine: Engine, path: Path | str, case: str, svod_commit: str | None = None) -> SvodIngestReport:
+    """Read the file or directory at `path` (everything Svod prints, see tgstore.svod.readers) and store it for
+    `case`. SvodLogError (nothing written) when the path cannot be read or holds no Svod output."""
+    path = Path(path)
+    files = read_path(path)
+    digest = source_hash(files)
     with engine.begin() as conn:
-        case_id = get_or_create(conn, Case, {"name": case})
-        existing = conn.execute(select(SvodRun.id, SvodRun.svod_commit)
-                                .where(SvodRun.case_id == case_id, SvodRun.log_hash == log_hash)).first()
-        if existing is not None:
-            filled = False
-            if existing.svod_commit is None and svod_commit is not None:
-                conn.execute(update(SvodRun).where(SvodRun.id == existing.id).values(svod_commit=svod_commit))
-                filled = True
-            return SvodIngestReport(where, case, existing.id, existing.svod_commit or svod_commit, skipped=True,
-                                    lines=line_count, problems=list(log.problems), commit_filled=filled)
-
-        blobs = ContentStore(conn)
-        trees = _TreeStore(conn, blobs)
-        run_id = insert_returning_id(
-            conn, SvodRun, case_id=case_id, svod_commit=svod_commit, log_blob_id=blobs.blob(text), log_hash=log_hash,
-            source_path=source_path, ingested_at=now_iso(), tgstore_version=__version__, line_count=line_count,
-            event_count=len(log.events), kernel_count=len(log.kernels), stage_dump_count=len(log.stage_dumps),
-            per_stage_count=len(log.per_stage), raw_line_count=len(log.raw_lines),
-            problem_count=len(log.problems))
-
-        events, event_trees = [], []
-        for ev in log.events:
-            primary = next((name for name in TREE_FIELDS if name in ev.trees), None)
-            for name, tree in ev.trees.items():
-                event_trees.append({"run_id": run_id, "line_no": ev.line_no, "field": name,
-                                    "tree_id": trees.tree(tree)})
-            # Parsed trees live in svod_trees; everything else (unparsable tree text included) stays in `fields`.
-            fields = {k: v for k, v in ev.fields.items() if k not in ev.trees}
-            events.append({
-                "run_id": run_id, "line_no": ev.line_no, "timestamp": ev.timestamp, "level": ev.level,
-                "target": ev.target, "message": ev.message, "elapsed_ms": ev.elapsed_ms, "node_count": ev.node_count,
-                "kernel_index": ev.kernel_index, "tree_field": primary,
-                "tree_id": trees.tree(ev.trees[primary]) if primary else None,
-                "fields": _json(fields), "extra": _json(ev.extra) if ev.extra else None})
-        if events:
-            conn.execute(insert(SvodEvent), events)
-        if event_trees:
-            conn.execute(insert(SvodEventTree), event_trees)
-
-        if log.stage_dumps:
-            conn.execute(insert(SvodStageDump), [
-                {"run_id": run_id, "line_no": d.line_no, "end_line_no": d.end_line_no, "kernel_index": d.kernel_index,
-                 "label": d.label, "tree_id": trees.tree(d.tree)} for d in log.stage_dumps])
-        if log.per_stage:
-            conn.execute(insert(SvodPerStage), [
-                {"run_id": run_id, "line_no": p.line_no, "kernel_index": p.kernel_index, "label": p.label,
-                 "node_count": p.node_count} for p in log.per_stage])
-
-        by_line = {ev.line_no: ev for ev in log.events}
-        kernels = []
-        for k in log.kernels:
-            start = by_line.get(k.line_no)
-            name = start.fields.get("kernel") if start is not None else None
-            kernels.append({
-                "run_id": run_id, "kernel_index": k.index, "line_no": k.line_no,
-                "name": name if isinstance(name, str) else None, "initial_tree_id": trees.tree(k.initial),
-                "pre_tree_id": trees.tree(k.pre), "optimized_tree_id": trees.tree(k.optimized),
-                "code_blob_id": blobs.blob(k.generated_code)})
-        if kernels:
-            conn.execute(insert(SvodKernel), kernels)
-
-        if log.pattern_matches:
-            conn.execute(insert(SvodPatternMatch), [{"run_id": run_id, "op_key": key, "count": n}
-                                                    for key, n in sorted(log.pattern_matches.items())])
-        if log.problems:
-            conn.execute(insert(SvodProblem), [{"run_id": run_id, "line_no": p.line_no, "message": p.message,
-                                                "text": p.text} for p in log.problems])
-        return SvodIngestReport(
-            where, case, run_id, svod_commit, skipped=False, lines=line_count, events=len(log.events),
-            kernels=len(log.kernels), stage_dumps=len(log.stage_dumps), per_stage=len(log.per_stage),
-            pattern_matches=sum(log.pattern_matches.values()), raw_lines=len(log.raw_lines), new_trees=trees.new,
-            problems=list(log.problems))
+        case_id = case_ids(conn, [case])[case]
+        found = conn.execute(select(SvodRun.id, SvodRun.svod_commit, SvodRun.parser_version)
+                             .where(SvodRun.case_id == case_id, SvodRun.source_hash == digest)).first()
+        if found is not None and found.parser_version >= PARSER_VERSION:
+            filled = svod_commit is not None and found.svod_commit is None
+            if filled:
+                conn.execute(update(SvodRun).where(SvodRun.id == found.id).values(svod_commit=svod_commit))
+            return SvodIngestReport(found.id, case, None, skipped=True, commit_filled=filled,
+                                    svod_commit=svod_commit or found.svod_commit)
+        log = read_files([(str(path / name) if path.is_dir() else str(path), text) for name, text in files])
+        _check(log, str(path))
+        refresh_stage_map(conn)
+        if found is not None:  # read by an older reader: read again, same run id
+            run_id = found.id
+            for table in (SvodKernel, SvodStage, SvodEvent, SvodProblem):
+                conn.execute(delete(table).where(table.run_id == run_id))
+            conn.execute(update(SvodRun).where(SvodRun.id == run_id).values(
+                **_counts(log), svod_commit=svod_commit or found.svod_commit, ingested_at=now_iso()))
+        else:
+            run_id = insert_returning_id(conn, SvodRun, case_id=case_id, svod_commit=svod_commit, source_hash=digest,
+                                         source_path=os.path.abspath(path), ingested_at=now_iso(),
+                                         tgstore_version=__version__, **_counts(log))
+            store = ContentStore(conn)
+            store.blobs([text for _name, text in files])
+            store.insert("svod_files", ("run_id", "position", "path", "kind", "blob_id"),
+                         [(run_id, i, name, kind, store.blob_id(text)) for i, (name, kind, text) in
+                          enumerate(log.files)])
+        writer = _Writer(conn, run_id, log)
+        writer.write()
+        conn.execute(update(SvodRun).where(SvodRun.id == run_id).values(problem_count=len(log.problems)))
+        return SvodIngestReport(run_id, case, log, reparsed=found is not None, svod_commit=svod_commit,
+                                new_trees=writer.new_trees, problems=log.problems)
 
 
-def ingest_svod_log(engine: Engine, path: Path | str, case: str, svod_commit: str | None = None) -> SvodIngestReport:
-    """Store the Svod test log at `path` for `case` (a tinygrad case name, e.g. "add") in one transaction.
+def stored_files(conn: Connection, run_id: int) -> list[tuple[str, str]]:
+    return [(path, text) for path, text in conn.exec_driver_sql(
+        "SELECT f.path, b.text FROM svod_files f JOIN blobs b ON b.id = f.blob_id WHERE f.run_id = ? "
+        "ORDER BY f.position", (run_id,))]
 
-    The problems the parser found (malformed JSON lines, unterminated dumps, ...) are stored in `svod_problems` and
-    returned in the report; everything else in the log is kept. Raises SvodLogError, writing nothing, for a file that
-    is missing, not text, empty, or holds nothing Svod printed; DatabaseLocked when another writer holds the lock.
-    """
-    return ingest_svod_text(engine, read_svod_log(path), case, svod_commit, source_path=str(path))
+
+__all__ = ["SvodLogError", "SvodIngestReport", "ingest_svod", "read_path"]

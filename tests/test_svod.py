@@ -1,0 +1,307 @@
+"""Svod's output on its real formats, and Svod against tinygrad stage by stage (issue: Svod on its real formats).
+
+Fixtures are Svod's own trees (tests/fixtures/svod/docs) written as Svod's Rust code prints them
+(tests/svod_fixtures.py)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from svod_fixtures import (
+    CASE,
+    CASE_SOURCE,
+    canonical_block,
+    doc,
+    extract_ir_output,
+    interleaved_log,
+    linear_dump,
+    shift_ids,
+    worked_example_log,
+)
+
+from tgstore.svod.readers import read_files
+from tgstore.svod.spelling import Speller
+from tgstore.svod.tree import TreeError, graph_hash, parse_tree
+
+TGSTORE = [sys.executable, "-m", "tgstore"]
+
+
+def tgstore(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*TGSTORE, *map(str, args)], capture_output=True, text=True, timeout=300)
+
+
+def rows(db: Path, sql: str, *params) -> list[tuple]:
+    with sqlite3.connect(db) as conn:
+        return conn.execute(sql, params).fetchall()
+
+
+# ------------------------------------------------------------------------------------------------ trees
+
+EVERY_SPELLING = """\
+[90] SINK[KERNEL] : Scalar(Void)
+├── [80] STORE : Scalar(Void) shape=[]
+│   ├── [70] INDEX : Scalar(Float32) shape=[]
+│   │   ├── [60] BUFFER(slot=0, addrspace=Some(Reg)) : Scalar(Float32) shape=[Const(1)]
+│   │   │   └── [1] CONST(Int(1)) : Scalar(Int32) shape=[]
+│   │   └── [61] SPECIAL('gidx0') : Scalar(Int32) shape=[]
+│   │       └── [2] CONST(UInt(3)) : Scalar(UInt32) shape=[]
+│   └── [71] Where : Scalar(Float32) shape=?
+│       ├── [72] Lt : Scalar(Bool) shape=[]
+│       │   ├── [73] DEFINE_VAR('n', min=1, max=8) : Scalar(Int32) shape=[]
+│       │   └── [1] → (see above)
+│       ├── [74] CONST(Float(-0.0)) : Scalar(Float32) shape=[]
+│       └── [75] MulAcc : Vector { scalar: Float32, count: 4 } shape=[Const(4)]
+│           ├── [76] STACK(len=2) : Scalar(Float32) shape=[Const(2)]
+│           │   ├── [77] CONST(Float(1e-5)) : Scalar(Float32) shape=[]
+│           │   └── [78] INVALID : Scalar(Bool) shape=[]
+│           ├── [79] PERMUTE(axes=[1, 0]) : Scalar(Float32) shape=[Const(2), Const(2)]
+│           │   └── [76] → (see above)
+│           └── [81] REDUCE(Max, num_axes=1, ranges=[82]) : Scalar(Float32) shape=[]
+│               ├── [76] → (see above)
+│               └── [82] RANGE(R0_1, GroupReduce) : Scalar(Int32) shape=[]
+│                   └── [1] → (see above)
+└── [83] PROGRAM(name=r_8_16_4, target=CPU) : Scalar(Void)
+"""
+
+
+def test_every_spelling_of_format_node_parses() -> None:
+    tree = parse_tree(EVERY_SPELLING)
+    assert tree.roots == [90] and tree.node_count == 19
+    assert tree.nodes[90].kernel_sink and tree.nodes[90].shape is None
+    assert tree.nodes[71].shape == "?" and tree.nodes[75].dtype == "Vector { scalar: Float32, count: 4 }"
+    assert tree.nodes[81].args == "Max, num_axes=1, ranges=[82]"
+    speller = Speller()
+    graph = {tuple(n[:3]) for n in tree.graph(speller)}
+    assert {("SINK", "void", "KERNEL"), ("BUFFER", "float32", "slot=0,reg"), ("SPECIAL", "int32", "gidx0"),
+            ("CONST", "uint32", "3"), ("WHERE", "float32", ""), ("CMPLT", "bool", ""), ("CONST", "float32", "-0.0"),
+            ("MULACC", "float32.vec(4)", ""), ("CONST", "float32", "1e-05"), ("CONST", "bool", "invalid"),
+            ("PERMUTE", "float32", "1,0"), ("REDUCE", "float32", "MAX:1"), ("RANGE", "int32", "0,1:GROUP_REDUCE"),
+            ("PROGRAM", "void", "")} <= graph
+    assert speller.unknown == ["Svod-only op DEFINE_VAR"]  # reported, not guessed
+
+
+def test_structure_ignores_ids_even_inside_args() -> None:
+    """Two allocations of the same tree (ids moved by 1000, REDUCE's ranges=[...] too) are one structure."""
+    for name in ("worked-example-2.txt", "worked-example-3.txt", "worked-example-9.txt", "rangeify-1.txt"):
+        a, b = parse_tree(doc(name)), parse_tree(shift_ids(doc(name), 1000))
+        assert graph_hash(a.graph()) == graph_hash(b.graph()), name
+    assert parse_tree(doc("worked-example-3.txt")).node_count == 20
+    assert parse_tree(doc("worked-example-9.txt")).node_count == 43
+    assert len(parse_tree(doc("worked-example-8.txt")).roots) == 3  # fragments: three roots
+
+
+@pytest.mark.parametrize("broken, line", [
+    ("[97] SINK[KERNEL] : Scalar(Void)\n└── [96] END Scalar(Void) shape=[]\n", 1),  # no ' : '
+    ("[97] SINK[KERNEL] : Scalar(Void)\n└── [5] → (see above)\n", 1),  # a reference to nothing printed
+    ("└── [96] END : Scalar(Void)\n", 0),  # a child without a parent
+    ("[97] SINK : Scalar(Void)\n        └── [96] END : Scalar(Void)\n", 1),  # two levels down at once
+])
+def test_a_tree_that_does_not_parse_says_where(broken: str, line: int) -> None:
+    with pytest.raises(TreeError) as info:
+        parse_tree(broken)
+    assert info.value.line == line
+
+
+# ------------------------------------------------------------------------------------------------ kernels
+
+
+def stages_of(log_text: str) -> list[tuple]:
+    log = read_files([("x.log", log_text)])
+    return [(k.name, k.test, [(s.label, s.node_count) for s in k.stages if s.source == "event"]) for k in log.kernels]
+
+
+def test_kernel_boundaries_at_trace_level() -> None:
+    """`kernel initial` comes twice per kernel: the first starts it, the second is its 00-initial."""
+    (kernel,) = stages_of(worked_example_log(per_stage=False, dump=False))
+    name, test, stages = kernel
+    assert (name, test) == ("r_8_16_4", "test::reduce::sum_axis1::llvm")
+    assert [label for label, _ in stages] == ["kernel-initial", "pre-movement", "pre-load-collapse",
+                                               "pre-split-ranges", "pre-symbolic", "pre-simplify-ranges",
+                                               "00-initial", "09-pre_expand", "20-final_rewrite"]
+    assert dict(stages)["kernel-initial"] == 15 and dict(stages)["00-initial"] == 20
+    two = stages_of(worked_example_log(per_stage=False, dump=False, kernels=2))
+    assert [k[0] for k in two] == ["r_8_16_4", "r_8_16_4n1"] and all(len(k[2]) == 9 for k in two)
+
+
+def test_kernel_boundaries_at_debug_level() -> None:
+    """Without TRACE there is no `kernel initial` and no generated code: kernels start at the pre-opt events, and
+    their names come from the runtime's `Compiling LLVM IR` event."""
+    two = stages_of(worked_example_log(trace=False, per_stage=False, dump=False, kernels=2))
+    assert [k[0] for k in two] == ["r_8_16_4", "r_8_16_4n1"]
+    assert [label for label, _ in two[1][2]] == ["pre-movement", "pre-load-collapse", "pre-split-ranges",
+                                                 "pre-symbolic", "pre-simplify-ranges", "09-pre_expand",
+                                                 "20-final_rewrite"]
+
+
+def test_stderr_lines_belong_to_their_kernel() -> None:
+    """[per-stage] and [dump-stage] lines, with or without the JSON events around them."""
+    full = read_files([("x.log", worked_example_log(kernels=2))])
+    for kernel in full.kernels:
+        labels = [(s.label, s.source) for s in kernel.stages if s.source != "event"]
+        assert labels == [("00-initial", "per-stage"), ("00-initial", "dump-stage"), ("09-pre_expand", "per-stage"),
+                          ("09-pre_expand", "dump-stage"), ("20-final_rewrite", "per-stage"),
+                          ("20-final_rewrite", "dump-stage")]
+        dumped = {s.label: s for s in kernel.stages if s.source == "dump-stage"}
+        assert dumped["20-final_rewrite"].tree.node_count == 43 and dumped["00-initial"].node_count == 20
+    stderr_only = "\n".join(line for line in worked_example_log(kernels=2).split("\n")
+                            if '{"timestamp"' not in line)
+    assert len(read_files([("stderr.log", stderr_only)]).kernels) == 2
+
+
+def test_backends_run_in_parallel_are_flagged() -> None:
+    log = read_files([("both.log", interleaved_log())])
+    assert [p.message for p in log.problems] == [
+        "the log holds tests of 2 backends (clang, llvm) run in parallel: their kernels cannot be told apart; run "
+        "one backend, or --test-threads=1"]
+
+
+def test_every_format_is_read(tmp_path: Path) -> None:
+    log_text = worked_example_log(kernels=2)
+    ir = read_files([("ir.txt", extract_ir_output(log_text))])
+    assert [k.name for k in ir.kernels] == ["r_8_16_4", "r_8_16_4n1"]
+    assert [s.label for s in ir.kernels[0].stages] == ["kernel-initial", "pre-movement", "pre-load-collapse",
+                                                       "pre-split-ranges", "pre-symbolic", "pre-simplify-ranges",
+                                                       "00-initial", "09-pre_expand", "20-final_rewrite"]
+    dump_dir = [("tree_455.txt", linear_dump(doc("worked-example-9.txt"))),
+                ("linear_455.txt", linear_dump(doc("worked-example-9.txt"))), ("r_8_16_4.ll", doc("r_8_16_4.ll")),
+                ("r_8_16_4.post.ll", doc("r_8_16_4.ll"))]
+    files = read_files(dump_dir)
+    assert [f[1] for f in files.files] == ["linear", "linear", "llvm-ir", "llvm-ir"] and not files.problems
+    by_name = {k.name or k.test: k for k in files.kernels}
+    assert by_name["r_8_16_4"].code_kind == "llvm" and [s.label for s in by_name["r_8_16_4"].stages] == [
+        "llvm-ir-post-o2"]
+    assert {s.label: s.node_count for s in by_name["linear:455"].stages} == {"linear-tree": 43, "linear": 43}
+    document = {"schema_version": 7, "stage": "kernel_ast", "roots": [0], "nodes": [
+        {"id": 0, "op": "SINK", "dtype": {"kind": "scalar", "name": "void"}, "shape": None,
+         "arg": {"kind": "none"}, "src": []}]}
+    capture = read_files([("capture.json", json.dumps(document, indent=2) + "\n")])
+    assert capture.files[0][1] == "capture" and capture.kernels[0].stages[0].canonical == document
+    dumped = read_files([("x.log", canonical_block("kernel_ast", document) + log_text)])
+    assert dumped.kernels[0].stages[0].label == "kernel_ast" and dumped.kernels[0].stages[0].canonical == document
+
+
+def test_problems_name_their_line_and_keep_the_text(tmp_path: Path) -> None:
+    lines = worked_example_log().split("\n")
+    start = next(i for i, line in enumerate(lines) if line == "[dump-stage] 09-pre_expand :")
+    lines[start + 2] = lines[start + 2].replace(" : Scalar(Void)", " Scalar(Void)")  # a broken tree line
+    lines.insert(3, '{"timestamp":"2026-05-07T18:07:43.000001Z","level":"DEBUG","fields":{"mess')  # cut JSON
+    log = read_files([("x.log", "\n".join(lines))])
+    messages = sorted((p.line, p.message) for p in log.problems)
+    assert messages[0][0] == 4 and messages[0][1].startswith("not a JSON tracing event (Unterminated string")
+    # the broken line: +1 for the inserted line, +1 to count from 1
+    assert messages[1][0] == start + 4 and messages[1][1].startswith("tree of '09-pre_expand' kept as text")
+    kept = next(s for s in log.kernels[0].stages if s.source == "dump-stage" and s.label == "09-pre_expand")
+    assert kept.tree is None and kept.tree_text.startswith("[") and "Scalar(Void)" in kept.tree_text
+
+
+# ------------------------------------------------------------------------------------------------ CLI and parity
+
+
+@pytest.fixture(scope="module")
+def parity_db(tmp_path_factory, tinygrad_release) -> Path:
+    """tinygrad 0.14.0's extraction of the worked example's program (C and LLVM, stages) in a database."""
+    base = tmp_path_factory.mktemp("parity")
+    cases = base / "cases.py"
+    cases.write_text(CASE_SOURCE)
+    db = base / "p.db"
+    proc = tgstore("ingest", "--db", db, "--tinygrad", tinygrad_release("0.14.0"), "--cases", cases, "--renderers",
+                   "C,LLVM")
+    assert proc.returncode == 0, proc.stderr
+    return db
+
+
+def test_ingest_svod_json_per_log(parity_db: Path, tmp_path: Path) -> None:
+    db = tmp_path / "copy.db"
+    db.write_bytes(parity_db.read_bytes())
+    log = tmp_path / "trace.log"
+    log.write_text(worked_example_log(kernels=2))
+    proc = tgstore("ingest-svod", log, "--case", CASE, "--svod-commit", "5c1b7bc", "--db", db, "--json")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert {k for k in out} >= {"svod_run", "case", "kernels", "problems"} and out["problems"] == []
+    assert [(k["index"], k["name"]) for k in out["kernels"]] == [(0, "r_8_16_4"), (1, "r_8_16_4n1")]
+    stage = next(s for s in out["kernels"][0]["stages"] if s["label"] == "20-final_rewrite")
+    assert stage == {"label": "20-final_rewrite", "node_count": 43, "has_tree": True, "has_canonical": False}
+    again = tgstore("ingest-svod", log, "--case", CASE, "--db", db)
+    assert again.returncode == 0 and "already stored" in again.stderr
+    assert rows(db, "SELECT count(*), sum(kernel_count) FROM svod_runs") == [(1, 2)]
+    missing = tgstore("ingest-svod", tmp_path / "nope.log", "--case", CASE, "--db", db)
+    assert missing.returncode == 1 and "no such file" in missing.stderr
+
+
+def test_parity_with_tinygrad(parity_db: Path, tmp_path: Path) -> None:
+    """Svod's worked example against tinygrad 0.14.0: the kernel AST is equal after normalization (15 nodes each);
+    an altered Svod tree differs at its stage, with the changed node in the diff."""
+    db = tmp_path / "copy.db"
+    db.write_bytes(parity_db.read_bytes())
+    good, bad = tmp_path / "good.log", tmp_path / "bad.log"
+    good.write_text(worked_example_log())
+    # in 00-initial, the UNROLL range's extent becomes 8 (Svod would then have unrolled by 8, not 4)
+    bad.write_text(worked_example_log().replace("[116] CONST(Int(4)) : Scalar(WeakInt) shape=[]",
+                                                "[116] CONST(Int(8)) : Scalar(WeakInt) shape=[]"))
+    for path in (good, bad):
+        assert tgstore("ingest-svod", path, "--case", CASE, "--db", db).returncode == 0
+    proc = tgstore("parity", CASE, "--svod", "1", "--json", "--db", db)
+    report = json.loads(proc.stdout)
+    assert set(report) >= {"case", "tinygrad_commit", "svod_run", "kernels"}
+    (kernel,) = report["kernels"]
+    assert (kernel["svod_name"], kernel["tinygrad_name"]) == ("r_8_16_4", "r_8_16_4")
+    verdicts = {s["stage"]: s for s in kernel["stages"]}
+    assert verdicts["kernel-initial"]["verdict"] == "equal"
+    assert (verdicts["kernel-initial"]["svod_nodes"], verdicts["kernel-initial"]["tinygrad_nodes"]) == (15, 15)
+    assert verdicts["00-initial"]["verdict"] == "equal" and verdicts["09-pre_expand"]["verdict"] == "equal"
+    altered = json.loads(tgstore("parity", CASE, "--svod", "2", "--json", "--db", db).stdout)["kernels"][0]
+    assert altered["first_divergence"] == "00-initial"
+    diff = next(s for s in altered["stages"] if s["stage"] == "00-initial")["diff"]
+    assert "-" in diff and any(line.startswith("-") and "CONST weakint arg=8" in line for line in diff.splitlines())
+    assert any(line.startswith("+") and "CONST weakint arg=4" in line for line in diff.splitlines())
+    assert tgstore("parity", CASE, "--svod", "2", "--db", db).returncode == 1
+    matrix = tgstore("query", "parity_matrix", "-p", f"case_name={CASE}", "--json", "--db", db)
+    cells = {(r["svod_run"], r["stage"]): r["verdict"] for r in map(json.loads, matrix.stdout.splitlines())}
+    assert cells[(1, "kernel-initial")] == "equal" and cells[(2, "00-initial")] == "differs"
+    assert cells[(1, "00-initial")] == "equal"
+
+
+def test_canonical_documents_are_compared_exactly(parity_db: Path, tmp_path: Path) -> None:
+    """A Svod canonical dump equal to tinygrad's document is equal; one changed field makes it differ, aligned."""
+    db = tmp_path / "copy.db"
+    db.write_bytes(parity_db.read_bytes())
+    document = json.loads(tgstore("canonical", CASE, "--stage", "kernel_ast", "--db", db).stdout)
+    changed = json.loads(json.dumps(document))
+    const = next(n for n in changed["nodes"] if n["op"] == "CONST" and n["arg"]["value"]["value"] == 64)
+    const["arg"]["value"]["value"] = 32
+    for name, doc_ in (("same", document), ("changed", changed)):
+        (tmp_path / f"{name}.log").write_text(canonical_block("kernel_ast", doc_) + worked_example_log())
+        assert tgstore("ingest-svod", tmp_path / f"{name}.log", "--case", CASE, "--db", db).returncode == 0
+    same = json.loads(tgstore("parity", CASE, "--svod", "1", "--json", "--db", db).stdout)["kernels"][0]
+    assert next(s for s in same["stages"] if s["stage"] == "kernel_ast")["verdict"] == "equal"
+    other = json.loads(tgstore("parity", CASE, "--svod", "2", "--json", "--db", db).stdout)["kernels"][0]
+    stage = next(s for s in other["stages"] if s["stage"] == "kernel_ast")
+    assert stage["verdict"] == "differs" and stage["basis"] == "canonical"
+    assert '"value": 32' in stage["diff"] and '"value": 64' in stage["diff"]
+
+
+def test_parity_drift_lists_the_commits_to_port(releases_db: Path) -> None:
+    proc = tgstore("parity-drift", CASE, "--from", "0.12.0", "--to", "0.14.0", "--json", "--db", releases_db)
+    assert proc.returncode == 0, proc.stderr
+    found = json.loads(proc.stdout)
+    assert [c["version"] for c in found["commits"]] == ["0.14.0"]
+    changes = found["commits"][0]["changes"]
+    assert {c["renderer"] for c in changes} == {"C", "LLVM"}
+    assert all(c["stages"] and set(c["stages"]) <= {"08-post_opt_sym", "09-pre_expand", "10-pm_reduce",
+                                                    "11-local_buffers", "12-pm_add_gpudims", "13-pm_add_loads",
+                                                    "14-devectorize", "15-early_symbolic", "16-memory_coalescing",
+                                                    "17-bottom_up_ew_image", "16-extra_symbolic",
+                                                    "17-pm_lower_index_dtype", "18-final_symbolic",
+                                                    "19-cast_float_alu", "19b-early_decompositions",
+                                                    "19c-dtype_decompositions", "19d-late_decompositions",
+                                                    "19e-move_gates_from_index", "20-final_rewrite",
+                                                    "pre-movement", "pre-load-collapse", "pre-split-ranges",
+                                                    "pre-symbolic", "pre-simplify-ranges"} for c in changes)
+    same = tgstore("parity-drift", CASE, "--from", "0.14.0", "--to", "0.12.0", "--db", releases_db)
+    assert same.returncode == 1 and "is not after" in same.stderr

@@ -1,0 +1,379 @@
+"""Svod against tinygrad, stage by stage.
+
+Kernels are paired by name (Svod's from its generated code, tinygrad's from its renderer), the rest by order. For
+each stage of maps.toml's [[stages]] (pipeline order) that either side has:
+* a tree: Svod's tree and the tinygrad graph after (or before) the mapped pass, both in tinygrad's spelling with ids
+  gone (tgstore.svod.spelling), equal when the graphs are; the diff is of the two graphs printed as trees;
+* only a node count (a `[per-stage]` line): equal when the counts are;
+* a canonical document: equal when the documents' hashes (sorted-key JSON) are; the diff aligns the nodes.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import Connection, text
+
+from tgstore.compare.canonical import aligned_diff
+from tgstore.compare.graphs import structural_diff
+from tgstore.history import CommitRow, resolve_commit
+from tgstore.svod.spelling import maps, normalize_tinygrad
+
+BACKEND_RENDERER = {"clang": "C", "c": "C", "llvm": "LLVM", "cuda": "CUDA", "metal": "METAL", "amd": "HIP"}
+
+
+class ParityError(LookupError):
+    """Nothing to compare (no Svod run, no tinygrad run with the case, ...); a one-line message."""
+
+
+@dataclass
+class StageVerdict:
+    stage: str
+    verdict: str  # equal | differs | missing in svod | missing in tinygrad
+    basis: str  # tree | node_count | canonical
+    svod_nodes: int | None = None
+    tinygrad_nodes: int | None = None
+    diff: list[str] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)  # spellings the maps do not know (reported, not guessed)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"stage": self.stage, "verdict": self.verdict, "basis": self.basis, "svod_nodes": self.svod_nodes,
+                "tinygrad_nodes": self.tinygrad_nodes, "diff": "\n".join(self.diff), "unknown": self.unknown}
+
+
+@dataclass
+class KernelParity:
+    index: int | None  # Svod kernel index (None: the schedule)
+    svod_name: str | None
+    tinygrad_position: int | None
+    tinygrad_name: str | None
+    renderer: str | None
+    stages: list[StageVerdict] = field(default_factory=list)
+
+    @property
+    def first_divergence(self) -> str | None:
+        return next((s.stage for s in self.stages if s.verdict == "differs"), None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"index": self.index, "svod_name": self.svod_name, "tinygrad_name": self.tinygrad_name,
+                "tinygrad_position": self.tinygrad_position, "renderer": self.renderer,
+                "first_divergence": self.first_divergence, "stages": [s.to_json() for s in self.stages]}
+
+
+@dataclass
+class ParityReport:
+    case: str
+    commit: CommitRow
+    tinygrad_run: int
+    svod_run: int
+    kernels: list[KernelParity]
+    schedule: KernelParity | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def differs(self) -> bool:
+        return any(k.first_divergence for k in [*self.kernels, *([self.schedule] if self.schedule else [])])
+
+    def to_json(self) -> dict[str, Any]:
+        return {"case": self.case, "tinygrad_commit": self.commit.sha, "tinygrad_run": self.tinygrad_run,
+                "svod_run": self.svod_run, "kernels": [k.to_json() for k in self.kernels],
+                "schedule": self.schedule.to_json() if self.schedule else None, "notes": self.notes}
+
+
+def _rows(conn: Connection, sql: str, **params: Any) -> list[dict[str, Any]]:
+    return [dict(r._mapping) for r in conn.execute(text(sql), params)]
+
+
+def stage_table() -> list[dict[str, Any]]:
+    return list(maps()["stages"])
+
+
+@dataclass
+class SvodSide:
+    """A Svod stage's best evidence: a tree graph (normalized), a canonical document, a node count."""
+
+    graph: list | None = None
+    unknown: list[str] = field(default_factory=list)
+    document: dict | None = None
+    document_hash: str | None = None
+    node_count: int | None = None
+
+
+def svod_stages(conn: Connection, run_id: int) -> tuple[dict[int | None, dict[str, SvodSide]], list[dict]]:
+    rows = _rows(conn, """
+        SELECT s.kernel_index, s.label, s.source, s.node_count, t.graph, t.unknown, d.document, d.hash AS doc_hash,
+               d.stage AS doc_stage
+        FROM svod_stages s LEFT JOIN svod_trees t ON t.id = s.tree_id
+        LEFT JOIN canonical_docs d ON d.id = s.canonical_doc_id
+        WHERE s.run_id = :run ORDER BY s.seq""", run=run_id)
+    out: dict[int | None, dict[str, SvodSide]] = {}
+    for r in rows:
+        side = out.setdefault(r["kernel_index"], {}).setdefault(r["label"], SvodSide())
+        if r["graph"] and side.graph is None:
+            side.graph = json.loads(r["graph"])
+            side.unknown = json.loads(r["unknown"]) if r["unknown"] else []
+        if r["document"] and side.document is None:
+            side.document, side.document_hash = json.loads(r["document"]), r["doc_hash"]
+        if side.node_count is None and r["node_count"] is not None:
+            side.node_count = r["node_count"]
+        if side.node_count is None and side.graph is not None:
+            side.node_count = len(side.graph)
+    kernels = _rows(conn, "SELECT kernel_index, name, test, code_kind FROM svod_kernels WHERE run_id = :run "
+                          "ORDER BY kernel_index", run=run_id)
+    return out, kernels
+
+
+def choose_svod_run(conn: Connection, case: str, run: int | None) -> int:
+    if run is not None:
+        found = _rows(conn, 'SELECT r.id, c.name FROM svod_runs r JOIN cases c ON c.id = r.case_id WHERE r.id = :r',
+                      r=run)
+        if not found:
+            raise ParityError(f"no Svod run {run}; `tgstore query svod_runs` lists them")
+        if found[0]["name"] != case:
+            raise ParityError(f"Svod run {run} is for case {found[0]['name']!r}, not {case!r}")
+        return run
+    found = _rows(conn, "SELECT r.id FROM svod_runs r JOIN cases c ON c.id = r.case_id WHERE c.name = :case "
+                        "ORDER BY r.ingested_at DESC, r.id DESC LIMIT 1", case=case)
+    if not found:
+        raise ParityError(f"no Svod run for case {case!r}; store one with `tgstore ingest-svod PATH --case {case}`")
+    return found[0]["id"]
+
+
+def tinygrad_run(conn: Connection, case: str, commit: str | None) -> tuple[CommitRow, int]:
+    from tgstore.stages import StageError, run_with_case
+
+    try:
+        return run_with_case(conn, case, commit)
+    except StageError as exc:
+        raise ParityError(str(exc)) from None
+
+
+class TinygradSide:
+    """The tinygrad run's kernels, their pass graphs and canonical documents, loaded on demand."""
+
+    def __init__(self, conn: Connection, run_id: int, case: str) -> None:
+        self.conn, self.run_id, self.case = conn, run_id, case
+        self.kernels = _rows(conn, 'SELECT position, kernel_name, kernel_id, node_count FROM v_kernels '
+                                   'WHERE run_id = :run AND "case" = :case AND root_op = \'SINK\' ORDER BY position',
+                             run=run_id, case=case)
+        self._passes: dict[tuple, list[dict]] = {}
+
+    def passes(self, scope: str, position: int | None, renderer: str | None) -> list[dict]:
+        key = (scope, position, renderer)
+        if key not in self._passes:
+            self._passes[key] = _rows(self.conn, """
+                SELECT pass_position, pass_name, depth, node_count, graph_id FROM v_passes
+                WHERE run_id = :run AND "case" = :case AND scope = :scope AND position IS :position
+                  AND renderer IS :renderer ORDER BY pass_position""", run=self.run_id, case=self.case,
+                scope=scope, position=position, renderer=renderer)
+        return self._passes[key]
+
+    def graph(self, graph_id: int) -> list:
+        nodes = self.conn.execute(text("SELECT nodes FROM graphs WHERE id = :g"), {"g": graph_id}).scalar()
+        return json.loads(nodes)
+
+    def kernel_ast(self, kernel_id: int) -> list:
+        nodes = self.conn.execute(text("SELECT idx, op, dtype, arg FROM uop_nodes WHERE kernel_id = :k ORDER BY idx"),
+                                  {"k": kernel_id}).all()
+        srcs: dict[int, list[int]] = {}
+        for parent, _pos, child in self.conn.execute(text(
+                "SELECT parent_idx, src_pos, child_idx FROM uop_edges WHERE kernel_id = :k ORDER BY parent_idx, "
+                "src_pos"), {"k": kernel_id}):
+            srcs.setdefault(parent, []).append(child)
+        return [[op, dtype, arg, srcs.get(idx, [])] for idx, op, dtype, arg in nodes]
+
+    def stage_graph(self, stage: dict, position: int | None, renderer: str | None, kernel_id: int | None
+                    ) -> list | None:
+        """The tinygrad graph the Svod stage corresponds to: the mapped pass's output, or its input (the previous
+        top-level pass's output, or the kernel AST before the first pass)."""
+        name = stage.get("pass")
+        if not name:
+            return None
+        scope = stage["scope"]
+        passes = self.passes(scope, position, renderer if scope == "lower" else None)
+        wanted = name.removeprefix("input:")
+        at = next((i for i, p in enumerate(passes) if p["pass_name"] == wanted), None)
+        if at is None:
+            return None
+        if not name.startswith("input:"):
+            return self.graph(passes[at]["graph_id"]) if passes[at]["graph_id"] else None
+        before = [p for p in passes[:at] if p["depth"] == 0 and p["graph_id"]]
+        if before:
+            return self.graph(before[-1]["graph_id"])
+        return self.kernel_ast(kernel_id) if kernel_id is not None and scope == "lower" else None
+
+    def canonical(self, position: int, stage: str) -> dict[str, Any] | None:
+        found = _rows(self.conn, """
+            SELECT d.document, d.hash, d.unsupported, d.reason FROM canonical_links cl
+            JOIN canonical_docs d ON d.id = cl.doc_id JOIN run_cases rc ON rc.case_result_id = cl.case_result_id
+            JOIN cases k ON k.id = rc.case_id
+            WHERE rc.run_id = :run AND k.name = :case AND cl.position = :position AND cl.stage = :stage""",
+                      run=self.run_id, case=self.case, position=position, stage=stage)
+        return found[0] if found else None
+
+
+def compare_trees(label: str, svod: SvodSide, graph: list | None) -> StageVerdict:
+    if graph is None:
+        return StageVerdict(label, "missing in tinygrad", "tree", svod_nodes=svod.node_count)
+    tg_graph, unknown = normalize_tinygrad(graph)
+    unknown = svod.unknown + [u for u in unknown if u not in svod.unknown]
+    if svod.graph is None:
+        verdict = "equal" if svod.node_count == len(tg_graph) else "differs"
+        return StageVerdict(label, verdict, "node_count", svod.node_count, len(tg_graph), unknown=unknown)
+    if svod.graph == tg_graph:
+        return StageVerdict(label, "equal", "tree", len(svod.graph), len(tg_graph), unknown=unknown)
+    diff = structural_diff(svod.graph, tg_graph, f"svod {label}", f"tinygrad {label}")
+    return StageVerdict(label, "differs", "tree", len(svod.graph), len(tg_graph), diff, unknown)
+
+
+def compare_canonical(label: str, svod: SvodSide, found: dict[str, Any] | None) -> StageVerdict:
+    if found is None or found["document"] is None:
+        reason = f" ({found['unsupported']}: {found['reason']})" if found else ""
+        return StageVerdict(label, "missing in tinygrad", "canonical", len(svod.document.get("nodes") or []),
+                            unknown=[f"tinygrad has no canonical {label} document{reason}"] if reason else [])
+    tg = json.loads(found["document"])
+    sv_nodes, tg_nodes = len(svod.document.get("nodes") or []), len(tg.get("nodes") or [])
+    if svod.document_hash == found["hash"]:
+        return StageVerdict(label, "equal", "canonical", sv_nodes, tg_nodes)
+    diff = aligned_diff(svod.document, tg) if "nodes" in svod.document and "nodes" in tg else []
+    return StageVerdict(label, "differs", "canonical", sv_nodes, tg_nodes, diff)
+
+
+def pair_kernels(svod_kernels: list[dict], tg_kernels: list[dict]) -> list[tuple[dict | None, dict | None]]:
+    """By name where a name is on both sides once, then the rest in order."""
+    pairs: list[tuple[dict | None, dict | None]] = []
+    tg_by_name: dict[str, list[dict]] = {}
+    for k in tg_kernels:
+        tg_by_name.setdefault(k["kernel_name"] or "", []).append(k)
+    used: set[int] = set()
+    unpaired_svod = []
+    for sk in svod_kernels:
+        same = tg_by_name.get(sk["name"] or "\0", [])
+        candidates = [k for k in same if k["position"] not in used]
+        if sk["name"] and len(same) == 1 and candidates:
+            pairs.append((sk, candidates[0]))
+            used.add(candidates[0]["position"])
+        else:
+            unpaired_svod.append(sk)
+    rest = [k for k in tg_kernels if k["position"] not in used]
+    for i in range(max(len(unpaired_svod), len(rest))):
+        pairs.append((unpaired_svod[i] if i < len(unpaired_svod) else None, rest[i] if i < len(rest) else None))
+    return sorted(pairs, key=lambda p: (p[0]["kernel_index"] if p[0] else 10**9, p[1]["position"] if p[1] else 0))
+
+
+def renderer_for(svod_kernel: dict | None, explicit: str | None) -> str:
+    if explicit:
+        return explicit.upper()
+    if svod_kernel:
+        backend = (svod_kernel.get("test") or "").rsplit("::", 1)[-1].lower()
+        if backend in BACKEND_RENDERER:
+            return BACKEND_RENDERER[backend]
+        if svod_kernel.get("code_kind") in BACKEND_RENDERER:
+            return BACKEND_RENDERER[svod_kernel["code_kind"]]
+    return "C"
+
+
+def parity_report(conn: Connection, case: str, *, svod_run: int | None = None, commit: str | None = None,
+                  renderer: str | None = None) -> ParityReport:
+    run_id = choose_svod_run(conn, case, svod_run)
+    row, tg_run = tinygrad_run(conn, case, commit)
+    svod, svod_kernels = svod_stages(conn, run_id)
+    tg = TinygradSide(conn, tg_run, case)
+    report = ParityReport(case, row, tg_run, run_id, [])
+    stages = stage_table()
+    for sk, tk in pair_kernels(svod_kernels, tg.kernels):
+        ren = renderer_for(sk, renderer)
+        kp = KernelParity(sk["kernel_index"] if sk else None, sk["name"] if sk else None,
+                          tk["position"] if tk else None, tk["kernel_name"] if tk else None, ren)
+        sides = svod.get(sk["kernel_index"], {}) if sk else {}
+        for stage in (s for s in stages if s["scope"] == "lower"):
+            label = stage["label"]
+            have_svod = label in sides
+            graph = tg.stage_graph(stage, tk["position"], ren, tk["kernel_id"]) if tk else None
+            if have_svod and (sides[label].graph is not None or sides[label].node_count is not None):
+                kp.stages.append(compare_trees(label, sides[label], graph) if tk else
+                                 StageVerdict(label, "missing in tinygrad", "tree", sides[label].node_count))
+            elif graph is not None:
+                kp.stages.append(StageVerdict(label, "missing in svod", "tree", None, len(graph)))
+            canonical = stage.get("canonical")
+            doc_side = sides.get(canonical) if canonical else None
+            if doc_side is not None and doc_side.document is not None:
+                kp.stages.append(compare_canonical(canonical, doc_side, tg.canonical(tk["position"], canonical)
+                                                   if tk else None))
+        report.kernels.append(kp)
+    schedule_sides = svod.get(None, {})
+    if schedule_sides:
+        sched = KernelParity(None, None, None, None, None)
+        for stage in (s for s in stages if s["scope"] == "schedule"):
+            label = stage["label"]
+            if label in schedule_sides:
+                sched.stages.append(compare_trees(label, schedule_sides[label], tg.stage_graph(stage, None, None,
+                                                                                                None)))
+        report.schedule = sched
+    if not svod_kernels:
+        report.notes.append("the Svod run has no kernels")
+    return report
+
+
+def format_parity(report: ParityReport) -> list[str]:
+    lines = [f"case {report.case!r}: Svod run {report.svod_run} against tinygrad {report.commit.describe()} "
+             f"(run {report.tinygrad_run})"]
+    for kp in report.kernels:
+        lines.append("")
+        lines.append(f"kernel {kp.index}: svod {kp.svod_name or '-'} / tinygrad "
+                     f"[{kp.tinygrad_position}] {kp.tinygrad_name or '-'} ({kp.renderer})"
+                     + (f": first divergence at {kp.first_divergence}" if kp.first_divergence else ": no divergence"))
+        for s in kp.stages:
+            counts = f"{s.svod_nodes if s.svod_nodes is not None else '-'} / " \
+                     f"{s.tinygrad_nodes if s.tinygrad_nodes is not None else '-'}"
+            lines.append(f"  {s.stage:<28} {s.verdict:<20} {s.basis:<10} nodes {counts}"
+                         + (f"  unknown: {'; '.join(s.unknown)}" if s.unknown else ""))
+        first = next((s for s in kp.stages if s.verdict == "differs"), None)
+        if first is not None and first.diff:
+            lines.append(f"  diff at {first.stage}:")
+            lines += [f"    {line}" for line in first.diff]
+    lines += [f"note: {n}" for n in report.notes]
+    return lines
+
+
+def drift(conn: Connection, case: str, ref_from: str, ref_to: str) -> dict[str, Any]:
+    """The stored commits after `ref_from` up to `ref_to` (history order) whose graph of `case` changed at a
+    mapped Svod stage, with the kernels and stages that changed."""
+    start, end = resolve_commit(conn, ref_from), resolve_commit(conn, ref_to)
+    if (start.history_rank or 0) >= (end.history_rank or 0):
+        raise ParityError(f"{ref_to} ({end.short}) is not after {ref_from} ({start.short}) in history order")
+    stage_of = {s["pass"]: s["label"] for s in stage_table() if s.get("pass") and s["scope"] == "lower"
+                and not s["pass"].startswith("input:")}
+    rows = _rows(conn, """
+        SELECT p.history_rank, p.sha, p.position, p.renderer, p.pass_name, g.norm_hash
+        FROM v_passes p LEFT JOIN graphs g ON g.id = p.graph_id
+        WHERE p."case" = :case AND p.scope = 'lower' AND p.depth = 0
+          AND p.history_rank BETWEEN :lo AND :hi ORDER BY p.history_rank""",
+                 case=case, lo=start.history_rank, hi=end.history_rank)
+    if not rows:
+        raise ParityError(f"no stored passes of case {case!r} between {start.short} and {end.short}; sweep the range "
+                          "with stages (tgstore ingest --repo ... --rev A..B)")
+    by_commit: dict[str, dict[tuple, dict[str, str | None]]] = {}
+    order: list[str] = []
+    for r in rows:
+        if r["pass_name"] not in stage_of:
+            continue
+        if r["sha"] not in by_commit:
+            order.append(r["sha"])
+        by_commit.setdefault(r["sha"], {}).setdefault((r["position"], r["renderer"]), {})[
+            stage_of[r["pass_name"]]] = r["norm_hash"]
+    commits = []
+    for before, after in zip(order, order[1:], strict=False):
+        changes = []
+        for key in sorted(set(by_commit[before]) | set(by_commit[after]), key=lambda k: (k[0], k[1] or "")):
+            a, b = by_commit[before].get(key, {}), by_commit[after].get(key, {})
+            changed = [label for label in dict.fromkeys([*a, *b]) if a.get(label) != b.get(label)]
+            if changed:
+                changes.append({"kernel": key[0], "renderer": key[1], "stages": changed})
+        if changes:
+            info = resolve_commit(conn, after)
+            commits.append({"sha": info.sha, "subject": info.subject, "version": info.version, "changes": changes})
+    return {"case": case, "from": {"sha": start.sha}, "to": {"sha": end.sha}, "compared": len(order),
+            "commits": commits}

@@ -1,0 +1,242 @@
+"""One spelling for both sides: a Svod tree node and a tinygrad graph node become (op, dtype, arg) in tinygrad's
+spelling, with canonical dtype names and args reduced to what both print. The tables are data (maps.toml); what
+neither table knows is reported in `unknown`, never guessed.
+
+What is compared, per op: CONST its value; RANGE its axis path and type; PARAM its slot; BUFFER its slot and address
+space; REDUCE its op and axis count; SINK whether it is a kernel; SPECIAL its name; PERMUTE/FLIP their axes;
+GETTUPLE/MSELECT their index; GETADDR/COPY the device; CUSTOM the first 20 characters of its code; INS its opcode.
+Other args are left out (Svod does not print them, or prints allocation ids, as REDUCE's `ranges=[...]`). Shapes
+are left out: tinygrad's stored graphs do not carry them.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+import tomllib
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+USIZE_MAX = 2**64 - 1
+
+
+@functools.cache
+def maps() -> dict[str, Any]:
+    return tomllib.loads(resources.files("tgstore.svod").joinpath("maps.toml").read_text(encoding="utf-8"))
+
+
+@dataclass
+class Speller:
+    """Collects what could not be spelled while normalizing one graph."""
+
+    unknown: list[str] = field(default_factory=list)
+
+    def note(self, what: str) -> None:
+        if what not in self.unknown:
+            self.unknown.append(what)
+
+    # ---- Svod
+    def svod_op(self, op: str) -> str:
+        table = maps()["ops"]
+        if op in table and isinstance(table[op], str):
+            return table[op]
+        if op in table["same"]["names"]:
+            return op
+        if op in table["svod_only"]["names"]:
+            self.note(f"Svod-only op {op}")
+            return op
+        self.note(f"unknown Svod op {op}")
+        return op
+
+    def svod_dtype(self, text: str | None) -> str:
+        if not text:
+            return ""
+        m = re.fullmatch(r"Scalar\((\w+)\)", text)
+        if m:
+            return self._scalar(m.group(1))
+        m = re.fullmatch(r"Vector \{ scalar: (\w+), count: (\d+) \}", text)
+        if m:
+            return f"{self._scalar(m.group(1))}.vec({m.group(2)})"
+        m = re.fullmatch(r"Ptr \{ base: (.+), addrspace: (\w+), size: (Some\((\d+)\)|None), vcount: (\d+) \}", text)
+        if m:
+            space = maps()["addrspaces"].get(m.group(2))
+            if space is None:
+                self.note(f"unknown Svod address space {m.group(2)}")
+            return f"ptr({self.svod_dtype(m.group(1))},{space or m.group(2)},{m.group(4) or ''})"
+        self.note(f"unknown Svod dtype {text}")
+        return text
+
+    def _scalar(self, name: str) -> str:
+        found = maps()["dtypes"].get(name)
+        if found is None:
+            self.note(f"unknown Svod scalar dtype {name}")
+            return name
+        return found
+
+    def svod_arg(self, op: str, svod_op: str, args: str | None, kernel_sink: bool) -> str:
+        """`op` in tinygrad spelling, `svod_op` and `args` as Svod printed them."""
+        if svod_op == "INVALID":
+            return "invalid"
+        if op == "SINK":
+            return "KERNEL" if kernel_sink else ""
+        if args is None:
+            return ""
+        if op == "CONST":
+            m = re.fullmatch(r"(Int|UInt|Float|Bool)\((.*)\)", args)
+            if not m:
+                self.note(f"unknown Svod constant {args}")
+                return args
+            return const_text(m.group(2))
+        if op == "RANGE":
+            m = re.fullmatch(r"[RU]([\d_]+), (\w+)", args)
+            if not m:
+                self.note(f"unknown Svod range {args}")
+                return args
+            return f"{m.group(1).replace('_', ',')}:{self._axis_type(m.group(2))}"
+        if op == "PARAM":
+            slot = int(re.search(r"slot=(\d+)", args).group(1)) if "slot=" in args else None
+            return f"slot={-1 if slot == USIZE_MAX else slot}"
+        if op == "BUFFER":
+            m = re.fullmatch(r"slot=(\d+), addrspace=(?:Some\((\w+)\)|None)", args)
+            if not m:
+                self.note(f"unknown Svod buffer {args}")
+                return args
+            slot = int(m.group(1))
+            return f"slot={slot & (2**63 - 1)},{maps()['addrspaces'].get(m.group(2) or '', 'none')}"
+        if op == "REDUCE":
+            m = re.match(r"(\w+), num_axes=(\d+)", args)
+            if not m:
+                self.note(f"unknown Svod reduce {args}")
+                return args
+            return f"{self._reduce_op(m.group(1))}:{m.group(2)}"
+        if op == "SPECIAL":
+            return args.strip("'")
+        if op in ("PERMUTE", "FLIP"):
+            return args.removeprefix("axes=").strip("[]").replace(" ", "").lower()
+        if op in ("GETTUPLE", "MSELECT"):
+            return args.removeprefix("idx=")
+        if op in ("GETADDR", "COPY"):
+            return device_text(args)
+        if op in ("CUSTOM", "CUSTOMI"):
+            return args.strip("'")[:20]
+        if op == "INS":
+            return args
+        return ""  # STACK(len=..), CALL(args=..), LINEAR(len=..), STAGE(...), ...: not compared
+
+    def _axis_type(self, name: str) -> str:
+        found = maps()["axis_types"].get(name)
+        if found is None:
+            self.note(f"unknown Svod axis type {name}")
+            return name
+        return found
+
+    def _reduce_op(self, name: str) -> str:
+        found = maps()["reduce_ops"].get(name)
+        if found is None:
+            self.note(f"unknown Svod reduce op {name}")
+            return name
+        return found
+
+    # ---- tinygrad (the text tgstore's extractor stores: op name, str(dtype), repr(arg))
+    def tinygrad_dtype(self, text: str | None) -> str:
+        if not text:
+            return ""
+        m = re.fullmatch(r"dtypes\.(\w+)(\.vec\((\d+)\))?(\.ptr\((-?\d*)(?:, ?AddrSpace\.(\w+))?\))?", text)
+        if not m:
+            self.note(f"unknown tinygrad dtype {text}")
+            return text
+        scalar = maps()["tinygrad_dtypes"].get(m.group(1))
+        if scalar is None:
+            self.note(f"unknown tinygrad dtype {text}")
+            scalar = m.group(1)
+        out = f"{scalar}.vec({m.group(3)})" if m.group(2) else scalar
+        if m.group(4):
+            size = m.group(5) if m.group(5) not in (None, "", "-1") else ""
+            out = f"ptr({out},{(m.group(6) or 'GLOBAL').lower()},{size})"
+        return out
+
+    def tinygrad_arg(self, op: str, arg: str | None) -> str:
+        if arg is None or arg == "None":
+            return ""
+        if op == "CONST":
+            return "invalid" if arg == "Invalid" else const_text(arg)
+        if op == "SINK":
+            return "KERNEL" if arg.startswith("KernelInfo(") else ""
+        if op == "RANGE":
+            m = re.fullmatch(r"\(([\d, ]+?),? AxisType\.(\w+)\)", arg)
+            if not m:
+                self.note(f"unknown tinygrad range {arg}")
+                return arg
+            return f"{','.join(x.strip() for x in m.group(1).split(',') if x.strip())}:{m.group(2)}"
+        if op == "PARAM":
+            m = re.match(r"ParamArg\((-?\d+)", arg)
+            return f"slot={m.group(1)}" if m else self._unknown_arg(op, arg)
+        if op == "BUFFER":
+            m = re.match(r"ParamArg\((-?\d+)", arg)
+            if not m:
+                return self._unknown_arg(op, arg)
+            space = re.search(r"addrspace=AddrSpace\.(\w+)", arg)
+            return f"slot={m.group(1)},{space.group(1).lower() if space else 'global'}"
+        if op == "REDUCE":
+            m = re.fullmatch(r"\(Ops\.(\w+), (\d+)\)", arg)
+            return f"{m.group(1)}:{m.group(2)}" if m else self._unknown_arg(op, arg)
+        if op == "SPECIAL":
+            return arg.strip("'\"")
+        if op in ("PERMUTE", "FLIP"):
+            return arg.strip("()").replace(" ", "").rstrip(",").lower()
+        if op in ("GETTUPLE", "MSELECT"):
+            return arg
+        if op in ("GETADDR", "COPY"):
+            return device_text(arg.strip("'\""))
+        if op in ("CUSTOM", "CUSTOMI"):
+            return arg.strip("'\"")[:20]
+        if op == "INS":
+            return arg.strip("'\"")
+        return ""
+
+    def _unknown_arg(self, op: str, arg: str) -> str:
+        self.note(f"unknown tinygrad {op} arg {arg[:60]}")
+        return arg
+
+
+def const_text(value: str) -> str:
+    """A constant as one text for both sides: ints as ints, floats through Python's float (Rust `1e-5`, `NaN` and
+    Python `1e-05`, `nan` agree), bools lower case."""
+    value = value.strip()
+    m = re.fullmatch(r"ConstFloat\((.*)\)", value)
+    if m:
+        value = m.group(1)
+    if value in ("true", "false", "True", "False"):
+        return value.lower()
+    try:
+        return str(int(value))
+    except ValueError:
+        pass
+    try:
+        number = float(value)
+    except ValueError:
+        return value
+    return "nan" if math.isnan(number) else repr(number)
+
+
+def device_text(value: str) -> str:
+    return "CPU" if value.lower() == "cpu" else value
+
+
+@functools.lru_cache(maxsize=65536)
+def _tinygrad_node(op: str, dtype: str, arg: str) -> tuple[str, str, str, tuple[str, ...]]:
+    speller = Speller()
+    return op, speller.tinygrad_dtype(dtype), speller.tinygrad_arg(op, arg), tuple(speller.unknown)
+
+
+def normalize_tinygrad(nodes: list) -> tuple[list[list], list[str]]:
+    """A stored tinygrad graph ([op, dtype, arg, src] per node) in the spelling Svod trees are compared in, and the
+    spellings the maps do not know."""
+    out, unknown = [], []
+    for op, dtype, arg, src in nodes:
+        nop, ndtype, narg, missing = _tinygrad_node(op, dtype or "", arg or "None")
+        out.append([nop, ndtype, narg, list(src)])
+        unknown += [m for m in missing if m not in unknown]
+    return out, unknown
