@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal, NotRequired
 from pydantic import ConfigDict, Discriminator, Tag, TypeAdapter, ValidationError
 from typing_extensions import TypedDict
 
-BUNDLE_VERSIONS = (1, 2)  # versions this tgstore reads; the extractor writes the last
+BUNDLE_VERSIONS = (1, 2, 3)  # versions this tgstore reads; the extractor writes the last
 STRICT = ConfigDict(strict=True, extra="allow")  # extra fields are allowed: adding one does not bump the version
 
 
@@ -71,6 +71,7 @@ class Item(TypedDict):
     nodes: list[Node]
     programs: list[Program]
     canonical: NotRequired[dict[str, CanonicalEntry] | None]
+    call_site: NotRequired[str | None]  # capture mode: file:line in function where tinygrad lowered it (v3)
 
 
 class Match(TypedDict):
@@ -96,7 +97,7 @@ class Case(TypedDict):
     kind: Literal["case"]
     name: str
     description: NotRequired[str | None]
-    status: Literal["ok", "error"]
+    status: Literal["ok", "error", "unsupported"]  # unsupported: v3
     error: str | None
     seconds: float | None
     debug: str | None
@@ -170,6 +171,18 @@ class Header(TypedDict):
     env: NotRequired[dict[str, str] | None]
 
 
+class Command(TypedDict):
+    """Capture mode (v3): the command that ran, how it ended."""
+
+    __pydantic_config__ = STRICT  # type: ignore[misc]
+    kind: Literal["command"]
+    argv: list[str]
+    cwd: NotRequired[str | None]
+    exit_status: int | None
+    error: str | None
+    seconds: NotRequired[float | None]
+
+
 class End(TypedDict):
     __pydantic_config__ = STRICT  # type: ignore[misc]
     kind: Literal["end"]
@@ -185,7 +198,8 @@ class Other(TypedDict):
     kind: str
 
 
-_KINDS = {"header": Header, "pattern": Pattern, "graph": Graph, "case": Case, "missing": MissingRecord, "end": End}
+_KINDS = {"header": Header, "pattern": Pattern, "graph": Graph, "case": Case, "missing": MissingRecord,
+          "command": Command, "end": End}
 
 
 def _kind(value: Any) -> str:
@@ -195,7 +209,8 @@ def _kind(value: Any) -> str:
 
 RECORD = TypeAdapter(Annotated[
     Annotated[Header, Tag("header")] | Annotated[Pattern, Tag("pattern")] | Annotated[Graph, Tag("graph")]
-    | Annotated[Case, Tag("case")] | Annotated[MissingRecord, Tag("missing")] | Annotated[End, Tag("end")]
+    | Annotated[Case, Tag("case")] | Annotated[MissingRecord, Tag("missing")] | Annotated[Command, Tag("command")]
+    | Annotated[End, Tag("end")]
     | Annotated[Other, Tag("other")], Discriminator(_kind)])
 
 
@@ -207,6 +222,7 @@ class Bundle:
     graphs: dict[str, list] = field(default_factory=dict)  # graph hash -> nodes
     cases: list[dict[str, Any]] = field(default_factory=list)
     missing: list[dict[str, Any]] = field(default_factory=list)  # run-level missing records
+    command: dict[str, Any] | None = None  # capture mode: the command record
     end: dict[str, Any] | None = None  # None: truncated, the extraction did not finish
     truncated_line: int | None = None  # the line number of a half-written last line, if any
 
@@ -327,6 +343,10 @@ def _check(bundle: Bundle, record: dict[str, Any], case_names: set[str]) -> str 
         bundle.cases.append(record)
     elif kind == "missing":
         bundle.missing.append(record)
+    elif kind == "command":
+        if bundle.command is not None:
+            return "a second command record"
+        bundle.command = record
     elif kind == "end":
         bundle.end = record
     return None

@@ -285,7 +285,9 @@ class BundleStore:
         for case in cases:
             missing = sorted((m.get("feature") or "?", m.get("reason")) for m in case["missing"])
             links = canonical.get(id(case), [])
+            # a call site (capture mode) joins the hash only where there is one: older hashes stay valid
             schedule = [[item["position"], item["root_op"], kernel_hashes[id(item)],
+                         *([item["call_site"]] if item.get("call_site") else []),
                          [[p["renderer"], p["name"], self.store.text_hash(p["source"]) if p.get("source") else None,
                            linear_hashes.get(id(p)), p.get("error"), pass_hashes.get(id(p))]
                           for p in item["programs"]]] for item in case["schedule"]]
@@ -304,14 +306,16 @@ class BundleStore:
             case, missing, links = contents[h]
             for item in case["schedule"]:
                 item_rows.append((next_item, result_id, item["position"],
-                                  self.store.id("kernels", kernel_hashes[id(item)]), item["root_op"]))
+                                  self.store.id("kernels", kernel_hashes[id(item)]), item["root_op"],
+                                  item.get("call_site")))
                 program_rows += [(next_item, p["renderer"], p["name"], self.store.blob_id(p.get("source")),
                                   self.store.id("linears", linear_hashes.get(id(p))), p.get("error"),
                                   self.store.id("pass_lists", pass_hashes.get(id(p)))) for p in item["programs"]]
                 next_item += 1
             missing_rows += [(result_id, feature, reason) for feature, reason in missing]
             link_rows += [(result_id, pos, stage, self.store.id("canonical_docs", doc)) for pos, stage, doc in links]
-        self.store.insert("schedule_items", ("id", "case_result_id", "position", "kernel_id", "root_op"), item_rows)
+        self.store.insert("schedule_items", ("id", "case_result_id", "position", "kernel_id", "root_op", "call_site"),
+                          item_rows)
         self.store.insert("programs", ("schedule_item_id", "renderer", "name", "source_blob_id", "linear_id", "error",
                                        "pass_list_id"), program_rows)
         self.store.insert("case_missing", ("case_result_id", "feature", "reason"), missing_rows)
@@ -411,6 +415,17 @@ def make_room(conn: Connection, existing: StoredRun | None, status: str) -> bool
     return True
 
 
+def command_failed(command: dict[str, Any]) -> str | None:
+    """Capture mode: one line saying how the command failed, or None if it exited 0. What it lowered before is
+    stored all the same."""
+    if command.get("exit_status") == 0 and not command.get("error"):
+        return None
+    last = (command.get("error") or "").strip().splitlines()[-1:] or [""]
+    status = command.get("exit_status")
+    return f"the captured command {'did not run' if status is None else f'exited {status}'}" + \
+        (f": {last[0][:300]}" if last[0] else "")
+
+
 def _run_status(bundle: Bundle | None, outcome: ExtractionOutcome | None, failed_cases: int) -> str:
     if outcome is not None and outcome.status == "timeout":
         return "timeout"
@@ -424,52 +439,63 @@ def ingest_bundle(engine: Engine, bundle: Bundle, *, outcome: ExtractionOutcome 
     """Store `bundle` as one run. The current run of the same commit, suite and backend is kept when it is `ok` and
     rendered the bundle's renderers (the report says skipped) unless `force`. Otherwise the new run becomes current
     unless it is worse than the current one (see make_room): a failed re-extraction is then stored as an attempt."""
+    with engine.begin() as conn:
+        return store_bundle(conn, bundle, outcome=outcome, force=force)
+
+
+def store_bundle(conn: Connection, bundle: Bundle, *, outcome: ExtractionOutcome | None = None,
+                 force: bool = False) -> IngestReport:
+    """`ingest_bundle` within the caller's transaction (`tgstore check` rolls it back after comparing)."""
     header, tinygrad = bundle.header, bundle.tinygrad
     sha = commit_key(tinygrad)
     suite = header["suite"]
     backend = header["backend"]
-    with engine.begin() as conn:
-        existing = find_run(conn, sha, suite["hash"], backend)
-        if existing and existing.covers(header["renderers"]) and not force:
-            return IngestReport(existing.id, sha, existing.status, 0, 0, 0, skipped=True)
-        failed_cases = sum(1 for case in bundle.cases if case["status"] != "ok")
-        status = _run_status(bundle, outcome, failed_cases)
-        current = make_room(conn, existing, status)
-        contents = BundleStore(conn, bundle)
-        stored = contents.store_all()
-        commit_id = upsert_commit(conn, sha, tinygrad.get("tree_hash") or "", tinygrad.get("version"),
-                                  tinygrad.get("git") or {})
-        suite_id = get_or_create(conn, Suite, {"hash": suite["hash"]}, {"name": suite["name"]})
-        errors = []
-        if bundle.truncated_line:
-            errors.append(f"bundle truncated at line {bundle.truncated_line}")
-        if not bundle.complete:
-            errors.append("the extraction did not finish (no end record)")
-        if outcome is not None and outcome.status != "ok":
-            errors.append(f"extraction {outcome.status} (exit code {outcome.returncode})")
-        run_id = insert_returning_id(
-            conn, Run, commit_id=commit_id, suite_id=suite_id, backend=backend,
-            renderers=",".join(header["renderers"]), is_current=current,
-            status=status, started_at=header.get("started_at"), finished_at=(bundle.end or {}).get("finished_at"),
-            ingested_at=now_iso(), tgstore_version=__version__, bundle_version=header["bundle_version"],
-            debug_level=header.get("debug_level"), python=header.get("python"), tinygrad_path=tinygrad.get("path"),
-            features=json.dumps(header["features"], sort_keys=True), error="; ".join(errors) or None,
-            stderr=(outcome.stderr[-STDERR_KEEP:] if outcome and outcome.stderr else None),
-            pattern_set_id=contents.pattern_set_id, pass_times=pass_times(bundle.cases))
-        if bundle.missing:
-            conn.execute(insert(RunMissing), [{"run_id": run_id, "case_name": m.get("case"), "feature": m["feature"],
-                                               "reason": m.get("reason")} for m in bundle.missing])
-        store = contents.store
-        store.blobs([t for case in bundle.cases for t in (case.get("debug") or None, case.get("error"))])
-        ids = case_ids(conn, [case["name"] for case in bundle.cases])
-        store.insert("run_cases", ("run_id", "case_id", "case_result_id", "match_set_id", "status", "seconds",
-                                   "debug_blob_id", "error_blob_id"),
-                     [(run_id, ids[case["name"]], result_id, match_set_id, case["status"], case.get("seconds"),
-                       store.blob_id(case.get("debug") or None), store.blob_id(case.get("error")))
-                      for case, result_id, match_set_id in stored])
-        return IngestReport(run_id, sha, status, len(bundle.cases), failed_cases, contents.new_case_results,
-                            kept_run_id=None if current else existing.id if existing else None,
-                            error="; ".join(errors) or None)
+    existing = find_run(conn, sha, suite["hash"], backend)
+    if existing and existing.covers(header["renderers"]) and not force:
+        return IngestReport(existing.id, sha, existing.status, 0, 0, 0, skipped=True)
+    failed_cases = sum(1 for case in bundle.cases if case["status"] == "error")  # unsupported is no failure
+    command = bundle.command
+    status = _run_status(bundle, outcome, failed_cases + bool(command and command_failed(command)))
+    current = make_room(conn, existing, status)
+    contents = BundleStore(conn, bundle)
+    stored = contents.store_all()
+    commit_id = upsert_commit(conn, sha, tinygrad.get("tree_hash") or "", tinygrad.get("version"),
+                              tinygrad.get("git") or {})
+    suite_id = get_or_create(conn, Suite, {"hash": suite["hash"]}, {"name": suite["name"]})
+    errors = []
+    if bundle.truncated_line:
+        errors.append(f"bundle truncated at line {bundle.truncated_line}")
+    if not bundle.complete:
+        errors.append("the extraction did not finish (no end record)")
+    if outcome is not None and outcome.status != "ok":
+        errors.append(f"extraction {outcome.status} (exit code {outcome.returncode})")
+    if command and command_failed(command):
+        errors.append(command_failed(command))
+    run_id = insert_returning_id(
+        conn, Run, commit_id=commit_id, suite_id=suite_id, backend=backend,
+        renderers=",".join(header["renderers"]), is_current=current,
+        status=status, started_at=header.get("started_at"), finished_at=(bundle.end or {}).get("finished_at"),
+        ingested_at=now_iso(), tgstore_version=__version__, bundle_version=header["bundle_version"],
+        debug_level=header.get("debug_level"), python=header.get("python"), tinygrad_path=tinygrad.get("path"),
+        features=json.dumps(header["features"], sort_keys=True), error="; ".join(errors) or None,
+        stderr=(outcome.stderr[-STDERR_KEEP:] if outcome and outcome.stderr else None),
+        pattern_set_id=contents.pattern_set_id, pass_times=pass_times(bundle.cases),
+        command=json.dumps({k: command.get(k) for k in ("argv", "cwd", "exit_status", "seconds", "error")})
+        if command else None)
+    if bundle.missing:
+        conn.execute(insert(RunMissing), [{"run_id": run_id, "case_name": m.get("case"), "feature": m["feature"],
+                                           "reason": m.get("reason")} for m in bundle.missing])
+    store = contents.store
+    store.blobs([t for case in bundle.cases for t in (case.get("debug") or None, case.get("error"))])
+    ids = case_ids(conn, [case["name"] for case in bundle.cases])
+    store.insert("run_cases", ("run_id", "case_id", "case_result_id", "match_set_id", "status", "seconds",
+                               "debug_blob_id", "error_blob_id"),
+                 [(run_id, ids[case["name"]], result_id, match_set_id, case["status"], case.get("seconds"),
+                   store.blob_id(case.get("debug") or None), store.blob_id(case.get("error")))
+                  for case, result_id, match_set_id in stored])
+    return IngestReport(run_id, sha, status, len(bundle.cases), failed_cases, contents.new_case_results,
+                        kept_run_id=None if current else existing.id if existing else None,
+                        error="; ".join(errors) or None)
 
 
 def record_failed_run(engine: Engine, *, sha: str, tree_hash: str, version: str | None, git: dict[str, Any],

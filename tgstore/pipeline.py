@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,20 +53,27 @@ class ExtractionPlan:
     suite_name: str | None = None
     stages: str | None = None  # renderers whose passes are recorded: "C,LLVM", "all", "none"; None: the default
     rewrites: int = 0  # rewrite steps recorded per pass (0: none)
+    capture: list[str] | None = None  # capture mode: the command whose lowered kernels are stored
+    capture_cwd: Path | None = None  # where the command runs; None: the tinygrad root (a sweep's checkout)
 
     @property
     def suite(self) -> dict:
+        if self.capture is not None:
+            return child.capture_identity(self.capture)
         return child.suite_identity(self.case_files, self.suite_name)
 
     @property
     def effective_renderers(self) -> list[str]:
         return list(self.renderers or child.DEFAULT_RENDERERS)
 
-    def child_args(self) -> list[str]:
+    def child_args(self, tinygrad_root: Path) -> list[str]:
         """The extraction child's command-line options for this plan (child/__main__.py)."""
         args = ["--backend", self.backend, "--debug", str(self.debug_level)]
-        for path in self.case_files:
-            args += ["--cases", str(Path(path).resolve())]
+        if self.capture is not None:
+            args += ["--capture-json", json.dumps(self.capture), "--cwd", str(self.capture_cwd or tinygrad_root)]
+        else:
+            for path in self.case_files:
+                args += ["--cases", str(Path(path).resolve())]
         if self.renderers:
             args += ["--renderers", ",".join(self.renderers)]
         if self.suite_name:
@@ -80,7 +88,8 @@ class ExtractionPlan:
 def extract_bundle(tinygrad_root: Path, out: Path, plan: ExtractionPlan, *, git: dict | None = None,
                    on_case: Callable[[str], None] | None = None) -> ExtractionResult:
     """Run the extraction child over `tinygrad_root` for `plan`, writing the bundle to `out`."""
-    return run_extraction(tinygrad_root, out, plan.child_args(), timeout=plan.timeout, git=git, on_case=on_case)
+    return run_extraction(tinygrad_root, out, plan.child_args(tinygrad_root), timeout=plan.timeout, git=git,
+                          on_case=on_case)
 
 
 def extract_and_ingest(engine: Engine, tinygrad_root: Path, plan: ExtractionPlan, *, force: bool = False,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextvars
 import functools
 import os
+import shutil
 import sqlite3
 import sys
 from collections.abc import Callable, Iterator
@@ -27,6 +28,15 @@ CasesOption = Annotated[
     typer.Option("--cases", help="A Python file of case_<name>() functions returning Tensors (repeatable). "
                  "Default: the built-in suite."),
 ]
+SuiteOption = Annotated[str | None, typer.Option(
+    "--suite", help="A built-in suite by name: builtin (the default) or models; `tgstore suites` lists them.",
+    show_default=False)]
+CaptureOption = Annotated[bool, typer.Option(
+    "--capture", help="Instead of a suite, run the Python command given after -- (python SCRIPT, python -m MODULE, "
+    "pytest ARGS) with this tinygrad and store every kernel it lowers, with its test id and call site. Kernels run "
+    "on the CPU, which needs clang.")]
+CommandArgument = Annotated[list[str] | None, typer.Argument(
+    help="With --capture: the command, after --.", show_default=False)]
 BackendOption = Annotated[str, typer.Option("--backend", help="The device tinygrad schedules for.")]
 RenderersOption = Annotated[
     str | None, typer.Option("--renderers", help="Comma-separated renderers (C, LLVM, PTX, ...). Default: all that "
@@ -126,18 +136,45 @@ def open_db(db: Path, *, migrate: bool = True, writer: bool = True, check: bool 
 
 
 def make_plan(cases: list[Path] | None, backend: str, renderers: str | None, debug: int, timeout: float,
-              stages: str | None = None, rewrites: int = 0):
+              stages: str | None = None, rewrites: int = 0, *, suite: str | None = None,
+              capture: list[str] | None = None, capture_cwd: Path | None = None):
+    """The extraction plan the options ask for; a one-line error for a case file, suite or command that cannot be."""
+    from tgstore.cases import UnknownSuite, suite_file
     from tgstore.pipeline import ExtractionPlan
 
     for path in cases or []:
         if not path.is_file():
             raise fail(f"case file {path} does not exist")
+    if suite and cases:
+        raise fail("--suite and --cases both name the cases: give one")
+    if capture is not None and (suite or cases):
+        raise fail("--capture runs a command instead of a suite: it does not combine with --suite or --cases")
     plan = ExtractionPlan(backend=backend, debug_level=debug, timeout=timeout,
                           renderers=[r.strip().upper() for r in renderers.split(",") if r.strip()] if renderers
                           else None, stages=stages, rewrites=rewrites)
     if cases:
         plan.case_files = [p.resolve() for p in cases]
+    if suite:
+        try:
+            plan.case_files = [suite_file(suite)]
+        except UnknownSuite as exc:
+            raise fail(str(exc)) from None
+    if capture is not None:
+        if not capture:
+            raise fail("--capture needs a command after --, e.g. tgstore ingest --capture -- python script.py")
+        if backend.upper() in ("CPU", "CLANG") and shutil.which("clang") is None:
+            raise fail("--capture runs the command's kernels on the CPU, which needs clang (tinygrad compiles with "
+                       "it): install it, e.g. apt-get install clang")
+        plan.capture, plan.capture_cwd = list(capture), capture_cwd
     return plan
+
+
+def capture_command(capture: bool, command_args: list[str] | None) -> list[str] | None:
+    """The command to capture (--capture -- CMD ...), or None; a one-line error for one without the other."""
+    if command_args and not capture:
+        raise fail(f"unexpected argument {command_args[0]!r}; to run a command, use --capture -- "
+                   f"{' '.join(command_args)}")
+    return list(command_args or []) if capture else None
 
 
 def resolve_root(tinygrad: Path | None) -> Path:

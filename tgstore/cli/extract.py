@@ -15,15 +15,19 @@ from tgstore.cli import app
 from tgstore.cli.common import (
     DEFAULT_REPO,
     BackendOption,
+    CaptureOption,
     CasesOption,
+    CommandArgument,
     DbOption,
     DebugOption,
     RenderersOption,
     RepoOption,
     RewritesOption,
     StagesOption,
+    SuiteOption,
     TimeoutOption,
     TinygradOption,
+    capture_command,
     command,
     fail,
     make_plan,
@@ -44,7 +48,7 @@ def case_progress(plan, description: str) -> Iterator[Callable[[str], None]]:
     from tgstore.pipeline import CaseFileError, read_case_names
 
     try:
-        total = len(read_case_names(plan.case_files))
+        total = None if plan.capture is not None else len(read_case_names(plan.case_files))
     except CaseFileError as exc:
         raise fail(str(exc)) from None
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -77,6 +81,9 @@ def ingest(
     bundle: Annotated[list[Path] | None, typer.Option("--bundle", help="Ingest bundle file(s) written by "
                                                       "`tgstore extract` instead of extracting.")] = None,
     cases: CasesOption = None,
+    suite: SuiteOption = None,
+    capture: CaptureOption = False,
+    command_args: CommandArgument = None,
     backend: BackendOption = "CPU",
     renderers: RenderersOption = None,
     stages: StagesOption = None,
@@ -96,21 +103,29 @@ def ingest(
     Creates and migrates the database if needed. A crash or hang of the extraction is stored as a failed run (an
     ok run of the same commit stays current). With --rev, sweeps commits of a git repository: commits already
     ingested ok are skipped, failed ones retried. Exits 1 if an extraction or a bundle failed.
+
+    With --capture -- COMMAND, runs the command instead of a suite (in the current directory; in a sweep, in each
+    commit's checkout) and stores every kernel tinygrad lowered, one case per pytest test (or one for the whole
+    command); the command failing is recorded (the run is partial), what it lowered is kept.
     """
+    argv = capture_command(capture, command_args)
     if rev or repo:
         if not rev:
             raise fail("--repo needs --rev (the commits to sweep)")
         if tinygrad or bundle or keep_bundle:
             raise fail("--rev sweeps commits of --repo; it does not combine with --tinygrad, --bundle or --keep-bundle")
-        plan = make_plan(cases, backend, renderers, debug, timeout, stages, rewrites)
+        plan = make_plan(cases, backend, renderers, debug, timeout, stages, rewrites, suite=suite, capture=argv)
         sweep_commits(db, repo or DEFAULT_REPO, rev, plan, jobs, force)
         return
     if bundle:
+        if argv is not None or suite or cases:
+            raise fail("--bundle ingests bundles as they are; it does not combine with --capture, --suite or --cases")
         ingest_bundles(db, bundle, force)
         return
     from tgstore.pipeline import extract_and_ingest
 
-    plan = make_plan(cases, backend, renderers, debug, timeout, stages, rewrites)
+    plan = make_plan(cases, backend, renderers, debug, timeout, stages, rewrites, suite=suite, capture=argv,
+                     capture_cwd=Path.cwd())
     root = resolve_root(tinygrad)
     engine = open_db(db)
     with case_progress(plan, "extracting") as on_case:
@@ -178,6 +193,7 @@ def bisect(
     ignore_names: IgnoreNamesOption = False,
     db: DbOption = Path("tgstore.db"),
     cases: CasesOption = None,
+    suite: SuiteOption = None,
     backend: BackendOption = "CPU",
     renderers: RenderersOption = None,
     debug: DebugOption = 4,
@@ -188,7 +204,7 @@ def bisect(
     from tgstore.bisect import BisectError, bisect_case, case_names
     from tgstore.sweep import SweepError, open_repo, verify_rev
 
-    plan = make_plan(cases, backend, renderers, debug, timeout)
+    plan = make_plan(cases, backend, renderers, debug, timeout, suite=suite)
     try:
         root = open_repo(repo or DEFAULT_REPO)
         known = case_names(plan.case_files)  # the cheap checks first: nothing is written when they fail
@@ -217,6 +233,9 @@ def extract(
     out_file: Annotated[Path, typer.Option("--out", "-o", help="Where to write the JSON-lines bundle.")],
     tinygrad: TinygradOption = None,
     cases: CasesOption = None,
+    suite: SuiteOption = None,
+    capture: CaptureOption = False,
+    command_args: CommandArgument = None,
     backend: BackendOption = "CPU",
     renderers: RenderersOption = None,
     stages: StagesOption = None,
@@ -224,10 +243,12 @@ def extract(
     debug: DebugOption = 4,
     timeout: TimeoutOption = 900.0,
 ) -> None:
-    """Only extract: write a bundle (docs/bundle-format.md) for `tgstore ingest --bundle` here or elsewhere."""
+    """Only extract: write a bundle (docs/bundle-format.md) for `tgstore ingest --bundle` here or elsewhere.
+    --capture -- COMMAND captures the kernels a command lowers, as `ingest --capture` does."""
     from tgstore.pipeline import extract_bundle
 
-    plan = make_plan(cases, backend, renderers, debug, timeout, stages, rewrites)
+    plan = make_plan(cases, backend, renderers, debug, timeout, stages, rewrites, suite=suite,
+                     capture=capture_command(capture, command_args), capture_cwd=Path.cwd())
     root = resolve_root(tinygrad)
     if out_file.is_dir():
         raise fail(f"{out_file} is a directory; --out names the bundle file to write")

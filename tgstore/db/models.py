@@ -119,6 +119,7 @@ class Run(Base):
     pattern_set_id: Mapped[int | None] = mapped_column(ForeignKey("pattern_sets.id"))
     is_current: Mapped[bool] = mapped_column(Boolean, server_default=true())
     pass_times: Mapped[str | None] = mapped_column(Text)  # JSON {scope: {pass name: [calls, seconds]}}
+    command: Mapped[str | None] = mapped_column(Text)  # capture mode: JSON {argv, cwd, exit_status, seconds}
 
 
 class RunMissing(Base):
@@ -203,6 +204,7 @@ class ScheduleItem(Base):
     position: Mapped[int] = mapped_column(Integer)
     kernel_id: Mapped[int] = mapped_column(ForeignKey("kernels.id"), index=True)
     root_op: Mapped[str] = mapped_column(String(40))
+    call_site: Mapped[str | None] = mapped_column(Text)  # capture mode: file:line in function that lowered it
 
 
 class Program(Base):
@@ -320,7 +322,7 @@ class RunCase(Base):
     run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
     case_id: Mapped[int] = mapped_column(ForeignKey("cases.id"), index=True)
     case_result_id: Mapped[int] = mapped_column(ForeignKey("case_results.id"), index=True)
-    status: Mapped[str] = mapped_column(String(20))  # ok | error
+    status: Mapped[str] = mapped_column(String(20))  # ok | error | unsupported
     seconds: Mapped[float | None] = mapped_column(Float)
     debug_blob_id: Mapped[int | None] = mapped_column(ForeignKey("blobs.id"))
     error_blob_id: Mapped[int | None] = mapped_column(ForeignKey("blobs.id"))

@@ -14,15 +14,15 @@ One module per tinygrad surface, each opening with its table of eras: `schedule`
 `case` runs one case, `main` writes the bundle. This file and `header` import no tinygrad: the parent uses them.
 """
 
-from .header import describe_tinygrad, suite_identity
+from .header import capture_identity, describe_tinygrad, suite_identity
 from .lower import ALL_RENDERERS
 
-BUNDLE_VERSION = 2
+BUNDLE_VERSION = 3
 # renderers tried when --renderers is not given: all of them. A renderer a release lacks (WGSL before 0.10.3, X86
 # before 0.13) is recorded as `missing` and its programs carry an error.
 DEFAULT_RENDERERS = list(ALL_RENDERERS)
 # renderers whose lowering passes are recorded by default: the CPU ones, which Svod also targets
 DEFAULT_STAGE_RENDERERS = ["C", "LLVM"]
 
-__all__ = ["ALL_RENDERERS", "BUNDLE_VERSION", "DEFAULT_RENDERERS", "DEFAULT_STAGE_RENDERERS", "describe_tinygrad",
-           "suite_identity"]
+__all__ = ["ALL_RENDERERS", "BUNDLE_VERSION", "DEFAULT_RENDERERS", "DEFAULT_STAGE_RENDERERS", "capture_identity",
+           "describe_tinygrad", "suite_identity"]

@@ -49,10 +49,12 @@ class CaseRunner:
             return self.recorder.scope()
         return contextlib.nullcontext(None)
 
+    def new_record(self, name: str, description: str | None) -> dict[str, Any]:
+        return {"kind": "case", "name": name, "description": description, "status": "ok", "error": None,
+                "seconds": 0.0, "debug": "", "schedule": [], "schedule_passes": None, "matches": [], "missing": []}
+
     def run(self, name: str, fn: Callable, description: str | None) -> dict[str, Any]:
-        rec: dict[str, Any] = {"kind": "case", "name": name, "description": description, "status": "ok",
-                               "error": None, "seconds": 0.0, "debug": "", "schedule": [], "schedule_passes": None,
-                               "matches": [], "missing": []}
+        rec = self.new_record(name, description)
         self.names.reset()  # as in a fresh process
         self.scheduler.clear_caches()
         self.encoder.reset()
@@ -77,7 +79,9 @@ class CaseRunner:
         except BaseException as e:
             if isinstance(e, KeyboardInterrupt):
                 raise
-            rec["status"], rec["error"] = "error", clean(traceback.format_exc())
+            reason = unsupported_reason(e, fn)
+            rec["status"] = "error" if reason is None else "unsupported"
+            rec["error"] = clean(traceback.format_exc()) if reason is None else reason
         rec["seconds"] = round(time.perf_counter() - start, 4)
         rec["debug"] = mask_timings(clean(buf.getvalue()))
         if self.patterns.counts:
@@ -88,10 +92,33 @@ class CaseRunner:
         if self.canonical is not None and rec["status"] == "ok":
             # after the counts and the DEBUG text: this lowering (with the base CPU renderer) is not the case's
             rec["canonical"] = self.canonical.case_documents(captured)
-            for item, ast in zip(rec["schedule"], asts, strict=True):
-                if item["root_op"] == "SINK":
-                    self.names.restore(self.after_schedule)
-                    item["canonical"] = self.canonical.kernel_documents(ast)
+            self.kernel_canonical(rec["schedule"], asts)
+        return rec
+
+    def kernel_canonical(self, items: list[dict[str, Any]], asts: list[Any]) -> None:
+        for item, ast in zip(items, asts, strict=True):
+            if item["root_op"] == "SINK":
+                self.names.restore(self.after_schedule)
+                item["canonical"] = self.canonical.kernel_documents(ast)
+
+    def lowered_case(self, name: str, asts: list[Any], call_sites: list[str | None],
+                     description: str | None) -> dict[str, Any]:
+        """A case record for kernels captured while a command ran (capture mode): the ASTs tinygrad lowered, each
+        with where it came from, rendered like a scheduled case's kernels."""
+        rec = self.new_record(name, description)
+        self.names.reset()
+        self.encoder.reset()
+        start = time.perf_counter()
+        try:
+            rec["schedule"] = [self.item(i, ast, rec["missing"]) for i, ast in enumerate(asts)]
+            for item, site in zip(rec["schedule"], call_sites, strict=True):
+                item["call_site"] = site
+            self.lower_all(rec["schedule"], asts)
+            if self.canonical is not None:
+                self.kernel_canonical(rec["schedule"], asts)
+        except Exception:
+            rec["status"], rec["error"] = "error", clean(traceback.format_exc())
+        rec["seconds"] = round(time.perf_counter() - start, 4)
         return rec
 
     def canonical_capture(self) -> contextlib.AbstractContextManager[dict[str, Any]]:
@@ -143,6 +170,22 @@ class CaseRunner:
         except Exception:
             prog["error"] = clean(traceback.format_exc(limit=-8))
         return prog
+
+
+# What a case raises, in its own code, when this tinygrad lacks an API it uses: the case is unsupported in this era.
+UNSUPPORTED = (AttributeError, ImportError, NotImplementedError)
+
+
+def unsupported_reason(exc: BaseException, fn: Callable) -> str | None:
+    """One line saying why the case cannot be expressed in this tinygrad, or None for a real error: the exception is
+    one of UNSUPPORTED and was raised in the case file itself, not deeper in tinygrad."""
+    if not isinstance(exc, UNSUPPORTED) or exc.__traceback__ is None:
+        return None
+    innermost = traceback.extract_tb(exc.__traceback__)[-1]
+    case_file = getattr(getattr(fn, "__code__", None), "co_filename", None)
+    if case_file is None or innermost.filename != case_file:
+        return None
+    return clean(f"{type(exc).__name__}: {exc}".splitlines()[0])
 
 
 def load_cases(path: pathlib.Path, index: int) -> list[tuple[str, Callable, str | None]]:

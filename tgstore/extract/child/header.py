@@ -4,6 +4,7 @@ too, to name a commit before extracting it)."""
 from __future__ import annotations
 
 import hashlib
+import json
 import pathlib
 import re
 import subprocess
@@ -76,6 +77,15 @@ def suite_identity(case_files: list[pathlib.Path], suite_name: str | None = None
     digest = hashlib.sha256(b"".join(p.read_bytes() for p in files if p.is_file())).hexdigest()
     name = suite_name or ("builtin" if [p.name for p in files] == ["builtin.py"] else "+".join(p.stem for p in files))
     return {"name": name, "hash": digest, "files": [str(p) for p in files]}
+
+
+def capture_identity(argv: list[str]) -> dict[str, Any]:
+    """The header's ``suite`` block of a capture run: named and hashed by the command line alone, so the runs of a
+    sweep (where the command's files change with the commit) compare as one suite."""
+    text = json.dumps(list(argv))
+    name = "capture: " + " ".join(argv)
+    return {"name": name if len(name) <= 120 else name[:117] + "...", "hash": hashlib.sha256(text.encode()).hexdigest(),
+            "files": []}
 
 
 def device_env(root: pathlib.Path, backend: str) -> dict[str, str]:

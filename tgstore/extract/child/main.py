@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import BUNDLE_VERSION, DEFAULT_RENDERERS, DEFAULT_STAGE_RENDERERS
-from .header import describe_tinygrad, device_env, suite_identity
+from .header import capture_identity, describe_tinygrad, device_env, suite_identity
 from .lower import ALL_RENDERERS
 from .text import BundleWriter, clean, now, set_root
 
@@ -33,6 +33,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                     help="record up to N rewrite steps per pass (tinygrad's TRACK_MATCH_STATS=2 trace); 0: off")
     ap.add_argument("--debug", type=int, default=4, help="tinygrad DEBUG level while a case runs")
     ap.add_argument("--suite-name", default=None)
+    ap.add_argument("--capture-json", default=None,
+                    help="capture mode: run this command (a JSON list: python SCRIPT, pytest ARGS, ...) and record "
+                         "every kernel tinygrad lowers, instead of running case files")
+    ap.add_argument("--cwd", default=None, help="capture mode: the command's working directory")
     ap.add_argument("--git-json", default=None,
                     help='header git info as JSON {"sha","date","subject","position"}, instead of asking git')
     ap.add_argument("--tinygrad-root", default=None, help="dir holding tinygrad/ (default: first PYTHONPATH entry)")
@@ -110,6 +114,13 @@ def main(argv: list[str] | None = None) -> int:
             print("child: no --cases given and no builtin.py in tgstore/cases", file=sys.stderr)
             return 2
         case_files = [default]
+    capture_argv: list[str] | None = None
+    if args.capture_json:
+        try:
+            capture_argv = [str(a) for a in json.loads(args.capture_json)]
+        except (ValueError, TypeError):
+            print(f"child: --capture-json is not a JSON list: {args.capture_json!r}", file=sys.stderr)
+            return 2
     renderer_names = names(args.renderers, DEFAULT_RENDERERS)
     stage_renderers = [r for r in names(args.stages, DEFAULT_STAGE_RENDERERS) if r in renderer_names]
     env = tinygrad_env(root, args.backend, args.rewrites)
@@ -127,7 +138,8 @@ def main(argv: list[str] | None = None) -> int:
         "python": platform.python_version(), "platform": platform.platform(),
         "tinygrad": describe_tinygrad(root, git_override), "backend": args.backend, "renderers": renderer_names,
         "stages": stage_renderers, "rewrites_limit": args.rewrites, "debug_level": args.debug,
-        "suite": suite_identity(case_files, args.suite_name), "features": {}, "env": env,
+        "suite": capture_identity(capture_argv) if capture_argv is not None
+        else suite_identity(case_files, args.suite_name), "features": {}, "env": env,
     }
     try:
         from .extractor import Extractor
@@ -143,6 +155,8 @@ def main(argv: list[str] | None = None) -> int:
     out.write(header)
     for m in ex.missing:
         out.write({"kind": "missing", "case": None, **m})
+    if capture_argv is not None:
+        return capture_command(ex, root, capture_argv, args.cwd, out)
 
     cases: list[tuple[str, Callable, str | None]] = []
     from .case import load_cases
@@ -160,9 +174,30 @@ def main(argv: list[str] | None = None) -> int:
     failed = 0
     for name, fn, doc in cases:
         rec = ex.runner.run(name, fn, doc)
-        failed += rec["status"] != "ok"
+        failed += rec["status"] == "error"
         out.write(rec)
     out.write({"kind": "end", "finished_at": now(), "cases": len(cases), "failed_cases": failed})
+    out.close()
+    return 0
+
+
+def capture_command(ex: Any, root: pathlib.Path, argv: list[str], cwd: str | None, out: BundleWriter) -> int:
+    """Capture mode: run the command, then write one case per origin (pytest test, or the whole command) holding
+    the kernels first lowered there."""
+    from .capture import capture
+
+    if cwd:
+        os.chdir(cwd)
+    hooks, command = capture(ex.tg, root, argv)
+    out.write(command)
+    ex.patterns.scan()
+    failed = 0
+    for origin in hooks.origins.values():
+        rec = ex.runner.lowered_case(origin.name, origin.asts, origin.call_sites, None)
+        rec["missing"].append({"feature": "match_counts", "reason": "capture mode counts no matches per case"})
+        failed += rec["status"] == "error"
+        out.write(rec)
+    out.write({"kind": "end", "finished_at": now(), "cases": len(hooks.origins), "failed_cases": failed})
     out.close()
     return 0
 

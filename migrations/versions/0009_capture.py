@@ -1,0 +1,34 @@
+"""capture mode: where a captured kernel came from, and the command a run captured
+
+Revision ID: 0009
+Revises: 0008
+Create Date: 2026-12-02 22:00:00
+
+`tgstore ingest --capture -- COMMAND` stores every kernel tinygrad lowered while a command ran: each schedule item
+keeps its call site (file:line in function, outside tinygrad), and the run keeps the command (JSON: argv, working
+directory, exit status, seconds). A case that an era cannot express has run_cases.status 'unsupported' (no schema
+change: the column is free text).
+"""
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from alembic import op
+
+revision: str = "0009"
+down_revision: str | None = "0008"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+
+def upgrade() -> None:
+    with op.batch_alter_table("schedule_items", schema=None) as batch_op:
+        batch_op.add_column(sa.Column("call_site", sa.Text(), nullable=True))
+    with op.batch_alter_table("runs", schema=None) as batch_op:
+        batch_op.add_column(sa.Column("command", sa.Text(), nullable=True))
+
+
+def downgrade() -> None:
+    with op.batch_alter_table("runs", schema=None) as batch_op:
+        batch_op.drop_column("command")
+    with op.batch_alter_table("schedule_items", schema=None) as batch_op:
+        batch_op.drop_column("call_site")

@@ -1,0 +1,171 @@
+"""Capture mode, suites and the CI gate, with real tinygrad releases (kernels really compile and run with clang)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+TGSTORE = [sys.executable, "-m", "tgstore"]
+RELEASE = "0.14.0"
+needs_clang = pytest.mark.skipif(shutil.which("clang") is None, reason="capture runs kernels: needs clang")
+
+# Three distinct kernels (a fill, an elementwise, a reduce), the elementwise one lowered twice.
+SCRIPT = """\
+from tinygrad import Tensor
+
+
+def main():
+    a = Tensor.ones(16).contiguous().realize()
+    b = (a * 2 + 1).realize()
+    total = b.sum().realize()
+    again = (a * 2 + 1).realize()
+    print("total", total.item(), again.shape)
+
+
+main()
+"""
+FAILING_SCRIPT = """\
+from tinygrad import Tensor
+
+(Tensor.ones(8).contiguous() * 3).realize()
+raise RuntimeError("the program failed after one kernel")
+"""
+CASES = """\
+from tinygrad import Tensor
+
+
+def case_add():
+    \"\"\"add\"\"\"
+    return Tensor.empty(16, 16) + Tensor.empty(16, 16)
+
+
+def case_sum():
+    \"\"\"sum\"\"\"
+    return Tensor.empty(8, 64).sum(1)
+
+
+def case_needs_newer_api():
+    \"\"\"an API no tinygrad has: unsupported, not an error\"\"\"
+    return Tensor.empty(4).an_api_from_the_future()
+"""
+
+
+def tgstore(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*TGSTORE, *map(str, args)], capture_output=True, text=True, timeout=600, cwd=cwd,
+                          stdin=subprocess.DEVNULL)
+
+
+def rows(db: Path, sql: str, *params) -> list[tuple]:
+    with sqlite3.connect(db) as conn:
+        return conn.execute(sql, params).fetchall()
+
+
+@needs_clang
+def test_capture_stores_each_distinct_kernel_once_with_its_call_site(tmp_path, tinygrad_release):
+    (tmp_path / "three.py").write_text(SCRIPT)
+    db = tmp_path / "t.db"
+    proc = tgstore("ingest", "--db", db, "--tinygrad", tinygrad_release(RELEASE), "--renderers", "C",
+                   "--capture", "--", "python", "three.py", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    items = rows(db, "SELECT si.position, si.call_site, k.name, p.renderer FROM schedule_items si "
+                     "JOIN kernels k ON k.id = si.kernel_id JOIN programs p ON p.schedule_item_id = si.id "
+                     "ORDER BY si.position")
+    assert [(pos, site, renderer) for pos, site, _name, renderer in items] == [
+        (0, "three.py:5 in main", "C"), (1, "three.py:6 in main", "C"), (2, "three.py:7 in main", "C")]
+    assert items[2][2].startswith("r_")  # the reduce
+    (suite, status, command), = rows(db, "SELECT s.name, r.status, r.command FROM runs r "
+                                         "JOIN suites s ON s.id = r.suite_id")
+    assert (suite, status) == ("capture: python three.py", "ok")
+    assert json.loads(command)["exit_status"] == 0
+    assert rows(db, "SELECT c.name, rc.status FROM run_cases rc JOIN cases c ON c.id = rc.case_id") == [
+        ("command", "ok")]
+
+
+@needs_clang
+def test_a_failing_command_keeps_what_it_lowered(tmp_path, tinygrad_release):
+    script = tmp_path / "fails.py"
+    script.write_text(FAILING_SCRIPT)
+    db = tmp_path / "t.db"
+    proc = tgstore("ingest", "--db", db, "--tinygrad", tinygrad_release(RELEASE), "--renderers", "C",
+                   "--capture", "--", "python", script)
+    assert proc.returncode == 0, proc.stderr
+    (status, error), = rows(db, "SELECT status, error FROM runs")
+    assert status == "partial"
+    assert error == "the captured command exited 1: RuntimeError: the program failed after one kernel"
+    # the fill (contiguous) and the multiply, both on line 3; outside the working directory: an absolute path
+    assert rows(db, "SELECT call_site FROM schedule_items") == [(f"{script}:3 in <module>",)] * 2
+
+
+def test_capture_without_a_command_is_one_line(tmp_path):
+    proc = tgstore("ingest", "--db", tmp_path / "t.db", "--capture")
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == ("error: --capture needs a command after --, e.g. tgstore ingest --capture -- "
+                                   "python script.py")
+    assert not (tmp_path / "t.db").exists()
+
+
+def test_suites_lists_the_builtin_suites_with_case_counts():
+    proc = tgstore("suites", "--json")
+    assert proc.returncode == 0, proc.stderr
+    found = {s["name"]: s for s in json.loads(proc.stdout)}
+    assert set(found) == {"builtin", "models"}
+    assert found["builtin"]["cases"] >= 40
+    assert {"gpt2", "resnet18"} <= set(found["models"]["case_names"])
+    assert tgstore("ingest", "--suite", "nope").stderr.strip() == (
+        "error: no built-in suite 'nope'; the suites are: builtin, models (or pass --cases FILE)")
+
+
+@pytest.fixture(scope="module")
+def stored_release(tmp_path_factory, tinygrad_release) -> tuple[Path, Path]:
+    """(database holding 0.14.0 over CASES, cases file)."""
+    base = tmp_path_factory.mktemp("check")
+    cases = base / "cases.py"
+    cases.write_text(CASES)
+    db = base / "t.db"
+    proc = tgstore("ingest", "--db", db, "--tinygrad", tinygrad_release(RELEASE), "--cases", cases,
+                   "--renderers", "C,LLVM", "--stages", "none")
+    assert proc.returncode == 0, proc.stderr
+    assert rows(db, "SELECT c.name, rc.status FROM run_cases rc JOIN cases c ON c.id = rc.case_id ORDER BY 1") == [
+        ("add", "ok"), ("needs_newer_api", "unsupported"), ("sum", "ok")]
+    assert rows(db, "SELECT status FROM runs") == [("ok",)]  # an unsupported case is not a failure
+    return db, cases
+
+
+def test_check_passes_an_unchanged_copy_and_fails_a_changed_c_renderer(stored_release, tinygrad_release, tmp_path):
+    db, cases = stored_release
+    copy = tmp_path / "tinygrad-pr"
+    shutil.copytree(tinygrad_release(RELEASE), copy, ignore=shutil.ignore_patterns("__pycache__"))
+    before = rows(db, "SELECT count(*) FROM runs")
+    proc = tgstore("check", "--db", db, "--against", RELEASE, "--tinygrad", copy, "--cases", cases)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "no kernel changed" in proc.stdout.splitlines()[0]
+
+    cstyle = copy / "tinygrad" / "renderer" / "cstyle.py"
+    text = cstyle.read_text()
+    assert text.count('  buffer_suffix = " restrict"\n') == 1
+    cstyle.write_text(text.replace('  buffer_suffix = " restrict"\n', '  buffer_suffix = " __restrict__"\n'))
+    proc = tgstore("check", "--db", db, "--against", RELEASE, "--tinygrad", copy, "--cases", cases)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    changed = [line.strip() for line in proc.stdout.splitlines() if line.strip().startswith("changed ")]
+    assert changed == ["changed add[0] E_64_4: C source", "changed sum[0] r_8_16_4: C source"]
+    assert rows(db, "SELECT count(*) FROM runs") == before  # the database is left as it was
+
+    proc = tgstore("check", "--db", db, "--against", RELEASE, "--tinygrad", copy, "--cases", cases, "--json")
+    assert proc.returncode == 1
+    report = json.loads(proc.stdout)
+    assert report["summary"]["renderers_changed"] == {"C": 2}
+    assert "__restrict__" in report["diffs"][0]["diff"]
+
+
+def test_check_against_an_unstored_commit_says_how_to_store_it(stored_release, tinygrad_release):
+    db, _cases = stored_release
+    proc = tgstore("check", "--db", db, "--against", RELEASE, "--tinygrad", tinygrad_release(RELEASE),
+                   "--suite", "models")
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: no stored run of tree:") and "for suite 'models' on CPU" in proc.stderr
