@@ -29,12 +29,13 @@ SELECT * FROM (
               ELSE 'changed' END AS change,
          xa.suite, xa.backend, xa."case", xa.status AS status_a, xb.status AS status_b, xa.kernel_count AS kernels_a,
          xb.kernel_count AS kernels_b, xa.item_count AS items_a, xb.item_count AS items_b,
-         substr(xa.result_hash, 1, 12) AS result_a, substr(xb.result_hash, 1, 12) AS result_b
+         substr(xa.result_hash, 1, 12) AS result_a, substr(xb.result_hash, 1, 12) AS result_b,
+         :a || ' ' || :b || ' ' || xa."case" AS diff
   FROM xa LEFT JOIN xb ON xb.suite = xa.suite AND xb.backend = xa.backend AND xb."case" = xa."case"
   WHERE xb."case" IS NULL OR xb.result_hash <> xa.result_hash
   UNION ALL
   SELECT 'added', xb.suite, xb.backend, xb."case", NULL, xb.status, NULL, xb.kernel_count, NULL, xb.item_count, NULL,
-         substr(xb.result_hash, 1, 12)
+         substr(xb.result_hash, 1, 12), :a || ' ' || :b || ' ' || xb."case"
   FROM xb LEFT JOIN xa ON xa.suite = xb.suite AND xa.backend = xb.backend AND xa."case" = xb."case"
   WHERE xa."case" IS NULL
   ORDER BY 4, 2, 3
@@ -42,5 +43,5 @@ SELECT * FROM (
 UNION ALL
 SELECT 'no stored commit matches ' || CASE WHEN NOT EXISTS (SELECT 1 FROM ca) THEN 'a=' || quote(:a)
                                            ELSE 'b=' || quote(:b) END,
-       NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+       NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
 WHERE NOT EXISTS (SELECT 1 FROM ca) OR NOT EXISTS (SELECT 1 FROM cb)

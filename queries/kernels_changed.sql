@@ -34,13 +34,13 @@ WITH ca AS (
 SELECT * FROM (
   SELECT CASE WHEN kb.n IS NULL THEN 'removed' ELSE 'count changed' END AS change, ka.suite, ka.backend, ka."case",
          ka.first_position AS position, ka.positions AS positions_a, kb.positions AS positions_b, ka.kernel_name,
-         ka.root_op, ka.node_count, ka.kernel_hash
+         ka.root_op, ka.node_count, ka.kernel_hash, :a || ' ' || :b || ' ' || ka."case" AS diff
   FROM ka LEFT JOIN kb ON kb.suite = ka.suite AND kb.backend = ka.backend AND kb."case" = ka."case"
                       AND kb.kernel_hash = ka.kernel_hash
   WHERE kb.n IS NULL OR kb.n <> ka.n
   UNION ALL
   SELECT 'added', kb.suite, kb.backend, kb."case", kb.first_position, NULL, kb.positions, kb.kernel_name, kb.root_op,
-         kb.node_count, kb.kernel_hash
+         kb.node_count, kb.kernel_hash, :a || ' ' || :b || ' ' || kb."case"
   FROM kb LEFT JOIN ka ON ka.suite = kb.suite AND ka.backend = kb.backend AND ka."case" = kb."case"
                       AND ka.kernel_hash = kb.kernel_hash
   WHERE ka.n IS NULL
@@ -49,5 +49,5 @@ SELECT * FROM (
 UNION ALL
 SELECT 'no stored commit matches ' || CASE WHEN NOT EXISTS (SELECT 1 FROM ca) THEN 'a=' || quote(:a)
                                            ELSE 'b=' || quote(:b) END,
-       NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+       NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
 WHERE NOT EXISTS (SELECT 1 FROM ca) OR NOT EXISTS (SELECT 1 FROM cb)

@@ -5,7 +5,7 @@
 -- parameters: case_name (case name, e.g. matmul), renderer (optional: one renderer, e.g. C; empty for all),
 --   kernel (optional: one kernel position, e.g. 0; empty for all)
 SELECT history_rank, sha, version, committed_at, position, kernel_name, renderer, pass_position, pass_name, depth,
-       node_count, changed, substr(graph_hash, 1, 12) AS graph
+       node_count, changed, graph_hash AS graph, 'pass_nodes ' || :case_name || ' ' || renderer AS chart
 FROM v_passes
 WHERE "case" = :case_name AND scope = 'lower' AND (:renderer = '' OR renderer = :renderer)
   AND (:kernel = '' OR position = CAST(:kernel AS INTEGER))

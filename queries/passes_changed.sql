@@ -45,7 +45,8 @@ WITH ca AS (
 SELECT * FROM (
   SELECT f."case", f.position, coalesce(x.kernel_name, y.kernel_name) AS kernel_name, f.renderer,
          f.pass_position, x.pass_name AS pass_a, y.pass_name AS pass_b, x.node_count AS nodes_a,
-         y.node_count AS nodes_b, substr(x.graph_hash, 1, 12) AS graph_a, substr(y.graph_hash, 1, 12) AS graph_b
+         y.node_count AS nodes_b, x.graph_hash AS graph_a, y.graph_hash AS graph_b,
+         :a || ' ' || :b || ' ' || f."case" AS diff
   FROM first f
   LEFT JOIN pa x ON x."case" = f."case" AND x.position = f.position AND x.renderer = f.renderer
     AND x.pass_position = f.pass_position
@@ -56,5 +57,5 @@ SELECT * FROM (
 UNION ALL
 SELECT 'no stored commit matches ' || CASE WHEN NOT EXISTS (SELECT 1 FROM ca) THEN 'a=' || quote(:a)
                                            ELSE 'b=' || quote(:b) END,
-       NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+       NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
 WHERE NOT EXISTS (SELECT 1 FROM ca) OR NOT EXISTS (SELECT 1 FROM cb)

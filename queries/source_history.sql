@@ -18,13 +18,16 @@ WITH src AS (
          coalesce(src.kernels, 0) AS kernels, src.kernel_names, src.source_hashes, src.source,
          coalesce(src.signature, '') AS signature,
          lag(coalesce(src.signature, '')) OVER (PARTITION BY rc.suite, rc.backend ORDER BY rc.history_rank, rc.run_id)
-           AS previous
+           AS previous,
+         lag(rc.sha) OVER (PARTITION BY rc.suite, rc.backend ORDER BY rc.history_rank, rc.run_id) AS previous_sha
   FROM v_run_cases rc LEFT JOIN src ON src.run_id = rc.run_id
   WHERE rc."case" = :case_name
 )
 SELECT committed_at, sha, version, suite, backend, status,
        CASE WHEN previous IS NULL THEN 'first' WHEN signature = '' THEN 'gone' ELSE 'changed' END AS change,
-       kernels, kernel_names, source_hashes, source
+       kernels, kernel_names, source_hashes, source,
+       CASE WHEN previous_sha IS NOT NULL THEN previous_sha || ' ' || sha || ' ' || :case_name END AS diff,
+       'uops ' || :case_name || ' ' || :renderer AS chart
 FROM hist
 WHERE previous IS NULL OR previous <> signature
 ORDER BY suite, backend, history_rank, run_id

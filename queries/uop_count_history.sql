@@ -15,6 +15,7 @@ WITH per_run AS (
   FROM v_run_cases rc WHERE rc."case" = :case_name
 )
 SELECT committed_at, sha, version, suite, backend, "case", status, item_count, kernel_count, uop_nodes, largest_ast,
-       uop_nodes - lag(uop_nodes) OVER (PARTITION BY suite, backend ORDER BY history_rank, run_id) AS change
+       uop_nodes - lag(uop_nodes) OVER (PARTITION BY suite, backend ORDER BY history_rank, run_id) AS change,
+       'kernels ' || :case_name AS chart
 FROM per_run
 ORDER BY suite, backend, history_rank, run_id

@@ -43,7 +43,7 @@ def read_bundle(path: Path) -> list[dict[str, Any]]:
 
 def check_bundle(recs: list[dict[str, Any]], min_cases: int) -> dict[str, Any]:
     """Structural checks every complete bundle must pass; returns a summary."""
-    assert recs[0]["kind"] == "header" and recs[0]["bundle_version"] == 2
+    assert recs[0]["kind"] == "header" and recs[0]["bundle_version"] == 3
     assert recs[-1]["kind"] == "end"
     assert sum(r["kind"] == "header" for r in recs) == 1 and sum(r["kind"] == "end" for r in recs) == 1
     header = recs[0]
@@ -51,7 +51,7 @@ def check_bundle(recs: list[dict[str, Any]], min_cases: int) -> dict[str, Any]:
     assert len(header["tinygrad"]["tree_hash"]) == 64
     cases = [r for r in recs if r["kind"] == "case"]
     assert len(cases) >= min_cases and recs[-1]["cases"] == len(cases)
-    assert recs[-1]["failed_cases"] == sum(c["status"] != "ok" for c in cases)
+    assert recs[-1]["failed_cases"] == sum(c["status"] == "error" for c in cases)
     seen: set[str] = set()
     for r in recs:
         if r["kind"] == "pattern":
@@ -119,7 +119,17 @@ def test_builtin_suite_releases(tinygrad_release, tmp_path: Path, version: str) 
     s = check_bundle(recs, 12)
     assert s["header"]["tinygrad"]["version"] == version
     assert s["header"]["tinygrad"]["git"] is None  # inside tgstore's repo, but not a tinygrad checkout
+    unsupported = {c["name"]: c["error"] for c in s["cases"] if c["status"] == "unsupported"}
+    # what 0.10 cannot express, each raised in the case's own code: recorded as unsupported, not as an error
+    assert unsupported == ({"topk": "AttributeError: type object 'Tensor' has no attribute 'topk'",
+                            "sort": "AttributeError: type object 'Tensor' has no attribute 'sort'",
+                            "symbolic_shrink": unsupported.get("symbolic_shrink"),
+                            "symbolic_reduce": unsupported.get("symbolic_reduce"),
+                            "int_divmod": unsupported.get("int_divmod")} if version == "0.10.0" else {})
     for case in s["cases"]:
+        if case["status"] == "unsupported":
+            assert case["error"].startswith("NotImplementedError: ") or case["name"] in ("topk", "sort")
+            continue
         assert case["status"] == "ok", case["error"]
         assert c_sources(case), f"{case['name']} has no C source"
         assert case["matches"]

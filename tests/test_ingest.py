@@ -125,7 +125,7 @@ def test_extract_then_ingest_bundle_separately(tmp_path, tinygrad_release):
     root = tinygrad_release("0.14.0")
     subprocess.run([*TGSTORE, "extract", "--tinygrad", str(root), "-o", str(bundle), "--renderers", "C"], check=True)
     header = json.loads(bundle.read_text().splitlines()[0])
-    assert header["kind"] == "header" and header["bundle_version"] == 2
+    assert header["kind"] == "header" and header["bundle_version"] == 3
     subprocess.run([*TGSTORE, "ingest", "--db", str(db), "--bundle", str(bundle)], check=True)
     assert scalar(db, "SELECT count(*) FROM runs WHERE status = 'ok'") == 1
     assert scalar(db, "SELECT count(DISTINCT renderer) FROM programs") == 1

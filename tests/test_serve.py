@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-import os
-import shutil
-import socket
 import sqlite3
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import pytest
-from sample_bundles import SHA_A, SHA_B, SampleDb, build_sample_db, bundle_b, is_svod_query, query_params, write_bundle
+from sample_bundles import SHA_A, SHA_B, build_sample_db, bundle_b, is_svod_query, query_params, write_bundle
+from web_server import Server, chromium_available, screenshot, start_server, stop_server, text_of
 
 from tgstore.bundle import read_bundle
 from tgstore.db import open_engine
@@ -23,65 +17,13 @@ from tgstore.ingest import ingest_bundle
 from tgstore.queries import load_queries, run_query
 from tgstore.serve import TABLES, build_metadata
 
-CHROMIUM = "/usr/bin/chromium"
-STARTUP_TIMEOUT = 60.0
-
-
-@dataclass
-class Server:
-    url: str  # the database page, e.g. http://127.0.0.1:PORT/sample
-    root: str
-    db: SampleDb
-    process: subprocess.Popen[bytes]
-
-    def get(self, path: str, **params: str) -> httpx.Response:
-        response = httpx.get(self.root + path, params=params, timeout=30)
-        assert response.status_code == 200, f"{path} -> {response.status_code}: {response.text[:500]}"
-        return response
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def start_server(db: SampleDb, log: Path) -> Server:
-    port = free_port()
-    root = f"http://127.0.0.1:{port}"
-    with open(log, "wb") as out:
-        process = subprocess.Popen([sys.executable, "-m", "tgstore", "serve", "--db", str(db.path), "--host",
-                                    "127.0.0.1", "--port", str(port), "--no-open"],
-                                   stdout=out, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + STARTUP_TIMEOUT
-    while True:
-        if process.poll() is not None:
-            raise AssertionError(f"tgstore serve exited with {process.returncode}:\n{log.read_text()}")
-        try:
-            if httpx.get(f"{root}/-/versions.json", timeout=2).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        if time.monotonic() > deadline:
-            process.kill()
-            raise AssertionError(f"tgstore serve did not answer within {STARTUP_TIMEOUT}s:\n{log.read_text()}")
-        time.sleep(0.2)
-    return Server(url=f"{root}/{db.path.stem}", root=root, db=db, process=process)
-
-
-def stop_server(server: Server) -> None:
-    server.process.terminate()
-    try:
-        server.process.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        server.process.kill()
-        server.process.wait(timeout=15)
-
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     directory = tmp_path_factory.mktemp("serve")
-    running = start_server(build_sample_db(directory), directory / "serve.log")
+    sample = build_sample_db(directory)
+    running = start_server(sample.path, directory / "serve.log")
+    running.db = sample
     yield running
     stop_server(running)
 
@@ -94,8 +36,10 @@ def test_metadata_has_every_query_and_table_titles(tmp_path: Path) -> None:
     for name, canned in database["queries"].items():
         assert canned["title"] == queries[name].title and canned["description"] == queries[name].description
         assert canned["params"] == queries[name].parameter_names and canned["sql"] == queries[name].sql
-    for view in ("v_runs", "v_run_cases", "v_kernels", "v_sources", "v_pattern_matches", "v_commit_patterns"):
+    for view in ("v_runs", "v_run_cases", "v_kernels", "v_sources", "v_commit_patterns", "v_passes"):
         assert database["tables"][view]["title"] and database["tables"][view]["facets"]
+    # over every commit's matches a default sort or facets cost seconds: none on this view
+    assert set(database["tables"]["v_pattern_matches"]) == {"title", "description"}
     with sqlite3.connect(tmp_path / "x.db") as conn:  # the metadata does not touch the file
         assert conn.execute("SELECT count(*) FROM sqlite_master").fetchone() == (0,)
 
@@ -107,9 +51,10 @@ def test_index_and_database_pages(server: Server) -> None:
         assert f'href="/{server.db.path.stem}/{name}"' in page
         assert query.title in page
     assert "v_kernels" in page and "tinygrad_commits" in page
-    css = server.get("/-/tgstore.css")
+    css = server.get("/-/tgstore/tgstore.css")
     assert css.headers["content-type"].startswith("text/css") and "pre.tgstore-code" in css.text
-    assert '<link rel="stylesheet" href="/-/tgstore.css">' in page
+    assert '<link rel="stylesheet" href="/-/tgstore/tgstore.css">' in page
+    assert ".tgstore-code .kt" in server.get("/-/tgstore/pygments.css").text  # Pygments' token colours
 
 
 def test_table_and_view_pages(server: Server) -> None:
@@ -120,16 +65,17 @@ def test_table_and_view_pages(server: Server) -> None:
     assert {r["sha"] for r in rows} == {SHA_A, SHA_B, server.db.sha_c}
     page = server.get(f"/{db}/v_sources", case="matmul", renderer="C").text
     assert TABLES["v_sources"]["title"] in page
-    # code columns are preformatted, escaped, whole
-    assert '<pre class="tgstore-code">void r_16_16_4(float* restrict data0' in page
-    assert "acc0 += *((float4*)(data1 + k*4)) * *((float4*)(data2 + k*4));" in page
+    # code columns are preformatted, highlighted as C (Pygments' token classes), whole
+    assert '<pre class="tgstore-code"><span class="kt">void</span><span class="w"> </span><span class="nf">r_16_16_4' \
+        in page
+    assert "acc0 += *((float4*)(data1 + k*4)) * *((float4*)(data2 + k*4));" in text_of(page)
     assert 'class="facet-info' in page  # the configured facets
     rows = server.get(f"/{db}/v_sources.json", case="matmul", renderer="C", _shape="array").json()
     assert len(rows) == 6 and {r["kernel_name"] for r in rows} == {"r_16_16", "r_16_16_4", "E_16"}
     page = server.get(f"/{db}/blobs/1").text  # a row page
     assert '<pre class="tgstore-code">' in page
     page = server.get(f"/{db}/v_commit_patterns", function_name="<lambda>").text
-    assert "UPat(Ops.MUL, src=(UPat.var(&#39;x&#39;), UPat.const(1)))" in page
+    assert "UPat(Ops.MUL, src=(UPat.var('x'), UPat.const(1)))" in text_of(page)
 
 
 @pytest.mark.parametrize("name", sorted(n for n in load_queries() if not is_svod_query(n)))
@@ -173,17 +119,9 @@ def test_serves_read_only_while_an_ingest_writes(server: Server, tmp_path: Path)
 
 
 def test_screenshot_of_a_source_page(server: Server, tmp_path: Path) -> None:
-    if not os.path.exists(CHROMIUM):
-        pytest.skip(f"{CHROMIUM} is not installed")
-    shot = tmp_path / "shot.png"
+    if not chromium_available():
+        pytest.skip("chromium is not installed")
     url = f"{server.url}/case_at_commit?commit={SHA_B[:8]}&case_name=matmul&renderer=C"
-    subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                    f"--user-data-dir={tmp_path / 'profile'}", f"--screenshot={shot}", "--window-size=1280,900", url],
-                   check=True, timeout=120, capture_output=True)
-    data = shot.read_bytes()
+    data = screenshot(url, tmp_path / "case_at_commit.png", tmp_path / "profile", "1280,900")
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     assert len(data) > 20_000  # a rendered page, not a blank one
-    keep = os.environ.get("TGSTORE_SCREENSHOT_DIR")
-    if keep:
-        shutil.copy(shot, Path(keep) / "case_at_commit.png")

@@ -29,23 +29,28 @@ DATABASE_DESCRIPTION = (
 # title, description, and Datasette table options (facets, sort, label column) per table and view.
 TABLES: dict[str, dict[str, Any]] = {
     "v_runs": {"title": "Runs", "description": "One extraction of one tinygrad commit over a suite on a backend.",
-               "facets": ["status", "backend", "suite", "version"], "sort_desc": "committed_at"},
+               "facets": ["status", "backend", "suite", "version"], "sort_desc": "history_rank"},
     "v_run_cases": {"title": "Cases by run", "description": "Each case of each run: status, time, schedule size, "
                     "DEBUG output and traceback.", "facets": ["status", "case", "backend", "version"],
-                    "sort_desc": "committed_at"},
+                    "sort_desc": "history_rank"},
     "v_kernels": {"title": "Kernels by run", "description": "Every schedule item of every case of every run, with "
                   "its AST as tinygrad code (pyrender) and as text.", "facets": ["case", "root_op", "backend"],
-                  "sort_desc": "committed_at"},
+                  "sort_desc": "history_rank"},
     "v_sources": {"title": "Generated sources", "description": "The code each renderer generated for each kernel.",
-                  "facets": ["renderer", "case", "backend", "version"], "sort_desc": "committed_at"},
+                  "facets": ["renderer", "case", "backend", "version"], "sort_desc": "history_rank"},
+    # no default sort or facets: over every commit's matches they cost seconds (filter by sha or case first)
     "v_pattern_matches": {"title": "Pattern matches", "description": "How often each PatternMatcher rule fired "
-                          "(and was tried) while a case was scheduled and lowered.",
-                          "facets": ["matcher", "case", "version"], "sort_desc": "matches"},
+                          "(and was tried) while a case was scheduled and lowered. Filter by sha or case."},
+    "v_passes": {"title": "Passes", "description": "The graph after each named pass: the scheduler's (scope "
+                 "schedule) and each kernel's codegen passes per renderer (scope lower), with node counts and a "
+                 "link to the drawn graph.", "facets": ["scope", "renderer", "pass_name"]},
+    "v_commits": {"title": "Commits", "description": "Stored tinygrad commits in history order (git order, "
+                  "releases placed by version).", "sort_desc": "history_rank"},
     "v_commit_patterns": {"title": "Patterns by commit", "description": "The PatternMatcher rules present in each "
                           "run's tinygrad, matched or not.", "facets": ["matcher", "file", "version"],
                           "sort": "line"},
     "tinygrad_commits": {"title": "tinygrad commits", "description": "A git commit, or an installed package "
-                         "(sha \"tree:<hash>\" of its source files).", "sort_desc": "committed_at",
+                         "(sha \"tree:<hash>\" of its source files).", "sort_desc": "committed_utc",
                          "label_column": "sha"},
     "runs": {"title": "Runs (raw)", "description": "Extractions; status ok, partial (some cases raised), failed or "
              "timeout, with the error and stderr of failed ones.", "facets": ["status", "backend"],
@@ -77,16 +82,21 @@ TABLES: dict[str, dict[str, Any]] = {
     "pattern_matches": {"title": "Pattern matches (raw)", "sort_desc": "matches"},
     "blobs": {"title": "Text blobs", "description": "Sources, pyrender, AST text and DEBUG output, stored once.",
               "sort_desc": "size"},
-    "v_svod_stages": {"title": "Svod stages", "description": "Node counts per codegen stage of each Svod kernel, "
-                      "from [per-stage] lines and stage dumps.", "facets": ["case", "stage"]},
-    "v_svod_kernels": {"title": "Svod kernels", "description": "Each Svod kernel's AST sizes, final stage and "
-                       "generated code.", "facets": ["case"]},
-    "svod_runs": {"title": "Svod logs", "description": "One ingested Svod test log (the whole text is kept).",
-                  "sort_desc": "ingested_at"},
-    "svod_events": {"title": "Svod tracing events", "facets": ["level", "target", "message"]},
-    "svod_problems": {"title": "Svod log problems", "description": "Lines that could not be parsed, with their "
-                      "line numbers; everything else of the log was kept."},
-    "svod_pattern_matches": {"title": "Svod pattern matches", "sort_desc": "count"},
+    "v_svod_stages": {"title": "Svod stages", "description": "Node counts per codegen stage of each Svod kernel.",
+                      "facets": ["case", "stage"]},
+    "v_svod_kernels": {"title": "Svod kernels", "description": "Each Svod kernel's stages and generated code.",
+                       "facets": ["case"]},
+    "svod_runs": {"title": "Svod outputs", "description": "One ingested Svod output (a log, a dump directory, a "
+                  "capture file), with its files.", "sort_desc": "id"},
+    "svod_files": {"title": "Svod files", "description": "Each file of a Svod output, kept whole."},
+    "svod_kernels": {"title": "Svod kernels (raw)"},
+    "svod_stages": {"title": "Svod stage dumps", "description": "A Svod kernel's tree at one stage, parsed."},
+    "svod_trees": {"title": "Svod trees", "description": "Svod IR trees, id-free, stored once by hash."},
+    "svod_events": {"title": "Svod tracing events", "facets": ["level", "target"]},
+    "svod_problems": {"title": "Svod problems", "description": "Lines that could not be parsed, with file and line; "
+                      "everything else was kept."},
+    "svod_stage_map": {"title": "Svod stage map", "description": "Svod's stage labels and messages, the tinygrad "
+                       "pass and canonical stage each corresponds to (tgstore/svod/maps.toml)."},
     "alembic_version": {"hidden": True},
 }
 
@@ -117,13 +127,13 @@ def make_datasette(db_path: Path, *, queries: dict[str, Query] | None = None, se
     from datasette.app import Datasette
     from datasette.plugins import pm
 
-    from tgstore import datasette_plugin
+    from tgstore import web
 
-    if not pm.is_registered(datasette_plugin):
-        pm.register(datasette_plugin, name="tgstore")
+    if not pm.is_registered(web):
+        pm.register(web, name="tgstore")
     return Datasette([str(db_path)], metadata=build_metadata(db_path, queries), settings={**SETTINGS,
                                                                                           **(settings or {})},
-                     cors=False)
+                     template_dir=str(web.TEMPLATES), cors=False)
 
 
 def serve_datasette(db_path: Path, *, host: str = "127.0.0.1", port: int = 8001, open_browser: bool = False,

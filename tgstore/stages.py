@@ -120,11 +120,13 @@ class StageDiff:
     name_b: str | None
     title: str
     lines: list[str]
+    graph_a: str | None = None  # the graphs after that pass (hashes), for the graph view
+    graph_b: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"case": self.case, "position": self.position, "renderer": self.renderer,
                 "pass_position": self.pass_position, "pass_a": self.name_a, "pass_b": self.name_b,
-                "title": self.title, "diff": "\n".join(self.lines)}
+                "graph_a": self.graph_a, "graph_b": self.graph_b, "title": self.title, "diff": "\n".join(self.lines)}
 
 
 def _graph(conn: Connection, graph_hash: str | None) -> list[list[Any]] | None:
@@ -168,7 +170,8 @@ def stage_diffs(conn: Connection, run_a: int, run_b: int, label_a: str, label_b:
         ga, gb = _graph(conn, ra.graph_hash if ra else None), _graph(conn, rb.graph_hash if rb else None)
         lines = structural_diff(ga or [], gb or [], f"{label_a} {where} #{i} {name_a}", f"{label_b} {where} #{i} "
                                 f"{name_b}", context) if (ga or gb) else []
-        out.append(StageDiff(key[0], key[1], key[2], i, name_a, name_b, title, lines))
+        out.append(StageDiff(key[0], key[1], key[2], i, name_a, name_b, title, lines,
+                             ra.graph_hash if ra else None, rb.graph_hash if rb else None))
     return out
 
 

@@ -1,0 +1,149 @@
+"""tgstore's pages in a real Datasette, on the real extraction of three tinygrad releases, loaded in headless
+Chromium: the graph view, the diff view, charts, navigation links and highlighting. Screenshots are kept in
+$TGSTORE_SCREENSHOT_DIR when it is set."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from releases_db import RELEASES
+from web_server import Server, chromium_available, dom, screenshot, start_server, stop_server, text_of
+
+needs_chromium = pytest.mark.skipif(not chromium_available(), reason="chromium is not installed")
+
+
+@pytest.fixture(scope="module")
+def site(releases_db: Path, tmp_path_factory) -> Iterator[Server]:
+    running = start_server(releases_db, tmp_path_factory.mktemp("web") / "serve.log")
+    yield running
+    stop_server(running)
+
+
+def one(db: Path, sql: str, *params) -> tuple:
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+        row = conn.execute(sql, params).fetchone()
+    assert row is not None, sql
+    return row
+
+
+@needs_chromium
+def test_graph_view_draws_every_node_of_a_kernel(site: Server, tmp_path: Path) -> None:
+    digest, node_count, name = one(site.path, "SELECT kernel_hash, node_count, kernel_name FROM v_kernels "
+                                              "WHERE \"case\" = 'matmul' AND version = '0.14.0' AND root_op = 'SINK'")
+    url = f"{site.root}/-/graph/{digest}"
+    page = dom(url, tmp_path / "profile")
+    assert len(re.findall(r'<g class="node[ "]', page)) == node_count
+    with sqlite3.connect(f"file:{site.path}?mode=ro", uri=True) as conn:
+        ops = [op for (op,) in conn.execute("SELECT op FROM uop_nodes JOIN kernels k ON k.id = kernel_id "
+                                            "WHERE k.hash = ? ORDER BY idx", (digest,))]
+    assert re.findall(r'<g class="node[^"]*" id="n\d+" data-op="([A-Z_0-9]+)"', page) == ops
+    assert f"kernel {name}" in page
+    # the script fitted the drawing into its box: the viewBox now has the box's aspect, not the drawing's
+    assert 'width="100%"' in page
+    data = screenshot(url, tmp_path / "graph.png", tmp_path / "profile")
+    assert len(data) > 30_000
+
+
+def test_graph_view_highlights_what_changed_between_two_pass_graphs(site: Server) -> None:
+    """The first differing pass of a kernel between two releases: its graph at b with the changed nodes marked."""
+    with sqlite3.connect(f"file:{site.path}?mode=ro", uri=True) as conn:
+        pairs = conn.execute(
+            "SELECT a.graph_hash, b.graph_hash FROM v_passes a JOIN v_passes b ON b.\"case\" = a.\"case\" "
+            "AND b.position = a.position AND b.renderer = a.renderer AND b.pass_name = a.pass_name "
+            "WHERE a.version = '0.12.0' AND b.version = '0.14.0' AND a.\"case\" = 'add' AND a.renderer = 'C' "
+            "AND a.graph_hash <> b.graph_hash ORDER BY a.pass_position LIMIT 1").fetchall()
+    assert pairs, "0.12.0 and 0.14.0 lower add's kernel differently"
+    graph_a, graph_b = pairs[0]
+    page = site.get(f"/-/graph/{graph_b}", vs=graph_a).text
+    changed = len(re.findall(r'<g class="node changed"', page))
+    assert changed > 0
+    assert f'<strong class="tgstore-changed-count">{changed}</strong> nodes differ' in page
+    same = site.get(f"/-/graph/{graph_b}", vs=graph_b).text
+    assert '<g class="node changed"' not in same
+    svg = site.get(f"/-/graph/{graph_b}.svg")
+    assert svg.headers["content-type"].startswith("image/svg+xml") and svg.text.startswith("<svg")
+
+
+@needs_chromium
+def test_diff_view_of_two_releases_shows_the_changed_line_side_by_side(site: Server, tmp_path: Path) -> None:
+    url = f"{site.root}/-/diff?a=0.12.0&b=0.14.0&case=add"
+    page = dom(url, tmp_path / "profile")
+    # 0.14 dropped the CPU kernels' core_id parameter: the old line on the left, the new one on the right
+    cells = [re.findall(r'<td class="code ([a-z]*)">(.*?)</td>', row, re.S) for row in page.split("<tr")]
+    pairs = [(text_of(row[0][1]), text_of(row[1][1])) for row in cells
+             if len(row) == 2 and (row[0][0], row[1][0]) == ("del", "add")]
+    params = "float* restrict data0_256, float* restrict data1_256, float* restrict data2_256"
+    assert (f"void E_64_4({params}, int core_id) {{", f"void E_64_4({params}) {{") in pairs
+    assert '<span class="kt">void</span>' in page  # highlighted as C
+    assert "first differing pass" in page  # the pass graphs, with links to the graph view
+    assert re.search(r'href="/-/graph/[0-9a-f]{64}\?vs=[0-9a-f]{64}"', page)
+    data = screenshot(url, tmp_path / "diff.png", tmp_path / "profile", "1400,1600")
+    assert len(data) > 50_000
+
+
+def test_diff_view_says_why_it_cannot_compare(site: Server) -> None:
+    import httpx
+
+    response = httpx.get(f"{site.root}/-/diff", params={"a": "0.12.0", "b": "deadbeef"}, timeout=30)
+    assert response.status_code == 400
+    assert re.search(r'<p class="message-error">[^<]*deadbeef', response.text)
+
+
+@needs_chromium
+def test_chart_has_one_point_per_stored_commit(site: Server, tmp_path: Path) -> None:
+    url = f"{site.root}/-/chart?metric=kernels&case=softmax"
+    page = dom(url, tmp_path / "profile")
+    points = re.findall(r'<circle[^>]*class="dot', page)
+    assert len(points) == len(RELEASES)
+    labels = re.findall(r'<desc class="x_label">([^<]+)</desc>', page)
+    assert [label.split()[0] for label in labels] == RELEASES  # git (history) order: oldest first
+    counts = [int(v) for v in re.findall(r'<desc class="value">(\d+)</desc>', page)]
+    with sqlite3.connect(f"file:{site.path}?mode=ro", uri=True) as conn:
+        stored = [n for (n,) in conn.execute("SELECT kernel_count FROM v_run_cases WHERE \"case\" = 'softmax' "
+                                             "ORDER BY history_rank")]
+    assert counts == stored
+    data = screenshot(url, tmp_path / "chart.png", tmp_path / "profile")
+    assert len(data) > 20_000
+    passes = site.get("/-/chart", metric="pass_nodes", case="softmax").text
+    assert passes.count('class="series ') > 1  # one line per pass
+
+
+def test_navigation_from_a_commit_to_its_kernels_sources_passes_and_graph(site: Server) -> None:
+    db = site.path.stem
+    sha, run_id = one(site.path, "SELECT sha, run_id FROM v_runs WHERE version = '0.14.0'")
+    runs = site.get(f"/{db}/v_runs").text
+    assert f'href="/{db}/v_runs?sha={sha.replace(":", "%3A")}" title="{sha}">{sha[:17]}</a>' in runs
+    assert f'href="/{db}/v_run_cases?run_id={run_id}"' in runs
+    cases = site.get(f"/{db}/v_run_cases", run_id=str(run_id)).text
+    assert f'href="/{db}/v_kernels?run_id={run_id}&amp;case=matmul"' in cases
+    kernels = site.get(f"/{db}/v_kernels", run_id=str(run_id), case="matmul").text
+    links = dict((label, href.replace("&amp;", "&")) for href, label in
+                 re.findall(r'<a class="tgstore-link" href="([^"]+)"[^>]*>(source|passes|graph)</a>', kernels))
+    assert set(links) == {"source", "passes", "graph"}
+    sources = site.get(links["source"]).text
+    assert "<span class=\"kt\">void</span>" in sources  # the C source, highlighted
+    passes = site.get(links["passes"]).text
+    assert "expander" in passes and "/-/graph/" in passes
+    assert "kernel r_" in site.get(links["graph"]).text
+
+
+def test_index_leads_with_views_and_questions(site: Server) -> None:
+    page = site.get("/").text
+    headings = re.findall(r"<h2>([^<]+)</h2>", page)
+    assert headings[:3] == ["Views", "Questions (canned queries)", "Charts"] and headings[-1] == "Tables"
+    assert page.index("v_kernels") < page.index("kernels_changed") < page.index("tinygrad_commits")
+    assert f"{len(RELEASES)} commits" in page
+
+
+def test_history_queries_link_to_charts_and_diffs(site: Server) -> None:
+    db = site.path.stem
+    page = site.get(f"/{db}/source_history", case_name="add", renderer="C").text
+    assert 'href="/-/chart?metric=uops&amp;case=add&amp;renderer=C"' in page
+    assert re.search(r'href="/-/diff\?a=[^"]+&amp;b=[^"]+&amp;case=add"', page)
+    page = site.get(f"/{db}/kernels_changed", a="0.12.0", b="0.14.0").text
+    assert 'href="/-/diff?a=0.12.0&amp;b=0.14.0&amp;case=add"' in page
+    assert re.search(r'href="/-/graph/[0-9a-f]{64}"', page)

@@ -1,0 +1,114 @@
+"""How table and query cells show: code highlighted, commits as short shas with the full one on hover, and link
+columns so that commit -> runs -> cases -> kernels -> sources, passes and graph is one click each."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+from urllib.parse import urlencode
+
+from markupsafe import Markup, escape
+
+from tgstore.web.highlight import highlighted
+
+# Columns that always hold code or program output, in tables, views and canned queries alike.
+CODE_COLUMNS = frozenset({"source", "code", "pyrender", "ast_text", "debug", "stderr", "case_traceback", "upat"})
+# Columns that hold code in some places (blob text, tracebacks) and short words elsewhere: only multi-line values.
+MULTILINE_COLUMNS = frozenset({"text", "error", "reason", "arg"})
+WRAPPED_COLUMNS = frozenset({"upat"})  # one long line each: wrap rather than scroll
+HASH = re.compile(r"^[0-9a-f]{64}$")
+GRAPH_COLUMNS = frozenset({"kernel_hash", "graph_hash", "graph", "graph_a", "graph_b", "norm_hash"})
+
+
+def _get(row: Any, key: str) -> Any:
+    try:
+        return row[key]
+    except (KeyError, IndexError, TypeError):
+        return None
+
+
+def _keys(row: Any) -> set[str]:
+    try:
+        return set(row.keys())
+    except AttributeError:
+        return set()
+
+
+def link(href: str, text: str, title: str | None = None, cls: str = "tgstore-link") -> str:
+    tip = f' title="{escape(title)}"' if title else ""
+    return f'<a class="{cls}" href="{escape(href)}"{tip}>{escape(text)}</a>'
+
+
+def short_sha(sha: str) -> str:
+    return sha[:17] if sha.startswith("tree:") else sha[:12]
+
+
+class CellRenderer:
+    """render_cell for one database; `urls` builds table and route URLs."""
+
+    def __init__(self, table_url: Callable[[str], str], route_url: Callable[[str], str]) -> None:
+        self.table_url, self.route_url = table_url, route_url
+
+    def view(self, name: str, **filters: Any) -> str:
+        return self.table_url(name) + "?" + urlencode({k: v for k, v in filters.items() if v is not None})
+
+    def render(self, row: Any, value: Any, column: str, table: str | None) -> Markup | None:
+        if column == "source" and isinstance(value, str):
+            return code_block(value, _get(row, "renderer"))
+        if column == "pyrender" and isinstance(value, str):
+            return code_block(value, "pyrender")
+        if is_code(value, column):
+            return code_block(value, None, wrap=column in WRAPPED_COLUMNS)
+        if isinstance(value, str) and column in GRAPH_COLUMNS and HASH.match(value):
+            return Markup(link(self.route_url(f"/-/graph/{value}"), value[:12], value, "tgstore-graph-link"))
+        if column == "diff" and isinstance(value, str) and value.count(" ") in (1, 2):
+            a, b, *case = value.split(" ")
+            query = {"a": a, "b": b, **({"case": case[0]} if case else {})}
+            return Markup(link(self.route_url("/-/diff?" + urlencode(query)), "diff",
+                               f"{a} -> {b}" + (f", {case[0]}" if case else "")))
+        if column == "chart" and isinstance(value, str) and value.count(" ") in (1, 2):
+            metric, case, *renderer = value.split(" ")
+            query = {"metric": metric, "case": case, **({"renderer": renderer[0]} if renderer else {})}
+            return Markup(link(self.route_url("/-/chart?" + urlencode(query)), "chart", f"{metric} of {case}"))
+        return self.navigation(row, value, column, table)
+
+    def navigation(self, row: Any, value: Any, column: str, table: str | None) -> Markup | None:
+        keys = _keys(row)
+        if column == "sha" and isinstance(value, str) and len(value) > 12:
+            return Markup(link(self.view("v_runs", sha=value), short_sha(value), value, "tgstore-sha"))
+        if column == "run_id" and isinstance(value, int):
+            return Markup(link(self.view("v_run_cases", run_id=value), str(value), "this run's cases"))
+        run_id = _get(row, "run_id")
+        if column == "case" and isinstance(value, str) and run_id is not None:
+            return Markup(link(self.view("v_kernels", run_id=run_id, case=value), value, "this case's kernels"))
+        if column == "position" and isinstance(value, int) and run_id is not None and "case" in keys:
+            case = _get(row, "case")
+            parts = [str(value)]
+            if table != "v_sources":
+                parts.append(link(self.view("v_sources", run_id=run_id, case=case, position=value), "source"))
+            if table != "v_passes":
+                parts.append(link(self.view("v_passes", run_id=run_id, case=case, position=value, scope="lower",
+                                            _sort="pass_position"), "passes"))
+            kernel_hash = _get(row, "kernel_hash")
+            if isinstance(kernel_hash, str) and HASH.match(kernel_hash):
+                parts.append(link(self.route_url(f"/-/graph/{kernel_hash}"), "graph"))
+            return Markup(" · ".join(parts)) if len(parts) > 1 else None
+        return None
+
+
+def is_code(value: Any, column: str | None) -> bool:
+    if not isinstance(value, str) or not column:
+        return False
+    if column in CODE_COLUMNS:
+        return True
+    return column in MULTILINE_COLUMNS and "\n" in value
+
+
+def code_block(value: str, language: str | None, *, wrap: bool = False) -> Markup:
+    classes = "tgstore-code tgstore-wrap" if wrap else "tgstore-code"
+    return Markup(f'<pre class="{classes}">{highlighted(value, language)}</pre>')
+
+
+def row_mapping(row: Any) -> Mapping[str, Any]:
+    return {k: _get(row, k) for k in _keys(row)}

@@ -1,0 +1,93 @@
+"""Charts over commits in git order (the history order of v_commits), drawn as SVG on the server by pygal: UOp
+count, kernel count, pattern matches, and node count per pass, for one case."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, field
+from typing import Any
+
+import pygal
+from pygal.style import Style
+
+# metric -> (title, y axis, SQL giving (run_id, sha, version, history_rank, series, value) in history order)
+METRICS: dict[str, tuple[str, str, str]] = {
+    "uops": ("Linearized UOps", "UOps", """
+        SELECT run_id, sha, version, history_rank, renderer AS series, sum(uop_count) AS value FROM v_sources
+        WHERE "case" = :case AND renderer = :renderer GROUP BY run_id ORDER BY history_rank, run_id"""),
+    "kernels": ("Kernels", "kernels", """
+        SELECT run_id, sha, version, history_rank, 'kernels' AS series, kernel_count AS value FROM v_run_cases
+        WHERE "case" = :case ORDER BY history_rank, run_id"""),
+    "matches": ("Pattern matches", "matches", """
+        SELECT rc.run_id, c.sha, c.version, c.history_rank, 'matches' AS series,
+               coalesce((SELECT sum(pm.matches) FROM pattern_matches pm WHERE pm.match_set_id = rc.match_set_id), 0)
+        FROM run_cases rc JOIN runs r ON r.id = rc.run_id AND r.is_current = 1
+        JOIN v_commits c ON c.commit_id = r.commit_id JOIN cases k ON k.id = rc.case_id
+        WHERE k.name = :case ORDER BY c.history_rank, rc.run_id"""),
+    "pass_nodes": ("Nodes after each pass", "nodes", """
+        SELECT run_id, sha, version, history_rank, pass_name AS series, sum(node_count) AS value FROM v_passes
+        WHERE "case" = :case AND depth = 0 AND (scope = 'schedule' OR renderer = :renderer)
+        GROUP BY run_id, pass_name ORDER BY history_rank, run_id"""),
+}
+MAX_SERIES = 24  # pass_nodes: the passes whose counts vary most, so the legend stays readable
+
+STYLE = Style(background="white", plot_background="white", font_family="ui-sans-serif, DejaVu Sans, sans-serif",
+              colors=("#3d7eb3", "#c24f3c", "#3c9a5a", "#8a63b8", "#c4911f", "#4a5563", "#b0478f", "#a89a1d"))
+
+
+@dataclass
+class Chart:
+    metric: str
+    case: str
+    renderer: str
+    commits: list[tuple[int, str, str | None]] = field(default_factory=list)  # (run_id, sha, version) in order
+    series: dict[str, list[float | None]] = field(default_factory=dict)
+
+    @property
+    def title(self) -> str:
+        return f"{METRICS[self.metric][0]}: {self.case}" + (f" ({self.renderer})" if self.metric in
+                                                             ("uops", "pass_nodes") else "")
+
+
+def chart_data(conn: sqlite3.Connection, metric: str, case: str, renderer: str = "C") -> Chart:
+    chart = Chart(metric, case, renderer)
+    index: dict[int, int] = {}
+    values: dict[str, dict[int, float]] = {}
+    for run_id, sha, version, _rank, series, value in conn.execute(METRICS[metric][2],
+                                                                    {"case": case, "renderer": renderer}):
+        if run_id not in index:
+            index[run_id] = len(chart.commits)
+            chart.commits.append((run_id, sha, version))
+        values.setdefault(series, {})[index[run_id]] = value
+    names = list(values)
+    if len(names) > MAX_SERIES:
+        spread = {n: max(v.values()) - min(v.values()) for n, v in values.items()}
+        names = sorted(names, key=lambda n: -spread[n])[:MAX_SERIES]
+    chart.series = {n: [values[n].get(i) for i in range(len(chart.commits))] for n in names}
+    return chart
+
+
+def label(sha: str, version: str | None) -> str:
+    short = sha[5:13] if sha.startswith("tree:") else sha[:8]
+    return f"{version} {short}" if version else short
+
+
+def render(chart: Chart, link: Any = None) -> str:
+    """The chart as an SVG document; `link(run_id)` gives each point's URL. One <circle class="dot"> per point."""
+    legend_rows = -(-len(chart.series) // 4) if len(chart.series) > 1 else 0
+    line = pygal.Line(style=STYLE, width=1100, height=460 + 24 * legend_rows, x_label_rotation=35,
+                      show_legend=len(chart.series) > 1, legend_at_bottom=True, legend_at_bottom_columns=4,
+                      truncate_legend=40, js=[],
+                      disable_xml_declaration=True, show_minor_x_labels=len(chart.commits) <= 40,
+                      x_labels_major_count=20, y_title=METRICS[chart.metric][1], allow_interruptions=True,
+                      title=chart.title, dots_size=3, include_x_axis=True)
+    line.x_labels = [label(sha, version) for _run, sha, version in chart.commits]
+    for name, points in chart.series.items():
+        line.add(name, [None if v is None else ({"value": v, "xlink": {"href": link(chart.commits[i][0]),
+                                                                        "target": "_self"}} if link else v)
+                        for i, v in enumerate(points)])
+    return line.render(is_unicode=True)
+
+
+def cases(conn: sqlite3.Connection) -> list[str]:
+    return [r[0] for r in conn.execute("SELECT name FROM cases ORDER BY name")]

@@ -1,0 +1,179 @@
+"""A UOp graph drawn as SVG: a layered (Sugiyama-style) layout computed here, in milliseconds, with no system
+package and no JavaScript (Graphviz's `dot` needs a Debian package and takes seconds on the thousand-node graphs of
+the models suite; a JavaScript layout would leave the page empty without a browser running it).
+
+Nodes come in toposort order, sources first (tgstore's encoding everywhere: [op, dtype, arg, [source positions]]).
+Leaves (buffers, constants) sit in the top layer and each node one layer below its deepest source, so data flows
+down to the SINK. Within a layer nodes are ordered by a few barycentre sweeps, which keeps a node's sources above
+it in source order; edges are labelled with the source position where a node has several.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from html import escape
+from typing import Any
+
+Node = Sequence[Any]  # [op, dtype, arg, [source positions]]
+
+CHAR_WIDTH = 6.6  # px per character at the label font size (monospace 11px)
+NODE_HEIGHT = 34
+LAYER_GAP = 46
+NODE_GAP = 14
+MAX_ARG = 40  # characters of an arg shown in a label (the whole arg is in the node's tooltip)
+SWEEPS = 4
+
+# op -> family (colour), after tinygrad VIZ's grouping: memory, loads/stores, arithmetic, reduce, loops, ...
+FAMILIES: dict[str, tuple[str, ...]] = {
+    "buffer": ("BUFFER", "PARAM", "DEFINE_GLOBAL", "DEFINE_LOCAL", "DEFINE_REG", "DEFINE_ACC", "BUFFERIZE",
+               "BUFFER_VIEW", "MSELECT", "MSTACK", "UNIQUE", "LUNIQUE", "DEVICE", "SLICE", "STAGE"),
+    "memory": ("LOAD", "STORE", "INDEX", "PTRCAT", "COPY", "ASSIGN", "AFTER", "GEP", "VECTORIZE", "CAT"),
+    "const": ("CONST", "VCONST", "DEFINE_VAR", "BIND", "NOOP"),
+    "movement": ("RESHAPE", "PERMUTE", "EXPAND", "PAD", "SHRINK", "FLIP", "VIEW", "VALID", "MULTI", "CONTIGUOUS",
+                 "CONTIGUOUS_BACKWARD", "DETACH"),
+    "reduce": ("REDUCE", "REDUCE_AXIS", "ALLREDUCE", "WMMA", "CONTRACT", "UNROLL"),
+    "loop": ("RANGE", "END", "ENDRANGE", "SPECIAL", "IF", "ENDIF", "BARRIER", "GROUP"),
+    "kernel": ("SINK", "KERNEL", "CALL", "PROGRAM", "LINEAR", "SOURCE", "BINARY", "FUNCTION", "TUPLE", "GETTUPLE"),
+    "cast": ("CAST", "BITCAST"),
+}
+FAMILY_OF = {op: family for family, ops in FAMILIES.items() for op in ops}
+COLOURS = {  # fill, stroke
+    "buffer": ("#e8dcf5", "#8a63b8"), "memory": ("#d8ecf8", "#3d7eb3"), "const": ("#eeeeee", "#8a8a8a"),
+    "movement": ("#fdf0d2", "#c4911f"), "reduce": ("#fbd9d3", "#c24f3c"), "loop": ("#d9f2e0", "#3c9a5a"),
+    "kernel": ("#dfe3e8", "#4a5563"), "cast": ("#f6e0f0", "#b0478f"), "alu": ("#fff8c6", "#a89a1d"),
+}
+
+
+def family(op: str) -> str:
+    return FAMILY_OF.get(op, "alu")
+
+
+@dataclass
+class Placed:
+    index: int
+    layer: int
+    x: float  # centre
+    y: float  # top
+    width: float
+    lines: tuple[str, str]
+
+
+def labels(node: Node) -> tuple[str, str]:
+    """Two label lines: the op, then dtype and arg (shortened)."""
+    op, dtype, arg = str(node[0]), node[1], node[2]
+    dtype_text = "" if dtype in (None, "dtypes.void") else str(dtype).removeprefix("dtypes.")
+    arg_text = "" if arg in (None, "None", "") else str(arg)
+    if len(arg_text) > MAX_ARG:
+        arg_text = arg_text[:MAX_ARG - 1] + "…"
+    return op, " ".join(part for part in (dtype_text, arg_text) if part)
+
+
+def layers(nodes: Sequence[Node]) -> list[int]:
+    """Each node's layer: one below its deepest source, then leaves (constants, buffers, ranges) moved down to
+    just above their first user, so they do not all crowd the top row with long edges."""
+    depth = [0] * len(nodes)
+    for i, node in enumerate(nodes):
+        srcs = [s for s in node[3] if 0 <= s < i]
+        depth[i] = 1 + max((depth[s] for s in srcs), default=-1)
+    first_user: dict[int, int] = {}
+    for i, node in enumerate(nodes):
+        for s in node[3]:
+            if 0 <= s < i:
+                first_user[s] = min(first_user.get(s, depth[i]), depth[i])
+    for i, node in enumerate(nodes):
+        if not node[3] and i in first_user:
+            depth[i] = first_user[i] - 1
+    return depth
+
+
+def order_layers(nodes: Sequence[Node], depth: list[int]) -> list[list[int]]:
+    """Nodes per layer, ordered to reduce crossings: barycentres of sources going down, of users going up."""
+    count = max(depth, default=-1) + 1
+    rows: list[list[int]] = [[] for _ in range(count)]
+    for i, d in enumerate(depth):
+        rows[d].append(i)
+    users: list[list[tuple[int, int]]] = [[] for _ in nodes]  # (user, source position)
+    for i, node in enumerate(nodes):
+        for pos, s in enumerate(node[3]):
+            if 0 <= s < i:
+                users[s].append((i, pos))
+    where = {i: float(k) for row in rows for k, i in enumerate(row)}
+
+    def barycentre(i: int, layer: int, down: bool) -> tuple[float, float]:
+        if down:  # sources above, in source order
+            refs = [where[s] + pos * 1e-3 for pos, s in enumerate(nodes[i][3]) if s in where and depth[s] < layer]
+        else:
+            refs = [where[u] for u, _pos in users[i]]
+        return (sum(refs) / len(refs) if refs else where[i], where[i])
+
+    for sweep in range(SWEEPS):
+        down = sweep % 2 == 0
+        for d in (range(1, count) if down else range(count - 2, -1, -1)):
+            rows[d].sort(key=lambda i, d=d, down=down: barycentre(i, d, down))
+            for k, i in enumerate(rows[d]):
+                where[i] = float(k)
+    return rows
+
+
+def place(nodes: Sequence[Node]) -> tuple[list[Placed], float, float]:
+    """Every node's box; the drawing's width and height."""
+    depth = layers(nodes)
+    rows = order_layers(nodes, depth)
+    text = [labels(n) for n in nodes]
+    widths = [max(len(a), len(b)) * CHAR_WIDTH + 16 for a, b in text]
+    row_widths = [sum(widths[i] for i in row) + NODE_GAP * max(len(row) - 1, 0) for row in rows]
+    total_width = max(row_widths, default=0) + 2 * NODE_GAP
+    placed: dict[int, Placed] = {}
+    for d, row in enumerate(rows):
+        x = (total_width - row_widths[d]) / 2
+        for i in row:
+            placed[i] = Placed(i, d, x + widths[i] / 2, NODE_GAP + d * (NODE_HEIGHT + LAYER_GAP), widths[i], text[i])
+            x += widths[i] + NODE_GAP
+    height = NODE_GAP * 2 + len(rows) * NODE_HEIGHT + max(len(rows) - 1, 0) * LAYER_GAP
+    return [placed[i] for i in range(len(nodes))], total_width, height
+
+
+def svg(nodes: Sequence[Node], *, highlight: Collection[int] = (), link: str | None = None) -> str:
+    """The graph as a standalone SVG document. Each node is a <g class="node"> holding its box, label and a <title>
+    with the whole op, dtype and arg; `highlight` marks nodes (class "changed")."""
+    boxes, width, height = place(nodes)
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="tgstore-graph" width="{width:.0f}" '
+           f'height="{height:.0f}" viewBox="0 0 {width:.0f} {height:.0f}" font-family="ui-monospace, DejaVu Sans '
+           f'Mono, monospace" font-size="11">',
+           '<defs><marker id="arrow" viewBox="0 0 8 8" refX="8" refY="4" markerWidth="7" markerHeight="7" '
+           'orient="auto"><path d="M0,0 L8,4 L0,8 z" fill="#777"/></marker></defs>', '<g class="edges">']
+    for i, node in enumerate(nodes):
+        b = boxes[i]
+        srcs = [s for s in node[3] if 0 <= s < i]
+        for pos, s in enumerate(srcs):
+            a = boxes[s]
+            x1, y1 = a.x, a.y + NODE_HEIGHT
+            x2 = b.x + (pos - (len(srcs) - 1) / 2) * min(12.0, b.width / (len(srcs) + 1))
+            y2 = b.y
+            mid = (y1 + y2) / 2
+            out.append(f'<path class="edge" d="M{x1:.1f},{y1:.1f} C{x1:.1f},{mid:.1f} {x2:.1f},{mid:.1f} '
+                       f'{x2:.1f},{y2:.1f}" fill="none" stroke="#999" marker-end="url(#arrow)"/>')
+            if len(srcs) > 2:
+                out.append(f'<text class="edge-label" x="{x2 + 2:.1f}" y="{y2 - 3:.1f}" font-size="9" '
+                           f'fill="#666">{pos}</text>')
+    out.append("</g>")
+    marked = set(highlight)
+    for b, node in zip(boxes, nodes, strict=True):
+        fam = family(str(node[0]))
+        fill, stroke = COLOURS[fam]
+        cls = "node changed" if b.index in marked else "node"
+        tip = escape(f"#{b.index} {node[0]} {node[1]} {node[2]}")
+        x = b.x - b.width / 2
+        href = f' data-href="{escape(link)}#n{b.index}"' if link else ""
+        out.append(f'<g class="{cls}" id="n{b.index}" data-op="{escape(str(node[0]))}" data-family="{fam}"{href}>'
+                   f"<title>{tip}</title>"
+                   f'<rect x="{x:.1f}" y="{b.y:.1f}" width="{b.width:.1f}" height="{NODE_HEIGHT}" rx="4" '
+                   f'fill="{fill}" stroke="{"#e0301e" if b.index in marked else stroke}" '
+                   f'stroke-width="{3 if b.index in marked else 1}"/>'
+                   f'<text x="{b.x:.1f}" y="{b.y + 14:.1f}" text-anchor="middle" font-weight="bold">'
+                   f"{escape(b.lines[0])}</text>"
+                   f'<text x="{b.x:.1f}" y="{b.y + 27:.1f}" text-anchor="middle" fill="#333">'
+                   f"{escape(b.lines[1])}</text></g>")
+    out.append("</svg>")
+    return "".join(out)

@@ -1,0 +1,205 @@
+"""tgstore's own pages in Datasette: the index, the graph view, the diff view and charts. Each reads the database
+read-only in a worker thread (Datasette's connection for SQL, a read-only SQLAlchemy engine for the diff)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+from datasette.utils.asgi import Response
+from markupsafe import Markup
+
+from tgstore.web import charts, layout
+from tgstore.web.graphs import StoredGraph, find_graph
+from tgstore.web.highlight import stylesheet
+from tgstore.web.sidebyside import table
+
+STATIC = Path(__file__).resolve().parent / "static"
+GRAPH_CACHE = 256  # SVGs kept in memory, by (hash, highlighted hash): graphs are content-addressed, never change
+
+
+def database(datasette: Any) -> Any:
+    return datasette.get_database()
+
+
+async def render(datasette: Any, request: Any, template: str, context: dict[str, Any], status: int = 200) -> Response:
+    db = database(datasette)
+    html = await datasette.render_template(template, {"database": db.name, "db_url": datasette.urls.database(db.name),
+                                                      **context}, request=request)
+    return Response.html(html, status=status)
+
+
+async def not_found(datasette: Any, request: Any, message: str) -> Response:
+    return await render(datasette, request, "tgstore_message.html", {"title": "Not found", "message": message}, 404)
+
+
+# ---------------------------------------------------------------- index
+
+
+async def index(datasette: Any, request: Any) -> Response:
+    """The index leads with what an engineer asks: views, canned queries, charts, a diff form, recent commits."""
+    db = database(datasette)
+
+    def read(conn: sqlite3.Connection) -> dict[str, Any]:
+        commits = conn.execute("SELECT sha, version, committed_at, subject FROM v_commits ORDER BY history_rank DESC "
+                               "LIMIT 12").fetchall()
+        counts = dict(conn.execute("SELECT 'commits', count(*) FROM tinygrad_commits UNION ALL "
+                                   "SELECT 'runs', count(*) FROM runs WHERE is_current UNION ALL "
+                                   "SELECT 'kernels', count(*) FROM kernels UNION ALL "
+                                   "SELECT 'cases', count(*) FROM cases").fetchall())
+        return {"commits": commits, "counts": counts, "cases": charts.cases(conn)}
+
+    data = await db.execute_fn(read)
+    from tgstore.serve import TABLES
+
+    metadata = datasette.metadata(database=db.name) or {}
+    queries = [(name, q.get("title") or name, q.get("description") or "")
+               for name, q in (metadata.get("queries") or {}).items()]
+    views = [(name, spec.get("title", name), spec.get("description", "")) for name, spec in TABLES.items()
+             if name.startswith("v_")]
+    tables = [(name, spec.get("title", name)) for name, spec in TABLES.items()
+              if not name.startswith("v_") and not spec.get("hidden")]
+    return await render(datasette, request, "tgstore_index.html", {
+        "views": views, "queries": queries, "tables": tables, "metrics": charts.METRICS, **data})
+
+
+# ---------------------------------------------------------------- graph view
+
+
+@lru_cache(maxsize=GRAPH_CACHE)
+def graph_svg(nodes_json: str, highlight: frozenset[int]) -> str:
+    return layout.svg(json.loads(nodes_json), highlight=highlight)
+
+
+def load_graph(conn: sqlite3.Connection, digest: str, versus: str | None) -> tuple[StoredGraph | None, set[int],
+                                                                                   str | None]:
+    from tgstore.compare.graphs import changed_nodes
+
+    found = find_graph(conn, digest)
+    if found is None or not versus:
+        return found, set(), None
+    other = find_graph(conn, versus)
+    if other is None:
+        return found, set(), f"no stored graph {versus[:12]} to compare with"
+    return found, changed_nodes(other.nodes, found.nodes), None
+
+
+async def graph(datasette: Any, request: Any) -> Response:
+    digest = request.url_vars["hash"]
+    versus = request.args.get("vs") or None
+    db = database(datasette)
+    found, changed, problem = await db.execute_fn(lambda conn: load_graph(conn, digest, versus))
+    if found is None:
+        return await not_found(datasette, request, f"no stored graph has the hash {digest}")
+    svg = graph_svg(json.dumps(found.nodes), frozenset(changed))
+    if request.url_vars.get("format") == "svg":
+        return Response(svg, content_type="image/svg+xml; charset=utf-8",
+                        headers={"Cache-Control": "max-age=86400"})
+    families = sorted({layout.family(str(n[0])) for n in found.nodes})
+    return await render(datasette, request, "tgstore_graph.html", {
+        "graph": found, "svg": Markup(svg), "changed": len(changed), "versus": versus, "problem": problem,
+        "legend": [(f, *layout.COLOURS[f]) for f in families]})
+
+
+# ---------------------------------------------------------------- diff view
+
+
+@lru_cache(maxsize=4)
+def reader_engine(path: str) -> Any:
+    from tgstore.db.engine import open_engine
+
+    return open_engine(Path(path), writer=False)
+
+
+def compute_diff(path: str, a: str, b: str, case: str | None, renderer: str | None) -> Any:
+    from tgstore.diff import diff_commits
+
+    with reader_engine(path).connect() as conn:
+        return diff_commits(conn, a, b, case=case, renderer=renderer, stages=True)
+
+
+def language(kind: str, renderer: str | None) -> str | None:
+    return "pyrender" if kind == "ast" else renderer
+
+
+async def diff(datasette: Any, request: Any) -> Response:
+    from tgstore.diff import DiffError, summary_line
+    from tgstore.history import CommitNotFound
+
+    a, b = (request.args.get("a") or "").strip(), (request.args.get("b") or "").strip()
+    case = request.args.get("case") or None
+    renderer = request.args.get("renderer") or None
+    db = database(datasette)
+    context: dict[str, Any] = {"a": a, "b": b, "case": case or "", "renderer": renderer or "", "result": None}
+    if not a or not b:
+        return await render(datasette, request, "tgstore_diff.html", context)
+    try:
+        result = await asyncio.to_thread(compute_diff, db.path, a, b, case, renderer)
+    except (DiffError, CommitNotFound) as exc:
+        return await render(datasette, request, "tgstore_diff.html", {**context, "error": str(exc)}, 400)
+    kernels: dict[tuple[str, int], dict[str, Any]] = {}
+    for d in result.diffs:
+        entry = kernels.setdefault((d.case, d.position), {"case": d.case, "position": d.position, "texts": [],
+                                                           "stages": []})
+        entry["texts"].append({"title": d.title, "table": table(d.lines, language(d.kind, d.renderer))})
+    for s in result.stage_diffs:
+        entry = kernels.setdefault((s.case, s.position), {"case": s.case, "position": s.position, "texts": [],
+                                                           "stages": []})
+        graph_link = None
+        if s.graph_b:
+            graph_link = f"/-/graph/{s.graph_b}" + (f"?{urlencode({'vs': s.graph_a})}" if s.graph_a else "")
+        entry["stages"].append({"title": s.title, "table": table(s.lines, None), "graph": graph_link,
+                                "graph_a": f"/-/graph/{s.graph_a}" if s.graph_a else None})
+    return await render(datasette, request, "tgstore_diff.html", {
+        **context, "result": result, "summary": summary_line(result),
+        "kernels": [kernels[k] for k in sorted(kernels)]})
+
+
+# ---------------------------------------------------------------- charts
+
+
+async def chart(datasette: Any, request: Any) -> Response:
+    metric = request.args.get("metric") or "uops"
+    case = request.args.get("case") or ""
+    renderer = request.args.get("renderer") or "C"
+    db = database(datasette)
+    if metric not in charts.METRICS:
+        return await not_found(datasette, request, f"no chart {metric!r}; charts: {', '.join(charts.METRICS)}")
+    cases = await db.execute_fn(charts.cases)
+    context: dict[str, Any] = {"metric": metric, "case": case, "renderer": renderer, "cases": cases,
+                               "metrics": charts.METRICS, "svg": None}
+    if not case:
+        return await render(datasette, request, "tgstore_chart.html", context)
+    data = await db.execute_fn(lambda conn: charts.chart_data(conn, metric, case, renderer))
+    run_cases = datasette.urls.table(db.name, "v_run_cases")
+    svg = charts.render(data, lambda run_id: f"{run_cases}?{urlencode({'run_id': run_id, 'case': case})}")
+    return await render(datasette, request, "tgstore_chart.html", {**context, "svg": Markup(svg), "chart": data})
+
+
+# ---------------------------------------------------------------- static
+
+
+async def static(datasette: Any, request: Any) -> Response:
+    name = request.url_vars["name"]
+    if name == "pygments.css":
+        return Response(stylesheet(), content_type="text/css; charset=utf-8",
+                        headers={"Cache-Control": "max-age=3600"})
+    path = STATIC / name
+    if "/" in name or not path.is_file():
+        return Response.text("not found", status=404)
+    kind = {"css": "text/css", "js": "text/javascript"}.get(path.suffix.lstrip("."), "application/octet-stream")
+    return Response(path.read_text(), content_type=f"{kind}; charset=utf-8", headers={"Cache-Control": "max-age=3600"})
+
+
+ROUTES = [
+    (r"^/$", index),
+    (r"^/-/graph/(?P<hash>[0-9a-f]{64})(\.(?P<format>svg))?$", graph),
+    (r"^/-/diff$", diff),
+    (r"^/-/chart$", chart),
+    (r"^/-/tgstore/(?P<name>[A-Za-z0-9_.-]+)$", static),
+]

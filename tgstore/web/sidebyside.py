@@ -1,0 +1,80 @@
+"""A unified diff shown side by side: removed lines on the left, added on the right, paired in order within each
+change, each line highlighted with the lexer of its language."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from markupsafe import Markup, escape
+
+from tgstore.web.highlight import highlighted
+
+HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+
+
+@dataclass
+class Row:
+    kind: str  # "hunk", "same", "change"
+    left_no: int | None = None
+    left: str | None = None
+    right_no: int | None = None
+    right: str | None = None
+
+
+def rows(unified: Iterable[str]) -> list[Row]:
+    out: list[Row] = []
+    removed: list[tuple[int, str]] = []
+    added: list[tuple[int, str]] = []
+    left_no = right_no = 0
+
+    def flush() -> None:
+        for k in range(max(len(removed), len(added))):
+            a = removed[k] if k < len(removed) else (None, None)
+            b = added[k] if k < len(added) else (None, None)
+            out.append(Row("change", a[0], a[1], b[0], b[1]))
+        removed.clear()
+        added.clear()
+
+    for line in unified:
+        if line.startswith(("---", "+++")) and not out and not removed and not added:
+            continue
+        if m := HUNK.match(line):
+            flush()
+            left_no, right_no = int(m.group(1)), int(m.group(2))
+            out.append(Row("hunk", left=line))
+        elif line.startswith("-"):
+            removed.append((left_no, line[1:]))
+            left_no += 1
+        elif line.startswith("+"):
+            added.append((right_no, line[1:]))
+            right_no += 1
+        else:
+            flush()
+            text = line[1:] if line.startswith(" ") else line
+            out.append(Row("same", left_no, text, right_no, text))
+            left_no += 1
+            right_no += 1
+    flush()
+    return out
+
+
+def table(unified: list[str], language: str | None) -> Markup:
+    """The diff as an HTML table: line numbers and highlighted code on both sides."""
+    html = ['<table class="tgstore-diff"><colgroup><col class="no"><col><col class="no"><col></colgroup>']
+    for row in rows(unified):
+        if row.kind == "hunk":
+            html.append(f'<tr class="hunk"><td colspan="4">{escape(row.left or "")}</td></tr>')
+            continue
+        left_cls = "del" if row.kind == "change" and row.left is not None else ("empty" if row.left is None else "")
+        right_cls = "add" if row.kind == "change" and row.right is not None else ("empty" if row.right is None
+                                                                                   else "")
+        html.append(
+            f'<tr class="{row.kind}"><td class="no">{row.left_no if row.left is not None else ""}</td>'
+            f'<td class="code {left_cls}">{highlighted(row.left, language) if row.left is not None else ""}</td>'
+            f'<td class="no">{row.right_no if row.right is not None else ""}</td>'
+            f'<td class="code {right_cls}">{highlighted(row.right, language) if row.right is not None else ""}</td>'
+            "</tr>")
+    html.append("</table>")
+    return Markup("".join(html))
