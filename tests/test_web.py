@@ -11,7 +11,19 @@ from pathlib import Path
 
 import pytest
 from releases_db import RELEASES
-from web_server import Server, chromium_available, dom, screenshot, start_server, stop_server, text_of
+from tinygrad_releases import RELEASE_CACHE
+from web_server import (
+    Server,
+    chromium_available,
+    dom,
+    install_datasette_1,
+    screenshot,
+    start_server,
+    stop_server,
+    text_of,
+)
+
+from tgstore.queries import load_queries, run_query
 
 needs_chromium = pytest.mark.skipif(not chromium_available(), reason="chromium is not installed")
 
@@ -147,3 +159,27 @@ def test_history_queries_link_to_charts_and_diffs(site: Server) -> None:
     page = site.get(f"/{db}/kernels_changed", a="0.12.0", b="0.14.0").text
     assert 'href="/-/diff?a=0.12.0&amp;b=0.14.0&amp;case=add"' in page
     assert re.search(r'href="/-/graph/[0-9a-f]{64}"', page)
+
+
+def test_the_datasette_1_line_serves_the_same_pages(releases_db: Path, tmp_path: Path) -> None:
+    """Datasette 1.0 reads canned queries and table options from configuration, not metadata: every canned query,
+    view option and tgstore page must work there too."""
+    server = start_server(releases_db, tmp_path / "serve.log", install_datasette_1(RELEASE_CACHE.parent))
+    try:
+        assert server.get("/-/versions.json").json()["datasette"]["version"].startswith("1.0")
+        db = releases_db.stem
+        params = {"a": "0.12.0", "b": "0.14.0"}
+        with sqlite3.connect(f"file:{releases_db}?mode=ro", uri=True) as conn:
+            expected = run_query(conn, "kernels_changed", params).dicts()
+        assert expected and server.get(f"/{db}/kernels_changed.json", _shape="array", **params).json() == expected
+        for name in load_queries():
+            assert server.get(f"/{db}/{name}").status_code == 200
+        kernels = server.get(f"/{db}/v_kernels", case="matmul").text
+        assert 'class="facet-info' in kernels and ">passes</a>" in kernels  # table options and links
+        sources = server.get(f"/{db}/v_sources", case="add", renderer="C").text
+        assert '<pre class="tgstore-code"><span class="k">typedef</span>' in sources
+        assert "core_id" in text_of(server.get("/-/diff", a="0.12.0", b="0.14.0", case="add").text)
+        digest, = one(releases_db, "SELECT kernel_hash FROM v_kernels WHERE \"case\" = 'add' AND version = '0.14.0'")
+        assert '<g class="node"' in server.get(f"/-/graph/{digest}").text
+    finally:
+        stop_server(server)

@@ -8,6 +8,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from html import unescape
@@ -34,19 +35,40 @@ class Server:
         return response
 
 
+DATASETTE_1 = "1.0a41"  # the 1.0 line, tested beside the 0.65 the venv installs
+
+
+def install_datasette_1(cache: Path) -> Path:
+    """A directory holding Datasette's 1.0 line and its dependencies (pip --target), installed once into `cache`."""
+    target = cache / f"datasette-{DATASETTE_1}"
+    if (target / "datasette" / "__init__.py").is_file():
+        return target
+    cache.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".datasette-", dir=cache))
+    try:
+        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--target",
+                        str(tmp), f"datasette=={DATASETTE_1}"], check=True, capture_output=True, timeout=600)
+        tmp.rename(target)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
 
 
-def start_server(db: Path, log: Path) -> Server:
+def start_server(db: Path, log: Path, pythonpath: Path | None = None) -> Server:
+    """`tgstore serve` on a free port; with `pythonpath`, packages there come first (another Datasette)."""
     port = free_port()
     root = f"http://127.0.0.1:{port}"
+    env = {**os.environ, **({"PYTHONPATH": str(pythonpath)} if pythonpath else {})}
     with open(log, "wb") as out:
         process = subprocess.Popen([sys.executable, "-m", "tgstore", "serve", "--db", str(db), "--host",
                                     "127.0.0.1", "--port", str(port), "--no-open"],
-                                   stdout=out, stderr=subprocess.STDOUT)
+                                   stdout=out, stderr=subprocess.STDOUT, env=env)
     deadline = time.monotonic() + STARTUP_TIMEOUT
     while True:
         if process.poll() is not None:

@@ -106,8 +106,13 @@ def canned_query(query: Query) -> dict[str, Any]:
             "params": query.parameter_names, "hide_sql": True}
 
 
+# Table options that Datasette 1.0 reads from configuration, not from metadata.
+CONFIG_TABLE_KEYS = ("facets", "sort", "sort_desc", "label_column", "hidden", "size")
+
+
 def build_metadata(db_path: Path, queries: dict[str, Query] | None = None) -> dict[str, Any]:
-    """Datasette metadata for the database at `db_path` (Datasette names it by the file's stem)."""
+    """Datasette 0.65 metadata for the database at `db_path` (Datasette names it by the file's stem): titles,
+    descriptions, table options and canned queries all in one."""
     queries = load_queries() if queries is None else queries
     return {
         "title": "tgstore",
@@ -122,8 +127,29 @@ def build_metadata(db_path: Path, queries: dict[str, Query] | None = None) -> di
     }
 
 
+def split_for_datasette_1(metadata: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(metadata, config) for the Datasette 1.0 line, where canned queries and table options moved from metadata
+    to configuration (canned queries left in metadata are ignored there: every one would be a 404)."""
+    meta: dict[str, Any] = {k: v for k, v in metadata.items() if k != "databases"}
+    config: dict[str, Any] = {"databases": {}}
+    meta["databases"] = {}
+    for name, database in metadata["databases"].items():
+        tables_meta = {t: {k: v for k, v in spec.items() if k not in CONFIG_TABLE_KEYS}
+                       for t, spec in database["tables"].items()}
+        tables_config = {t: {k: v for k, v in spec.items() if k in CONFIG_TABLE_KEYS}
+                         for t, spec in database["tables"].items()}
+        meta["databases"][name] = {"description": database["description"],
+                                   "tables": {t: m for t, m in tables_meta.items() if m}}
+        config["databases"][name] = {"queries": database["queries"],
+                                     "tables": {t: c for t, c in tables_config.items() if c}}
+    return meta, config
+
+
 def make_datasette(db_path: Path, *, queries: dict[str, Query] | None = None, settings: dict[str, Any] | None = None):
-    """A Datasette instance on `db_path`, read-only, with the tgstore plugin registered."""
+    """A Datasette instance on `db_path`, read-only, with the tgstore plugin registered. Works with Datasette 0.65
+    and the 1.0 line: which one is installed is told by whether Datasette takes a `config` (1.0) or not."""
+    import inspect
+
     from datasette.app import Datasette
     from datasette.plugins import pm
 
@@ -131,9 +157,12 @@ def make_datasette(db_path: Path, *, queries: dict[str, Query] | None = None, se
 
     if not pm.is_registered(web):
         pm.register(web, name="tgstore")
-    return Datasette([str(db_path)], metadata=build_metadata(db_path, queries), settings={**SETTINGS,
-                                                                                          **(settings or {})},
-                     template_dir=str(web.TEMPLATES), cors=False)
+    metadata = build_metadata(db_path, queries)
+    options: dict[str, Any] = {"metadata": metadata}
+    if "config" in inspect.signature(Datasette.__init__).parameters:
+        options["metadata"], options["config"] = split_for_datasette_1(metadata)
+    return Datasette([str(db_path)], settings={**SETTINGS, **(settings or {})}, template_dir=str(web.TEMPLATES),
+                     cors=False, **options)
 
 
 def serve_datasette(db_path: Path, *, host: str = "127.0.0.1", port: int = 8001, open_browser: bool = False,

@@ -76,6 +76,7 @@ def print_report(report, source: str | None = None) -> None:
 
 @command(app)
 def ingest(
+    ctx: typer.Context,
     db: DbOption = Path("tgstore.db"),
     tinygrad: TinygradOption = None,
     bundle: Annotated[list[Path] | None, typer.Option("--bundle", help="Ingest bundle file(s) written by "
@@ -109,7 +110,7 @@ def ingest(
     command); the command failing is recorded (the run is partial), what it lowered is kept.
     """
     argv = capture_command(capture, command_args)
-    if rev or repo:
+    if rev or given_on_command_line(ctx, "repo"):
         if not rev:
             raise fail("--repo needs --rev (the commits to sweep)")
         if tinygrad or bundle or keep_bundle:
@@ -133,6 +134,13 @@ def ingest(
     print_report(report)
     if report.status in ("failed", "timeout"):
         raise typer.Exit(1)
+
+
+def given_on_command_line(ctx: typer.Context, parameter: str) -> bool:
+    """Whether the option was typed, not taken from its environment variable (TGSTORE_REPO names the default
+    repository for sweeps without making every ingest one)."""
+    source = ctx.get_parameter_source(parameter)
+    return source is not None and source.name == "COMMANDLINE"
 
 
 def ingest_bundles(db: Path, paths: list[Path], force: bool) -> None:

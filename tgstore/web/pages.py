@@ -55,11 +55,10 @@ async def index(datasette: Any, request: Any) -> Response:
         return {"commits": commits, "counts": counts, "cases": charts.cases(conn)}
 
     data = await db.execute_fn(read)
+    from tgstore.queries import load_queries
     from tgstore.serve import TABLES
 
-    metadata = datasette.metadata(database=db.name) or {}
-    queries = [(name, q.get("title") or name, q.get("description") or "")
-               for name, q in (metadata.get("queries") or {}).items()]
+    queries = [(name, q.title or name, q.description or "") for name, q in load_queries().items()]
     views = [(name, spec.get("title", name), spec.get("description", "")) for name, spec in TABLES.items()
              if name.startswith("v_")]
     tables = [(name, spec.get("title", name)) for name, spec in TABLES.items()

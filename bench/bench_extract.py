@@ -1,0 +1,111 @@
+"""Extraction and ingestion against tinygrad itself: prints `figure NAME VALUE` lines.
+
+    .venv/bin/python bench/bench_extract.py [--tinygrad DIR] [--cases FILE] [--repeat 3]
+
+- extract_c_ratio, extract_all_ratio: `tgstore extract --stages none` (C only; all renderers) over the time of
+  bench/baseline_tinygrad.py, which only imports tinygrad and schedules and renders the same cases with the same
+  renderers. Both are whole processes (interpreter start included), medians of --repeat runs, alternated.
+- stage_capture_ratio: extraction with the default stages (C, LLVM passes and canonical documents) over the same
+  extraction without, all renderers.
+- ingest_parse_ratio: storing a bundle into a fresh database over reading (parsing and validating) it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT)]
+
+from tgstore.extract.runner import BUILTIN_CASES, resolve_tinygrad_root  # noqa: E402
+
+BASELINE = ROOT / "bench" / "baseline_tinygrad.py"
+ALL = "C,LLVM,PTX,CUDA,METAL,OPENCL,WGSL,HIP,X86"
+
+
+def figure(name: str, value: float, note: str = "") -> None:
+    print(f"figure {name} {value:.4g}" + (f"  # {note}" if note else ""), flush=True)
+
+
+def timed(argv: list[str], env: dict[str, str] | None = None) -> float:
+    start = time.perf_counter()
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} failed:\n{proc.stderr[-3000:]}")
+    return time.perf_counter() - start
+
+
+def baseline(root: Path, cases: Path, renderers: str) -> float:
+    import os
+
+    env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(root), "PYTHONHASHSEED": "0",
+           "HOME": os.environ.get("HOME", "/tmp")}
+    return timed([sys.executable, str(BASELINE), str(cases), renderers], env)
+
+
+def extract(root: Path, cases: Path, renderers: str, stages: str, out: Path) -> float:
+    return timed([sys.executable, "-m", "tgstore", "extract", "--tinygrad", str(root), "--cases", str(cases),
+                  "--renderers", renderers, "--stages", stages, "-o", str(out)])
+
+
+def median_pair(repeat: int, a, b) -> tuple[float, float]:
+    xs, ys = [], []
+    for _ in range(repeat):  # alternated, so both see the same machine load
+        xs.append(a())
+        ys.append(b())
+    return statistics.median(xs), statistics.median(ys)
+
+
+def ingest_ratio(bundle: Path, repeat: int) -> tuple[float, float]:
+    from tgstore.bundle import read_bundle
+    from tgstore.db import open_engine, upgrade
+    from tgstore.ingest import ingest_bundle
+
+    parse, store = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(repeat):
+            start = time.perf_counter()
+            loaded = read_bundle(bundle)
+            parse.append(time.perf_counter() - start)
+            engine = open_engine(Path(tmp) / f"{i}.db")
+            upgrade(engine)
+            start = time.perf_counter()
+            ingest_bundle(engine, loaded)
+            store.append(time.perf_counter() - start)
+            engine.dispose()
+    return statistics.median(parse), statistics.median(store)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--tinygrad", type=Path, default=None, help="default: the installed tinygrad")
+    ap.add_argument("--cases", type=Path, default=BUILTIN_CASES)
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    root = resolve_tinygrad_root(args.tinygrad)
+    print(f"# tinygrad {root}, cases {args.cases}, median of {args.repeat}", flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "b.jsonl"
+        for label, renderers in (("c", "C"), ("all", ALL)):
+            base, ours = median_pair(args.repeat, lambda r=renderers: baseline(root, args.cases, r),
+                                     lambda r=renderers: extract(root, args.cases, r, "none", out))
+            print(f"# {label}: baseline {base:.2f} s, tgstore extract --stages none {ours:.2f} s", flush=True)
+            figure(f"extract_{label}_ratio", ours / base, "target <= " + ("1.15" if label == "c" else "1.05"))
+        without, with_stages = median_pair(args.repeat, lambda: extract(root, args.cases, ALL, "none", out),
+                                           lambda: extract(root, args.cases, ALL, "C,LLVM", out))
+        print(f"# stages: without {without:.2f} s, with C,LLVM passes and canonical documents {with_stages:.2f} s")
+        figure("stage_capture_ratio", with_stages / without, "reported, no target")
+        parse, store = ingest_ratio(out, args.repeat)
+        print(f"# ingest of the bundle with stages ({out.stat().st_size / 1e6:.1f} MB): parse {parse:.2f} s, "
+              f"store {store:.2f} s")
+        figure("ingest_parse_ratio", store / parse, "target <= 4")
+
+
+if __name__ == "__main__":
+    main()
