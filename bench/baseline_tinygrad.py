@@ -12,28 +12,55 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import inspect
 import os
+import platform
 import sys
 import time
 
-# renderer -> (module under tinygrad.renderer, class names to try, constructor arguments)
+HOST = {"amd64": "x86_64", "aarch64": "arm64"}.get(platform.machine().lower(), platform.machine().lower())
+# renderer -> (module under tinygrad.renderer, class names to try, device, arch): as the extraction child builds them
 RENDERERS = {
-    "C": ("cstyle", ["ClangRenderer"], ()), "LLVM": ("llvmir", ["CPULLVMRenderer", "LLVMRenderer"], ()),
-    "PTX": ("ptx", ["PTXRenderer"], ("sm_80",)), "CUDA": ("cstyle", ["CUDARenderer"], ("sm_80",)),
-    "METAL": ("cstyle", ["MetalRenderer"], ()), "OPENCL": ("cstyle", ["OpenCLRenderer"], ()),
-    "WGSL": ("wgsl", ["WGSLRenderer"], ()), "HIP": ("cstyle", ["HIPRenderer", "AMDHIPRenderer"], ("gfx1100",)),
-    "X86": ("isa.x86", ["X86Renderer"], ()),
+    "C": ("cstyle", ["ClangRenderer"], "CPU", HOST + ",native"),
+    "LLVM": ("llvmir", ["CPULLVMRenderer", "LLVMRenderer"], "CPU", HOST + ",native"),
+    "PTX": ("ptx", ["PTXRenderer"], "CUDA", "sm_80"), "CUDA": ("cstyle", ["CUDARenderer"], "CUDA", "sm_80"),
+    "METAL": ("cstyle", ["MetalRenderer"], "METAL", "Apple9"), "OPENCL": ("cstyle", ["OpenCLRenderer"], "CL", ""),
+    "WGSL": ("wgsl", ["WGSLRenderer"], "WEBGPU", ""),
+    "HIP": ("cstyle", ["HIPRenderer", "AMDHIPRenderer", "AMDRenderer"], "AMD", "gfx1100"),
+    "X86": ("isa.x86", ["X86Renderer"], "CPU", HOST + ",native"),
 }
 
 
+class NoCompiler:
+    """Rendering needs no compiler, and 0.14's lowering would call one: like the extraction child, compile nothing."""
+
+    cachekey = None
+
+    def compile(self, src):
+        return b""
+
+    compile_cached = compile
+
+    def __getattr__(self, name):
+        return None
+
+
 def renderer(name: str):
-    module, classes, args = RENDERERS[name]
-    mod = importlib.import_module(f"tinygrad.renderer.{module}")
-    cls = next(getattr(mod, c) for c in classes if hasattr(mod, c))
+    """The renderer, or None where it cannot be built without a GPU toolchain (the bench then leaves it out)."""
+    module, classes, device, arch = RENDERERS[name]
     try:
-        return cls(*args)
-    except TypeError:
-        return cls()
+        mod = importlib.import_module(f"tinygrad.renderer.{module}")
+        cls = next(getattr(mod, c) for c in classes if hasattr(mod, c))
+        target = getattr(importlib.import_module("tinygrad.helpers"), "Target", None)
+        if target is not None:  # 0.13+
+            built = cls(target(device=device, arch=arch))
+        else:
+            params = inspect.signature(cls.__init__).parameters
+            built = cls(**({"arch": arch.split(",")[0] if device == "CPU" else arch} if "arch" in params else {}))
+        built.compiler = NoCompiler()
+        return built
+    except Exception:
+        return None
 
 
 def lowering():
@@ -61,7 +88,8 @@ def main() -> None:
     start = time.perf_counter()
     from tinygrad import Tensor  # noqa: F401  (the import is part of tinygrad's work)
 
-    renderers = [renderer(n) for n in names]
+    built = {n: r for n in names if (r := renderer(n)) is not None}
+    renderers = list(built.values())
     lower = lowering()
     spec = importlib.util.spec_from_file_location("cases", cases_file)
     cases = importlib.util.module_from_spec(spec)
@@ -79,7 +107,7 @@ def main() -> None:
                         lower(ast, ren)
         except (AttributeError, ImportError, NotImplementedError):
             failed += 1  # unsupported in this era: the extraction records it and moves on too
-    print(f"seconds {time.perf_counter() - start:.4f} unsupported {failed}")
+    print(f"seconds {time.perf_counter() - start:.4f} unsupported {failed} renderers {','.join(built)}")
     sys.stdout.flush()
     os._exit(0)
 

@@ -1,20 +1,19 @@
 """Storing a bundle in the database: one transaction per bundle, artifacts content-addressed, set-based.
 
 A bundle's run either lands whole or not at all. Every artifact (text blob, kernel AST, linearized UOps, pass graph,
-pass list, canonical document, rule, rule set, match set, whole case result) is identified by a hash computed here
-from its content; the store finds which hashes are already there and inserts the rest, a statement per table. So
-re-ingesting an unchanged commit adds only its `runs` row and one `run_cases` row per case.
+pass list, canonical document, rule, rule set, match set, whole case result, the set of a run's case results) is
+identified by a hash computed here from its content; the store finds which hashes are already there and inserts the
+rest, a statement per table. So re-ingesting an unchanged commit adds only its commit and `runs` rows.
 
 Tables are filled parents first: blobs; kernels, linears, graphs; pass lists; canonical documents; patterns, pattern
-sets, match sets; case results with their schedule items, programs, canonical links and missing features; then
-the run and its cases.
+sets, match sets; case results with their schedule items, programs, canonical links and missing features; the
+case set; then the run.
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -323,21 +322,24 @@ class BundleStore:
         return [self.store.id("case_results", h) for h in hashes]
 
 
-def pass_times(cases: Iterable[dict[str, Any]]) -> str | None:
-    """The run's time per pass name, as JSON {scope: {name: [calls, seconds]}} (None without stages)."""
-    totals: dict[str, dict[str, list]] = {}
-    for case in cases:
-        scopes = [("schedule", case.get("schedule_passes"))]
-        scopes += [("lower", p.get("passes")) for item in case["schedule"] for p in item["programs"]]
-        for scope, passes in scopes:
-            for entry in passes or []:
-                total = totals.setdefault(scope, {}).setdefault(entry["name"], [0, 0.0])
-                total[0] += 1
-                total[1] += entry.get("seconds") or 0.0
-    if not totals:
+MEMBER_COLUMNS = ("case_id", "case_result_id", "match_set_id", "status", "debug_blob_id", "error_blob_id")
+
+
+def store_case_set(store: ContentStore, conn: Connection,
+                   stored: list[tuple[dict[str, Any], int, int | None]]) -> int | None:
+    """The case set of a run's cases (case, case result id, match set id), stored if new: a commit whose cases
+    produced what an earlier one's did adds no row here. Hashed over the members' ids, in run order."""
+    if not stored:
         return None
-    return json.dumps({scope: {name: [n, round(s, 4)] for name, (n, s) in sorted(names.items())}
-                       for scope, names in sorted(totals.items())}, separators=(",", ":"))
+    store.blobs([t for case, _r, _m in stored for t in (case.get("debug") or None, case.get("error"))])
+    ids = case_ids(conn, [case["name"] for case, _r, _m in stored])
+    members = [[ids[case["name"]], result_id, match_set_id, case["status"], store.blob_id(case.get("debug") or None),
+                store.blob_id(case.get("error"))] for case, result_id, match_set_id in stored]
+    digest = content_hash(members)
+    if store.ensure("case_sets", ("case_count",), {digest: (len(members),)}):
+        store.insert("case_set_members", ("case_set_id", "position", *MEMBER_COLUMNS),
+                     [(store.id("case_sets", digest), i, *m) for i, m in enumerate(members)])
+    return store.id("case_sets", digest)
 
 
 def case_ids(conn: Connection, names: list[str]) -> dict[str, int]:
@@ -471,28 +473,24 @@ def store_bundle(conn: Connection, bundle: Bundle, *, outcome: ExtractionOutcome
         errors.append(f"extraction {outcome.status} (exit code {outcome.returncode})")
     if command and command_failed(command):
         errors.append(command_failed(command))
+    store = contents.store
+    features = store.blob(canonical_json(header["features"]))
+    case_set_id = store_case_set(store, conn, stored)
     run_id = insert_returning_id(
         conn, Run, commit_id=commit_id, suite_id=suite_id, backend=backend,
         renderers=",".join(header["renderers"]), is_current=current,
         status=status, started_at=header.get("started_at"), finished_at=(bundle.end or {}).get("finished_at"),
         ingested_at=now_iso(), tgstore_version=__version__, bundle_version=header["bundle_version"],
         debug_level=header.get("debug_level"), python=header.get("python"), tinygrad_path=tinygrad.get("path"),
-        features=json.dumps(header["features"], sort_keys=True), error="; ".join(errors) or None,
+        features_blob_id=features, error="; ".join(errors) or None,
         stderr=(outcome.stderr[-STDERR_KEEP:] if outcome and outcome.stderr else None),
-        pattern_set_id=contents.pattern_set_id, pass_times=pass_times(bundle.cases),
+        pattern_set_id=contents.pattern_set_id, case_set_id=case_set_id,
+        case_seconds=json.dumps([case.get("seconds") for case, _r, _m in stored], separators=(",", ":")),
         command=json.dumps({k: command.get(k) for k in ("argv", "cwd", "exit_status", "seconds", "error")})
         if command else None)
     if bundle.missing:
         conn.execute(insert(RunMissing), [{"run_id": run_id, "case_name": m.get("case"), "feature": m["feature"],
                                            "reason": m.get("reason")} for m in bundle.missing])
-    store = contents.store
-    store.blobs([t for case in bundle.cases for t in (case.get("debug") or None, case.get("error"))])
-    ids = case_ids(conn, [case["name"] for case in bundle.cases])
-    store.insert("run_cases", ("run_id", "case_id", "case_result_id", "match_set_id", "status", "seconds",
-                               "debug_blob_id", "error_blob_id"),
-                 [(run_id, ids[case["name"]], result_id, match_set_id, case["status"], case.get("seconds"),
-                   store.blob_id(case.get("debug") or None), store.blob_id(case.get("error")))
-                  for case, result_id, match_set_id in stored])
     return IngestReport(run_id, sha, status, len(bundle.cases), failed_cases, contents.new_case_results,
                         kept_run_id=None if current else existing.id if existing else None,
                         error="; ".join(errors) or None)

@@ -7,21 +7,16 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from sqlalchemy import Engine
+from typing import TYPE_CHECKING
 
 from tgstore import tempdirs
-from tgstore.bundle import BundleError, read_bundle
 from tgstore.extract import child
 from tgstore.extract.runner import BUILTIN_CASES, ExtractionResult, run_extraction
-from tgstore.ingest import (
-    ExtractionOutcome,
-    IngestReport,
-    commit_key,
-    find_run,
-    ingest_bundle,
-    record_failed_run,
-)
+
+if TYPE_CHECKING:  # the database side is imported where it is used: `extract` alone never opens a database
+    from sqlalchemy import Engine
+
+    from tgstore.ingest import ExtractionOutcome, IngestReport
 
 
 class CaseFileError(ValueError):
@@ -99,6 +94,8 @@ def extract_and_ingest(engine: Engine, tinygrad_root: Path, plan: ExtractionPlan
 
     `git` ({sha, date, subject, position}) names the commit when the caller knows it better than the checkout does.
     """
+    from tgstore.ingest import IngestReport, commit_key, find_run
+
     described = child.describe_tinygrad(tinygrad_root, git)
     sha = commit_key(described)
     if not force:
@@ -115,6 +112,9 @@ def extract_and_ingest(engine: Engine, tinygrad_root: Path, plan: ExtractionPlan
 def ingest_result(engine: Engine, result: ExtractionResult, described: dict, plan: ExtractionPlan, *,
                   force: bool = False) -> IngestReport:
     """Store what an extraction left: its bundle (complete or truncated), else a failed run saying why."""
+    from tgstore.bundle import BundleError, read_bundle
+    from tgstore.ingest import ExtractionOutcome, ingest_bundle
+
     outcome = ExtractionOutcome(result.status, result.returncode, result.stderr)
     try:
         bundle = read_bundle(result.bundle_path) if result.bundle_path.exists() else None
@@ -129,6 +129,8 @@ def ingest_result(engine: Engine, result: ExtractionResult, described: dict, pla
 def record_failure(engine: Engine, described: dict, plan: ExtractionPlan, outcome: ExtractionOutcome,
                    error: str) -> IngestReport:
     """A failed run of the tinygrad `described` (child.describe_tinygrad's form) for this plan."""
+    from tgstore.ingest import commit_key, record_failed_run
+
     suite = plan.suite
     return record_failed_run(engine, sha=commit_key(described), tree_hash=described.get("tree_hash") or "",
                              version=described.get("version"), git=described.get("git") or {},

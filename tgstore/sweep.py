@@ -16,10 +16,12 @@
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import signal
 import subprocess
+import tarfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -221,9 +223,32 @@ def clean_stale_worktrees(repo: Path) -> int:
     return removed
 
 
+# What an extraction reads of a commit: the package, and the files its version is read from (header.find_version).
+PACKAGE_PATHS = ("tinygrad", "setup.py", "pyproject.toml")
+
+
+@contextmanager
+def package_checkout(repo: Path, sha: str) -> Iterator[Path]:
+    """A temporary directory holding only `sha`'s tinygrad package (and version files), written by `git archive`:
+    a few MB instead of the whole tree, no worktree bookkeeping, and no lock shared with the other jobs."""
+    base = tempdirs.make("pkg")
+    try:
+        present = _run_git(repo, "ls-tree", "--name-only", sha, "--", *PACKAGE_PATHS).stdout.split()
+        archive = subprocess.run(["git", "-C", str(repo), "archive", "--format=tar", sha, "--", *present],
+                                 capture_output=True, timeout=300)
+        if archive.returncode != 0:
+            raise SweepError(f"git archive {sha[:12]} failed: {archive.stderr.decode(errors='replace').strip()}")
+        with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+            tar.extractall(base / "tree", filter="data")
+        yield base / "tree"
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
 @contextmanager
 def checkout(repo: Path, sha: str) -> Iterator[Path]:
-    """A temporary detached worktree of `sha`, removed on exit whatever happens."""
+    """A temporary detached worktree of `sha` (the whole tree: capture mode runs the commit's tests), removed on
+    exit whatever happens."""
     base = tempdirs.make("wt")
     tree = base / "tree"
     try:
@@ -269,7 +294,7 @@ def extract_commit(repo: Path, commit: Commit, plan: ExtractionPlan, workdir: Pa
     """Check `commit` out and run the extractor on it (in a child process); the bundle goes to workdir/bundle.jsonl.
     Returns the tinygrad description for the run and the extraction result; never raises for tinygrad's failures."""
     out = workdir / "bundle.jsonl"
-    with checkout(repo, commit.sha) as tree:
+    with (checkout if plan.capture is not None else package_checkout)(repo, commit.sha) as tree:
         described = child.describe_tinygrad(tree, commit.git())
         try:
             root = resolve_tinygrad_root(tree)

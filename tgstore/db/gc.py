@@ -11,9 +11,9 @@ from sqlalchemy import Engine, Table, and_, delete, exists, select
 
 from tgstore.db.models import Base
 
-# Content-addressed tables, parents before children: deleting an unreferenced case result cascades to its schedule
-# items, which may leave kernels, linears and blobs unreferenced in turn.
-COLLECTED = ["case_results", "match_sets", "pattern_sets", "pass_lists", "kernels", "linears", "graphs",
+# Content-addressed tables, parents before children: deleting an unreferenced case set cascades to its members,
+# which may leave case results unreferenced, whose schedule items go with them, leaving kernels, linears and blobs.
+COLLECTED = ["case_sets", "case_results", "match_sets", "pattern_sets", "pass_lists", "kernels", "linears", "graphs",
              "canonical_docs", "patterns", "svod_trees", "blobs"]
 
 

@@ -8,7 +8,7 @@ change between two tinygrad commits is stored once: a run of an unchanged commit
 
 from __future__ import annotations
 
-from sqlalchemy import Boolean, Float, ForeignKey, Index, Integer, MetaData, String, Text, UniqueConstraint, text, true
+from sqlalchemy import Boolean, ForeignKey, Index, Integer, MetaData, String, Text, UniqueConstraint, text, true
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 # Explicit constraint names keep Alembic batch migrations on SQLite deterministic.
@@ -113,12 +113,13 @@ class Run(Base):
     debug_level: Mapped[int | None] = mapped_column(Integer)
     python: Mapped[str | None] = mapped_column(String(40))
     tinygrad_path: Mapped[str | None] = mapped_column(Text)
-    features: Mapped[str | None] = mapped_column(Text)  # JSON object
+    features_blob_id: Mapped[int | None] = mapped_column(ForeignKey("blobs.id"))  # the header's features (JSON)
     error: Mapped[str | None] = mapped_column(Text)
     stderr: Mapped[str | None] = mapped_column(Text)
     pattern_set_id: Mapped[int | None] = mapped_column(ForeignKey("pattern_sets.id"))
     is_current: Mapped[bool] = mapped_column(Boolean, server_default=true())
-    pass_times: Mapped[str | None] = mapped_column(Text)  # JSON {scope: {pass name: [calls, seconds]}}
+    case_set_id: Mapped[int | None] = mapped_column(ForeignKey("case_sets.id"), index=True)
+    case_seconds: Mapped[str | None] = mapped_column(Text)  # JSON list: each case's seconds, in case set order
     command: Mapped[str | None] = mapped_column(Text)  # capture mode: JSON {argv, cwd, exit_status, seconds}
 
 
@@ -313,20 +314,28 @@ class CaseMissing(Base):
     reason: Mapped[str | None] = mapped_column(Text)
 
 
-class RunCase(Base):
-    """A case within a run: its status and timing, the shared result, and its own DEBUG text and traceback."""
+class CaseSet(Base):
+    """What a run's cases produced, content-addressed (by the members' ids, in run order): the runs of commits that
+    changed nothing share one. `run_cases` is a view of runs joined with their set's members."""
 
-    __tablename__ = "run_cases"
-    __table_args__ = (UniqueConstraint("run_id", "case_id", name="uq_run_cases_run_case"),)
+    __tablename__ = "case_sets"
     id: Mapped[int] = mapped_column(primary_key=True)
-    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
-    case_id: Mapped[int] = mapped_column(ForeignKey("cases.id"), index=True)
+    hash: Mapped[str] = mapped_column(String(64), unique=True)
+    case_count: Mapped[int] = mapped_column(Integer)
+
+
+class CaseSetMember(Base):
+    """One case of a case set: its shared result, match counts, status, DEBUG text and traceback."""
+
+    __tablename__ = "case_set_members"
+    case_set_id: Mapped[int] = mapped_column(ForeignKey("case_sets.id", ondelete="CASCADE"), primary_key=True)
+    case_id: Mapped[int] = mapped_column(ForeignKey("cases.id"), primary_key=True, index=True)
+    position: Mapped[int] = mapped_column(Integer)  # the case's place in the run (and in runs.case_seconds)
     case_result_id: Mapped[int] = mapped_column(ForeignKey("case_results.id"), index=True)
+    match_set_id: Mapped[int | None] = mapped_column(ForeignKey("match_sets.id"), index=True)
     status: Mapped[str] = mapped_column(String(20))  # ok | error | unsupported
-    seconds: Mapped[float | None] = mapped_column(Float)
     debug_blob_id: Mapped[int | None] = mapped_column(ForeignKey("blobs.id"))
     error_blob_id: Mapped[int | None] = mapped_column(ForeignKey("blobs.id"))
-    match_set_id: Mapped[int | None] = mapped_column(ForeignKey("match_sets.id"), index=True)
 
 
 Index("ix_runs_status", Run.status)

@@ -1,0 +1,205 @@
+"""Every canned query and every page on a database of 1,000 commits: prints `figure NAME VALUE` lines.
+
+    .venv/bin/python bench/bench_queries.py [--commits 1000] [--db /tmp/bench-1000.db] [--keep]
+
+The database: the built-in suite extracted (renderers C and LLVM, their passes) from three real tinygrad releases,
+0.12.0, 0.13.0 and 0.14.0, then --commits commits in git order along one line, a third on each release's output.
+Like a real history most commits change nothing, and every seventh changes how often one rule fires in one case (a
+new match set and case set). Bundles are cached in .cache/bench/.
+
+- query_max_seconds_1000: the slowest canned query (median of 3), run as Datasette runs it (plain sqlite3,
+  read-only), with parameters that name real commits and cases (target <= 0.05).
+- page_max_seconds_1000: the slowest page through Datasette's own ASGI client: the index, every table and view,
+  every canned query, the graph, diff and chart pages (target <= 0.3).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+from tgstore.bundle import read_bundle  # noqa: E402
+from tgstore.db import open_engine, upgrade  # noqa: E402
+from tgstore.ingest import ingest_bundle  # noqa: E402
+from tgstore.queries import load_queries  # noqa: E402
+
+RELEASES = ["0.12.0", "0.13.0", "0.14.0"]
+CACHE = ROOT / ".cache" / "bench"
+
+
+def figure(name: str, value: float, note: str = "") -> None:
+    print(f"figure {name} {value:.4g}" + (f"  # {note}" if note else ""), flush=True)
+
+
+def bundle_of(version: str) -> Path:
+    from tinygrad_releases import install_tinygrad_release
+
+    out = CACHE / f"builtin-{version}.jsonl"
+    if not out.is_file():
+        CACHE.mkdir(parents=True, exist_ok=True)
+        root = install_tinygrad_release(version)
+        subprocess.run([sys.executable, "-m", "tgstore", "extract", "--tinygrad", str(root), "--renderers", "C,LLVM",
+                        "-o", str(out)], check=True)
+    return out
+
+
+def build(db: Path, commits: int) -> None:
+    engine = open_engine(db)
+    upgrade(engine)
+    for position, version in enumerate(RELEASES):
+        bundle = read_bundle(bundle_of(version))
+        sha = hashlib.sha1(version.encode()).hexdigest()
+        bundle.header["tinygrad"]["git"] = {"sha": sha, "date": f"2026-0{position + 1}-01T12:00:00+00:00",
+                                            "subject": f"tinygrad {version}", "dirty": False, "position": 0}
+        ingest_bundle(engine, bundle)
+    engine.dispose()
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("BEGIN")
+    base = conn.execute("SELECT id, commit_id, suite_id, backend, renderers, case_set_id, case_seconds, "
+                        "features_blob_id, pattern_set_id FROM runs ORDER BY id").fetchall()
+    next_commit = conn.execute("SELECT max(id) FROM tinygrad_commits").fetchone()[0] + 1
+    next_set = conn.execute("SELECT max(id) FROM case_sets").fetchone()[0] + 1
+    next_match = conn.execute("SELECT max(id) FROM match_sets").fetchone()[0] + 1
+    per_era = -(-commits // len(base))
+    for i in range(commits):
+        era = min(i // per_era, len(base) - 1)
+        run_id, commit_id, suite_id, backend, renderers, case_set, seconds, features, patterns = base[era]
+        if i % per_era == 0:  # the release itself, at its place in the line
+            conn.execute("UPDATE tinygrad_commits SET git_position = ?, committed_at = ?, committed_utc = ? "
+                         "WHERE id = ?", (i, f"2026-01-01T00:{i // 60 % 60:02d}:{i % 60:02d}+00:00",
+                                          f"2026-01-01T00:{i // 60 % 60:02d}:{i % 60:02d}Z", commit_id))
+            continue
+        if i % 7 == 0:  # a commit that changed one rule's match count in one case
+            members = conn.execute("SELECT position, case_id, case_result_id, match_set_id, status, debug_blob_id, "
+                                   "error_blob_id FROM case_set_members WHERE case_set_id = ? ORDER BY position",
+                                   (case_set,)).fetchall()
+            k = i % len(members)
+            old_match = members[k][3]
+            if old_match is not None:
+                conn.execute("INSERT INTO match_sets (id, hash, pattern_count) SELECT ?, ?, pattern_count FROM "
+                             "match_sets WHERE id = ?", (next_match, f"bench-match-{i}", old_match))
+                conn.execute("INSERT INTO pattern_matches (match_set_id, pattern_id, matches, tries) SELECT ?, "
+                             "pattern_id, matches + (rowid = (SELECT min(rowid) FROM pattern_matches WHERE "
+                             "match_set_id = ?)), tries FROM pattern_matches WHERE match_set_id = ?",
+                             (next_match, old_match, old_match))
+                members[k] = (*members[k][:3], next_match, *members[k][4:])
+                next_match += 1
+            conn.execute("INSERT INTO case_sets (id, hash, case_count) VALUES (?, ?, ?)",
+                         (next_set, f"bench-set-{i}", len(members)))
+            conn.executemany("INSERT INTO case_set_members (case_set_id, position, case_id, case_result_id, "
+                             "match_set_id, status, debug_blob_id, error_blob_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                             [(next_set, *m) for m in members])
+            case_set, next_set = next_set, next_set + 1
+        sha = hashlib.sha1(f"bench commit {i}".encode()).hexdigest()
+        stamp = f"2026-01-01T00:{i // 60 % 60:02d}:{i % 60:02d}"
+        conn.execute("INSERT INTO tinygrad_commits (id, sha, tree_hash, version, committed_at, subject, "
+                     "committed_utc, git_position) VALUES (?, ?, '', NULL, ?, ?, ?, ?)",
+                     (next_commit, sha, stamp + "+00:00", f"bench commit {i}", stamp + "Z", i))
+        conn.execute("INSERT INTO runs (commit_id, suite_id, backend, renderers, status, ingested_at, "
+                     "tgstore_version, is_current, case_set_id, case_seconds, features_blob_id, pattern_set_id) "
+                     "VALUES (?, ?, ?, ?, 'ok', ?, 'bench', 1, ?, ?, ?, ?)",
+                     (next_commit, suite_id, backend, renderers, stamp, case_set, seconds, features, patterns))
+        next_commit += 1
+    conn.execute("COMMIT")
+    conn.execute("ANALYZE")
+    conn.close()
+
+
+def parameters(conn: sqlite3.Connection) -> dict[str, str]:
+    """Real values for every kind of query parameter."""
+    sha_old, sha_new = [r[0] for r in conn.execute(
+        "SELECT sha FROM v_commits WHERE version IS NULL ORDER BY history_rank LIMIT 1 OFFSET 100").fetchall()
+        + conn.execute("SELECT sha FROM v_commits ORDER BY history_rank DESC LIMIT 1").fetchall()]
+    return {"a": "0.12.0", "b": "0.14.0", "commit": sha_new[:10], "case_name": "softmax", "renderer": "C",
+            "kernel": "", "op": "WMMA", "svod": "", "case": "softmax", "from": sha_old[:10], "to": sha_new[:10]}
+
+
+def time_queries(db: Path) -> list[tuple[float, str]]:
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    values = parameters(conn)
+    timings = []
+    for name, query in load_queries().items():
+        params = {p: values.get(p, "") for p in query.parameter_names}
+        runs = []
+        for _ in range(3):
+            start = time.perf_counter()
+            conn.execute(query.sql, params).fetchall()
+            runs.append(time.perf_counter() - start)
+        timings.append((statistics.median(runs), name))
+    conn.close()
+    return sorted(timings, reverse=True)
+
+
+async def time_pages(db: Path) -> list[tuple[float, str]]:
+    from urllib.parse import urlencode
+
+    from tgstore.serve import TABLES, make_datasette
+
+    datasette = make_datasette(db)
+    await datasette.invoke_startup()
+    name = db.stem
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    values = parameters(conn)
+    kernel = conn.execute("SELECT hash FROM kernels ORDER BY node_count DESC LIMIT 1").fetchone()[0]
+    graph = conn.execute("SELECT hash FROM graphs ORDER BY node_count DESC LIMIT 1").fetchone()[0]
+    tables = [t for t in TABLES if not TABLES[t].get("hidden")
+              and conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (t,)).fetchone()]
+    conn.close()
+    pages = ["/", f"/{name}", *[f"/{name}/{t}" for t in tables]]
+    for qname, query in load_queries().items():
+        pages.append(f"/{name}/{qname}?" + urlencode({p: values.get(p, "") for p in query.parameter_names}))
+    pages += [f"/-/graph/{kernel}", f"/-/graph/{graph}", "/-/diff?a=0.13.0&b=0.14.0&case=softmax",
+              "/-/chart?metric=uops&case=softmax", "/-/chart?metric=kernels&case=softmax",
+              "/-/chart?metric=matches&case=softmax", "/-/chart?metric=pass_nodes&case=softmax"]
+    timings = []
+    for page in pages:
+        runs = []
+        for _ in range(3):
+            start = time.perf_counter()
+            response = await datasette.client.get(page)
+            runs.append(time.perf_counter() - start)
+            if response.status_code != 200:
+                print(f"# {page}: HTTP {response.status_code}", flush=True)
+        timings.append((statistics.median(runs), page))
+    return sorted(timings, reverse=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--commits", type=int, default=1000)
+    ap.add_argument("--db", type=Path, default=None, help="build here (default: a temporary file)")
+    ap.add_argument("--keep", action="store_true", help="reuse --db if it exists")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        db = args.db or Path(tmp) / "bench.db"
+        if not (args.keep and db.is_file()):
+            db.unlink(missing_ok=True)
+            start = time.perf_counter()
+            build(db, args.commits)
+            print(f"# built {db} ({db.stat().st_size / 1e6:.0f} MB, {args.commits} commits) in "
+                  f"{time.perf_counter() - start:.0f} s", flush=True)
+        queries = time_queries(db)
+        for seconds, name in queries[:5]:
+            print(f"# query {name}: {seconds * 1000:.1f} ms")
+        figure(f"query_max_seconds_{args.commits}", queries[0][0], f"{queries[0][1]}; target <= 0.05")
+        pages = asyncio.run(time_pages(db))
+        for seconds, page in pages[:8]:
+            print(f"# page {page}: {seconds * 1000:.0f} ms")
+        figure(f"page_max_seconds_{args.commits}", pages[0][0], f"{pages[0][1]}; target <= 0.3")
+        print("# all: " + json.dumps({name: round(s, 4) for s, name in queries}))
+
+
+if __name__ == "__main__":
+    main()
