@@ -32,6 +32,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from tgstore.bundle import read_bundle  # noqa: E402
 from tgstore.db import open_engine, upgrade  # noqa: E402
+from tgstore.history import RANK_COMMITS  # noqa: E402
 from tgstore.ingest import ingest_bundle  # noqa: E402
 from tgstore.queries import load_queries  # noqa: E402
 
@@ -112,6 +113,7 @@ def build(db: Path, commits: int) -> None:
                      "VALUES (?, ?, ?, ?, 'ok', ?, 'bench', 1, ?, ?, ?, ?)",
                      (next_commit, suite_id, backend, renderers, stamp, case_set, seconds, features, patterns))
         next_commit += 1
+    conn.execute(RANK_COMMITS)
     conn.execute("COMMIT")
     conn.execute("ANALYZE")
     conn.close()

@@ -66,7 +66,10 @@ def main() -> int:
     parser.add_argument("--db", type=Path, help="the database (default: a fresh one in a temp dir)")
     parser.add_argument("--commits", type=int, default=8, help="commits of the built history (default 8)")
     parser.add_argument("--cases", type=Path, action="append", help="case files (default: the built-in suite)")
-    parser.add_argument("--renderers", help="comma-separated renderers (default: the extractor's default set)")
+    parser.add_argument("--renderers", default="C,LLVM", help="comma-separated renderers (default C,LLVM: what "
+                        "bench/baseline_tinygrad.py can build too, for sweep_bound_ratio)")
+    parser.add_argument("--stages", default="none", help="renderers whose passes are recorded (default none: "
+                        "tinygrad's own work is the bound)")
     parser.add_argument("--timeout", type=float, default=900.0)
     args = parser.parse_args()
     if args.repo and not args.rev:
@@ -80,7 +83,7 @@ def main() -> int:
             repo, revs = open_repo(built), args.rev or built_revs
         commits = resolve_revs(repo, revs)
         db = args.db or Path(tmp) / "bench.db"
-        plan = ExtractionPlan(timeout=args.timeout,
+        plan = ExtractionPlan(timeout=args.timeout, stages=args.stages,
                               renderers=[r for r in args.renderers.split(",") if r] if args.renderers else None)
         if args.cases:
             plan.case_files = [p.resolve() for p in args.cases]
@@ -141,7 +144,35 @@ def main() -> int:
             print("  of which blobs of DEBUG text only these runs use: "
                   f"{debug_blobs_only_used_by(db, [o.run_id for o, _b, _r in unchanged])}")
         print(f"rows in all: {sum(rows1.values()) - sum(rows0.values())} added")
+        bound = tinygrad_bound(repo, [o.commit.sha for o in ran], plan, args.jobs)
+        print(f"tinygrad's own work (bench/baseline_tinygrad.py per commit) / {args.jobs} jobs: {bound:.1f} s")
+        print(f"figure sweep_bound_ratio {wall / bound:.3f}  # target <= 1.1 at -j 2")
     return 1 if summary.failed else 0
+
+
+def tinygrad_bound(repo: Path, shas: list[str], plan: ExtractionPlan, jobs: int) -> float:
+    """The sum over commits of tinygrad's own schedule+render time for the suite, divided by the jobs: the floor a
+    sweep is measured against. Measured once per distinct tinygrad/ tree."""
+    import os
+    import subprocess
+
+    from tgstore.sweep import _run_git, package_checkout
+
+    seconds: dict[str, float] = {}
+    total = 0.0
+    for sha in shas:
+        tree = _run_git(repo, "rev-parse", f"{sha}:tinygrad").stdout.strip()
+        if tree not in seconds:
+            with package_checkout(repo, sha) as root:
+                env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(root), "PYTHONHASHSEED": "0",
+                       "HOME": os.environ.get("HOME", "/tmp")}
+                start = time.monotonic()
+                subprocess.run([sys.executable, str(ROOT / "bench" / "baseline_tinygrad.py"),
+                                str(plan.case_files[0]), ",".join(plan.effective_renderers)], env=env, check=True,
+                               capture_output=True)
+                seconds[tree] = time.monotonic() - start
+        total += seconds[tree]
+    return total / jobs
 
 
 def debug_blobs_only_used_by(db: Path, run_ids: list[int | None]) -> int:

@@ -8,18 +8,21 @@ WITH c AS (
   SELECT commit_id AS id FROM v_commits
   WHERE :commit <> '' AND (sha = :commit OR sha LIKE :commit || '%' OR version = :commit)
   ORDER BY sha = :commit DESC, history_rank DESC LIMIT 1
+), items AS (  -- the commit's current runs first, then their items: no view over every run
+  SELECT r.backend, si.id AS item_id, si.position, si.root_op, si.call_site, kn.name AS kernel_name, kn.node_count,
+         coalesce(pr.text, at.text) AS pyrender
+  FROM runs r JOIN run_cases rc ON rc.run_id = r.id JOIN cases k ON k.id = rc.case_id
+  JOIN schedule_items si ON si.case_result_id = rc.case_result_id JOIN kernels kn ON kn.id = si.kernel_id
+  LEFT JOIN blobs pr ON pr.id = kn.pyrender_blob_id LEFT JOIN blobs at ON at.id = kn.ast_text_blob_id
+  WHERE r.commit_id = (SELECT id FROM c) AND r.is_current = 1 AND k.name = :case_name
 )
 SELECT * FROM (
-  SELECT k.position, k.kernel_name, s.renderer, s.source, coalesce(k.pyrender, k.ast_text) AS pyrender,
-         k.node_count, s.uop_count, k.root_op, k.backend, s.error,
-         (SELECT si.call_site FROM run_cases rc JOIN cases cs ON cs.id = rc.case_id
-          JOIN schedule_items si ON si.case_result_id = rc.case_result_id
-          WHERE rc.run_id = k.run_id AND cs.name = k."case" AND si.position = k.position) AS call_site
-  FROM v_kernels k JOIN runs r ON r.id = k.run_id
-  LEFT JOIN v_sources s ON s.run_id = k.run_id AND s."case" = k."case" AND s.position = k.position
-       AND (:renderer = '' OR s.renderer = :renderer)
-  WHERE r.commit_id = (SELECT id FROM c) AND k."case" = :case_name
-  ORDER BY k.backend, k.position, s.renderer
+  SELECT i.position, i.kernel_name, p.renderer, b.text AS source, i.pyrender, i.node_count, l.uop_count, i.root_op,
+         i.backend, p.error, i.call_site
+  FROM items i
+  LEFT JOIN programs p ON p.schedule_item_id = i.item_id AND (:renderer = '' OR p.renderer = :renderer)
+  LEFT JOIN blobs b ON b.id = p.source_blob_id LEFT JOIN linears l ON l.id = p.linear_id
+  ORDER BY i.backend, i.position, p.renderer
 )
 UNION ALL
 SELECT NULL, 'no stored commit matches ' || quote(:commit), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL

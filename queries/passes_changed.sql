@@ -17,12 +17,12 @@ WITH ca AS (
   SELECT ra.id AS run_a, rb.id AS run_b FROM runs ra
   JOIN runs rb ON rb.suite_id = ra.suite_id AND rb.backend = ra.backend AND rb.is_current = 1
   WHERE ra.is_current = 1 AND ra.commit_id = (SELECT id FROM ca) AND rb.commit_id = (SELECT id FROM cb)
-), pa AS (
-  SELECT p.* FROM v_passes p JOIN pairs ON pairs.run_a = p.run_id
-  WHERE p.scope = 'lower' AND (:case_name = '' OR p."case" = :case_name)
-), pb AS (
-  SELECT p.* FROM v_passes p JOIN pairs ON pairs.run_b = p.run_id
-  WHERE p.scope = 'lower' AND (:case_name = '' OR p."case" = :case_name)
+), pa AS MATERIALIZED (
+  SELECT p.* FROM v_passes p WHERE p.run_id IN (SELECT run_a FROM pairs)
+  AND p.scope = 'lower' AND (:case_name = '' OR p."case" = :case_name)
+), pb AS MATERIALIZED (
+  SELECT p.* FROM v_passes p WHERE p.run_id IN (SELECT run_b FROM pairs)
+  AND p.scope = 'lower' AND (:case_name = '' OR p."case" = :case_name)
 ), kernels AS (
   SELECT DISTINCT pa."case", pa.position, pa.renderer FROM pa
   JOIN pb ON pb."case" = pa."case" AND pb.position = pa.position AND pb.renderer = pa.renderer

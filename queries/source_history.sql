@@ -3,16 +3,27 @@
 --   where the source a renderer generated for a case differs from the previous stored commit of the same suite and
 --   backend: the first commit, then each change, with the new source.
 -- parameters: case_name (case name, e.g. matmul), renderer (renderer name, e.g. C)
-WITH src AS (
-  SELECT run_id, count(*) AS kernels,
+WITH runs_of_case AS (
+  SELECT rc.run_id, rc.case_result_id, c.committed_at, c.history_rank, c.sha, c.version, s.name AS suite, r.backend,
+         rc.status
+  FROM run_cases rc JOIN runs r ON r.id = rc.run_id AND r.is_current = 1 JOIN cases k ON k.id = rc.case_id
+  JOIN v_commits c ON c.commit_id = r.commit_id JOIN suites s ON s.id = r.suite_id
+  WHERE k.name = :case_name
+), src AS (  -- once per distinct case result, not once per run: most commits share their predecessor's
+  SELECT case_result_id, count(*) AS kernels,
          group_concat(coalesce(source_hash, 'none:' || coalesce(error, '')), ',') AS signature,
          group_concat(substr(coalesce(source_hash, '-'), 1, 12), ',') AS source_hashes,
          group_concat(coalesce(kernel_name, '?'), ', ') AS kernel_names,
          group_concat('// ' || position || ': ' || coalesce(kernel_name, '?') || char(10)
                       || coalesce(source, '/* no source: ' || coalesce(error, '?') || ' */'), char(10) || char(10))
            AS source
-  FROM (SELECT * FROM v_sources WHERE "case" = :case_name AND renderer = :renderer ORDER BY run_id, position)
-  GROUP BY run_id
+  FROM (SELECT si.case_result_id, si.position, p.name AS kernel_name, b.hash AS source_hash, b.text AS source, p.error
+        FROM (SELECT DISTINCT case_result_id FROM runs_of_case) d
+        JOIN schedule_items si ON si.case_result_id = d.case_result_id
+        JOIN programs p ON p.schedule_item_id = si.id AND p.renderer = :renderer
+        LEFT JOIN blobs b ON b.id = p.source_blob_id
+        ORDER BY si.case_result_id, si.position)
+  GROUP BY case_result_id
 ), hist AS (
   SELECT rc.run_id, rc.committed_at, rc.history_rank, rc.sha, rc.version, rc.suite, rc.backend, rc.status,
          coalesce(src.kernels, 0) AS kernels, src.kernel_names, src.source_hashes, src.source,
@@ -20,8 +31,7 @@ WITH src AS (
          lag(coalesce(src.signature, '')) OVER (PARTITION BY rc.suite, rc.backend ORDER BY rc.history_rank, rc.run_id)
            AS previous,
          lag(rc.sha) OVER (PARTITION BY rc.suite, rc.backend ORDER BY rc.history_rank, rc.run_id) AS previous_sha
-  FROM v_run_cases rc LEFT JOIN src ON src.run_id = rc.run_id
-  WHERE rc."case" = :case_name
+  FROM runs_of_case rc LEFT JOIN src ON src.case_result_id = rc.case_result_id
 )
 SELECT committed_at, sha, version, suite, backend, status,
        CASE WHEN previous IS NULL THEN 'first' WHEN signature = '' THEN 'gone' ELSE 'changed' END AS change,

@@ -12,7 +12,7 @@ from sample_bundles import SHA_A, SHA_B, build_sample_db, bundle_b, is_svod_quer
 from web_server import Server, chromium_available, screenshot, start_server, stop_server, text_of
 
 from tgstore.bundle import read_bundle
-from tgstore.db import open_engine
+from tgstore.db import open_engine, upgrade
 from tgstore.ingest import ingest_bundle
 from tgstore.queries import load_queries, run_query
 from tgstore.serve import TABLES, build_metadata
@@ -36,10 +36,12 @@ def test_metadata_has_every_query_and_table_titles(tmp_path: Path) -> None:
     for name, canned in database["queries"].items():
         assert canned["title"] == queries[name].title and canned["description"] == queries[name].description
         assert canned["params"] == queries[name].parameter_names and canned["sql"] == queries[name].sql
-    for view in ("v_runs", "v_run_cases", "v_kernels", "v_sources", "v_commit_patterns", "v_passes"):
-        assert database["tables"][view]["title"] and database["tables"][view]["facets"]
-    # over every commit's matches a default sort or facets cost seconds: none on this view
-    assert set(database["tables"]["v_pattern_matches"]) == {"title", "description"}
+    assert database["tables"]["v_runs"]["facets"] and database["tables"]["v_runs"]["sort_desc"] == "history_rank"
+    # the views with a row per case, kernel, program, pass or rule of every run: a default sort or facets would
+    # cost seconds on a thousand commits
+    for view in ("v_run_cases", "v_kernels", "v_sources", "v_commit_patterns", "v_passes", "v_pattern_matches"):
+        assert database["tables"][view]["title"] and database["tables"][view]["description"]
+        assert not {"facets", "sort", "sort_desc"} & set(database["tables"][view]), view
     with sqlite3.connect(tmp_path / "x.db") as conn:  # the metadata does not touch the file
         assert conn.execute("SELECT count(*) FROM sqlite_master").fetchone() == (0,)
 
@@ -69,7 +71,7 @@ def test_table_and_view_pages(server: Server) -> None:
     assert '<pre class="tgstore-code"><span class="kt">void</span><span class="w"> </span><span class="nf">r_16_16_4' \
         in page
     assert "acc0 += *((float4*)(data1 + k*4)) * *((float4*)(data2 + k*4));" in text_of(page)
-    assert 'class="facet-info' in page  # the configured facets
+    assert 'class="facet-info' in server.get(f"/{db}/v_runs").text  # the configured facets
     rows = server.get(f"/{db}/v_sources.json", case="matmul", renderer="C", _shape="array").json()
     assert len(rows) == 6 and {r["kernel_name"] for r in rows} == {"r_16_16", "r_16_16_4", "E_16"}
     page = server.get(f"/{db}/blobs/1").text  # a row page
@@ -125,3 +127,16 @@ def test_screenshot_of_a_source_page(server: Server, tmp_path: Path) -> None:
     data = screenshot(url, tmp_path / "case_at_commit.png", tmp_path / "profile", "1280,900")
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     assert len(data) > 20_000  # a rendered page, not a blank one
+
+
+def test_every_table_option_names_a_column_that_exists(tmp_path: Path) -> None:
+    """Facets, sorts and label columns in TABLES name real columns of the migrated schema (a stale one is a 400)."""
+    engine = open_engine(tmp_path / "schema.db")
+    upgrade(engine)
+    engine.dispose()
+    with sqlite3.connect(tmp_path / "schema.db") as conn:
+        for table, spec in TABLES.items():
+            columns = {r[1] for r in conn.execute(f"PRAGMA table_info('{table}')")}
+            assert columns, f"{table} is not in the schema"
+            named = [*spec.get("facets", []), *(spec[k] for k in ("sort", "sort_desc", "label_column") if k in spec)]
+            assert set(named) <= columns, (table, set(named) - columns)

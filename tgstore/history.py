@@ -139,3 +139,28 @@ def resolve_commit(conn: Connection | sqlite3.Connection, ref: str) -> CommitRow
     known = _execute(conn, "SELECT count(*) FROM tinygrad_commits", {})[0][0]
     raise CommitNotFound(f"no stored commit matches {ref!r}{hint}; {known} commits are stored "
                          "(`tgstore runs` lists them)")
+
+
+# History order, stored in tinygrad_commits.history_rank (migration 0011 holds the same statement): git commits by
+# their first-parent position; a release without git just before the first git commit carrying its version or a
+# later one; then by version, date and id. Run after every change to the commits (tgstore.ingest does).
+RANK_COMMITS = """
+    WITH placed AS (
+      SELECT c.id, c.version_key, c.committed_utc,
+             CASE WHEN c.git_position IS NOT NULL THEN c.git_position
+                  WHEN c.version_key IS NULL THEN NULL
+                  ELSE coalesce((SELECT min(g.git_position) FROM tinygrad_commits g
+                                 WHERE g.git_position IS NOT NULL AND g.version_key >= c.version_key) - 0.5,
+                                (SELECT max(g.git_position) FROM tinygrad_commits g) + 0.5) END AS place
+      FROM tinygrad_commits c),
+    ranked AS (
+      SELECT id, row_number() OVER (ORDER BY place IS NULL, place, version_key IS NULL, version_key, committed_utc, id)
+               AS rank
+      FROM placed)
+    UPDATE tinygrad_commits SET history_rank = ranked.rank FROM ranked
+    WHERE ranked.id = tinygrad_commits.id AND tinygrad_commits.history_rank IS NOT ranked.rank"""
+
+
+def rank_commits(conn: Any) -> None:
+    """Recompute every commit's history_rank (a few ms for a thousand commits; only changed ranks are written)."""
+    conn.exec_driver_sql(RANK_COMMITS)

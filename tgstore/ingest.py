@@ -24,7 +24,7 @@ from tgstore import __version__
 from tgstore.bundle import Bundle, BundleError
 from tgstore.compare.canonical import document_hash
 from tgstore.db.models import Case, Run, RunMissing, Suite, TinygradCommit
-from tgstore.history import to_utc, version_key
+from tgstore.history import rank_commits, to_utc, version_key
 from tgstore.store import ContentStore, canonical_json, content_hash, sha256_text
 
 STDERR_KEEP = 64 * 1024
@@ -378,6 +378,7 @@ def upsert_commit(conn: Connection, sha: str, tree_hash: str, version: str | Non
     if tree_hash:  # a checkout that failed stored none
         conn.execute(update(TinygradCommit).where(TinygradCommit.id == commit_id, TinygradCommit.tree_hash == "")
                      .values(tree_hash=tree_hash))
+    rank_commits(conn)
     return commit_id
 
 

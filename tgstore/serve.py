@@ -16,6 +16,7 @@ from tgstore.queries import Query, load_queries
 SETTINGS = {
     "sql_time_limit_ms": 15_000,  # the history queries scan every run of a case
     "facet_time_limit_ms": 1_000,
+    "suggest_facets": False,  # suggestions run queries over whole views: seconds on a thousand commits
     "max_returned_rows": 5_000,
     "default_page_size": 50,
 }
@@ -29,26 +30,26 @@ DATABASE_DESCRIPTION = (
 # title, description, and Datasette table options (facets, sort, label column) per table and view.
 TABLES: dict[str, dict[str, Any]] = {
     "v_runs": {"title": "Runs", "description": "One extraction of one tinygrad commit over a suite on a backend.",
-               "facets": ["status", "backend", "suite", "version"], "sort_desc": "history_rank"},
+               "facets": ["status", "backend", "suite"], "sort_desc": "history_rank"},
+    "v_commits": {"title": "Commits", "description": "Stored tinygrad commits in history order (git order, "
+                  "releases placed by version).", "sort_desc": "history_rank"},
+    # The views below hold a row per case, kernel, program, pass or rule of every run: on a thousand commits a sort
+    # or a facet over all of them costs seconds, so they have neither by default (filter by sha, run_id or case,
+    # or sort by a column, as needed); v_passes and v_pattern_matches are not counted either (tgstore.web).
     "v_run_cases": {"title": "Cases by run", "description": "Each case of each run: status, time, schedule size, "
-                    "DEBUG output and traceback.", "facets": ["status", "case", "backend", "version"],
-                    "sort_desc": "history_rank"},
+                    "DEBUG output and traceback."},
     "v_kernels": {"title": "Kernels by run", "description": "Every schedule item of every case of every run, with "
-                  "its AST as tinygrad code (pyrender) and as text.", "facets": ["case", "root_op", "backend"],
-                  "sort_desc": "history_rank"},
+                  "its AST as tinygrad code (pyrender) and as text, and links to its sources, passes and graph.",
+                  "size": 20},
     "v_sources": {"title": "Generated sources", "description": "The code each renderer generated for each kernel.",
-                  "facets": ["renderer", "case", "backend", "version"], "sort_desc": "history_rank"},
-    # no default sort or facets: over every commit's matches they cost seconds (filter by sha or case first)
+                  "size": 20},  # each source is highlighted: 20 a page keeps a page quick
     "v_pattern_matches": {"title": "Pattern matches", "description": "How often each PatternMatcher rule fired "
                           "(and was tried) while a case was scheduled and lowered. Filter by sha or case."},
     "v_passes": {"title": "Passes", "description": "The graph after each named pass: the scheduler's (scope "
                  "schedule) and each kernel's codegen passes per renderer (scope lower), with node counts and a "
-                 "link to the drawn graph.", "facets": ["scope", "renderer", "pass_name"]},
-    "v_commits": {"title": "Commits", "description": "Stored tinygrad commits in history order (git order, "
-                  "releases placed by version).", "sort_desc": "history_rank"},
+                 "link to the drawn graph."},
     "v_commit_patterns": {"title": "Patterns by commit", "description": "The PatternMatcher rules present in each "
-                          "run's tinygrad, matched or not.", "facets": ["matcher", "file", "version"],
-                          "sort": "line"},
+                          "run's tinygrad, matched or not."},
     "tinygrad_commits": {"title": "tinygrad commits", "description": "A git commit, or an installed package "
                          "(sha \"tree:<hash>\" of its source files).", "sort_desc": "committed_utc",
                          "label_column": "sha"},
@@ -83,7 +84,7 @@ TABLES: dict[str, dict[str, Any]] = {
     "blobs": {"title": "Text blobs", "description": "Sources, pyrender, AST text and DEBUG output, stored once.",
               "sort_desc": "size"},
     "v_svod_stages": {"title": "Svod stages", "description": "Node counts per codegen stage of each Svod kernel.",
-                      "facets": ["case", "stage"]},
+                      "facets": ["case", "label"]},
     "v_svod_kernels": {"title": "Svod kernels", "description": "Each Svod kernel's stages and generated code.",
                        "facets": ["case"]},
     "svod_runs": {"title": "Svod outputs", "description": "One ingested Svod output (a log, a dump directory, a "

@@ -13,6 +13,29 @@ from tgstore.web.cells import CellRenderer
 from tgstore.web.pages import ROUTES
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
+# Views whose row count means running the whole view (every pass of every kernel of every run): seconds on a
+# thousand commits. Their pages are served without the count (Datasette's `_nocount`), paginated as usual.
+UNCOUNTED_VIEWS = frozenset({"v_passes", "v_pattern_matches"})
+
+
+def uncounted(scope: dict[str, Any]) -> dict[str, Any]:
+    """The request, asking Datasette not to count the rows when it is a page of one of UNCOUNTED_VIEWS."""
+    parts = scope.get("path", "").strip("/").split("/")
+    query = scope.get("query_string", b"")
+    if len(parts) == 2 and parts[1].split(".")[0] in UNCOUNTED_VIEWS and b"_nocount" not in query:
+        return {**scope, "query_string": query + (b"&" if query else b"") + b"_nocount=1"}
+    return scope
+
+
+@hookimpl
+def asgi_wrapper() -> Any:
+    def wrap(app: Any) -> Any:
+        async def wrapped(scope: dict[str, Any], receive: Any, send: Any) -> None:
+            await app(uncounted(scope) if scope.get("type") == "http" else scope, receive, send)
+
+        return wrapped
+
+    return wrap
 
 
 @hookimpl

@@ -24,12 +24,31 @@ METRICS: dict[str, tuple[str, str, str]] = {
         FROM run_cases rc JOIN runs r ON r.id = rc.run_id AND r.is_current = 1
         JOIN v_commits c ON c.commit_id = r.commit_id JOIN cases k ON k.id = rc.case_id
         WHERE k.name = :case ORDER BY c.history_rank, rc.run_id"""),
+    # per distinct case result, then mapped to the runs that share it: most commits share their predecessor's
     "pass_nodes": ("Nodes after each pass", "nodes", """
-        SELECT run_id, sha, version, history_rank, pass_name AS series, sum(node_count) AS value FROM v_passes
-        WHERE "case" = :case AND depth = 0 AND (scope = 'schedule' OR renderer = :renderer)
-        GROUP BY run_id, pass_name ORDER BY history_rank, run_id"""),
+        WITH runs_of_case AS (
+          SELECT rc.run_id, rc.case_result_id, c.sha, c.version, c.history_rank
+          FROM run_cases rc JOIN runs r ON r.id = rc.run_id AND r.is_current = 1 JOIN cases k ON k.id = rc.case_id
+          JOIN v_commits c ON c.commit_id = r.commit_id WHERE k.name = :case
+        ), results AS (SELECT DISTINCT case_result_id FROM runs_of_case
+        ), entries AS (
+          SELECT d.case_result_id, pe.name, pe.node_count FROM results d
+          JOIN schedule_items si ON si.case_result_id = d.case_result_id
+          JOIN programs p ON p.schedule_item_id = si.id AND p.renderer = :renderer
+          JOIN pass_entries pe ON pe.pass_list_id = p.pass_list_id AND pe.depth = 0
+          UNION ALL
+          SELECT d.case_result_id, pe.name, pe.node_count FROM results d
+          JOIN case_results cr ON cr.id = d.case_result_id
+          JOIN pass_entries pe ON pe.pass_list_id = cr.schedule_pass_list_id AND pe.depth = 0
+        ), per_result AS (
+          SELECT case_result_id, name, sum(node_count) AS value FROM entries GROUP BY case_result_id, name
+        )
+        SELECT r.run_id, r.sha, r.version, r.history_rank, p.name AS series, p.value
+        FROM runs_of_case r JOIN per_result p ON p.case_result_id = r.case_result_id
+        ORDER BY r.history_rank, r.run_id"""),
 }
 MAX_SERIES = 24  # pass_nodes: the passes whose counts vary most, so the legend stays readable
+ALL_POINTS_UP_TO = 200  # commits; beyond, only the commits around a change are drawn (the line is flat between)
 
 STYLE = Style(background="white", plot_background="white", font_family="ui-sans-serif, DejaVu Sans, sans-serif",
               colors=("#3d7eb3", "#c24f3c", "#3c9a5a", "#8a63b8", "#c4911f", "#4a5563", "#b0478f", "#a89a1d"))
@@ -42,6 +61,7 @@ class Chart:
     renderer: str
     commits: list[tuple[int, str, str | None]] = field(default_factory=list)  # (run_id, sha, version) in order
     series: dict[str, list[float | None]] = field(default_factory=dict)
+    total: int = 0  # commits stored (more than drawn when keep_changes left some out)
 
     @property
     def title(self) -> str:
@@ -64,7 +84,20 @@ def chart_data(conn: sqlite3.Connection, metric: str, case: str, renderer: str =
         spread = {n: max(v.values()) - min(v.values()) for n, v in values.items()}
         names = sorted(names, key=lambda n: -spread[n])[:MAX_SERIES]
     chart.series = {n: [values[n].get(i) for i in range(len(chart.commits))] for n in names}
+    chart.total = len(chart.commits)
+    if len(chart.commits) > ALL_POINTS_UP_TO:
+        keep_changes(chart)
     return chart
+
+
+def keep_changes(chart: Chart) -> None:
+    """Leave out the commits where no series changed from the commit before and none changes at the next: on a
+    long history the chart draws each step (both sides of it) and the ends, not a thousand equal points."""
+    n = len(chart.commits)
+    changed = [i == 0 or any(v[i] != v[i - 1] for v in chart.series.values()) for i in range(n)]
+    kept = [i for i in range(n) if changed[i] or i == n - 1 or changed[i + 1]]
+    chart.commits = [chart.commits[i] for i in kept]
+    chart.series = {name: [v[i] for i in kept] for name, v in chart.series.items()}
 
 
 def label(sha: str, version: str | None) -> str:
