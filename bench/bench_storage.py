@@ -1,4 +1,4 @@
-"""What a commit costs in the database when little changed: prints `figure NAME VALUE` lines.
+"""What a commit costs in the database, in full and when little changed: prints `figure NAME VALUE` lines.
 
     .venv/bin/python bench/bench_storage.py [--bundle B.jsonl]   # default: extract the installed tinygrad first
 
@@ -8,6 +8,9 @@ and as commit C with one pattern's match count changed in one case (a commit tha
 fires). Bytes are SQLite's payload of every table and index (the `dbstat` virtual table), so they count rows, not
 pages; the rows added per table are printed too.
 
+- full_commit_bytes: A, the first commit of a database (everything new), with the default stages.
+- stages_over_no_stages_ratio: A over the same extraction with `--stages none` stored alone (target <= 3; only when
+  the bundle is extracted here).
 - unchanged_commit_bytes: B over A (target <= 2,000).
 - match_counts_only_commit_bytes: C over B (target <= 10,000).
 """
@@ -72,22 +75,33 @@ def store(db: Path, bundle) -> tuple[int, dict[str, int]]:
                             if rows_after[t] != rows_before.get(t, 0)}
 
 
+def fresh_db(db: Path) -> Path:
+    engine = open_engine(db)
+    upgrade(engine)
+    engine.dispose()
+    return db
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bundle", type=Path, help="a bundle to start from (default: extract the installed tinygrad)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        path = args.bundle
+        path, no_stages = args.bundle, None
         if path is None:
-            path = Path(tmp) / "b.jsonl"
+            path, no_stages = Path(tmp) / "b.jsonl", Path(tmp) / "n.jsonl"
             subprocess.run([sys.executable, "-m", "tgstore", "extract", "-o", str(path)], check=True)
+            subprocess.run([sys.executable, "-m", "tgstore", "extract", "--stages", "none", "-o", str(no_stages)],
+                           check=True)
         bundle = read_bundle(path)
-        db = Path(tmp) / "t.db"
-        engine = open_engine(db)
-        upgrade(engine)
-        engine.dispose()
+        db = fresh_db(Path(tmp) / "t.db")
         first, _ = store(db, as_commit(bundle, "a" * 40))
         print(f"# commit A (everything new): {first:,} bytes")
+        figure("full_commit_bytes", first, f"{len(bundle.cases)} cases")
+        if no_stages is not None:
+            without, _ = store(fresh_db(Path(tmp) / "n.db"), as_commit(read_bundle(no_stages), "a" * 40))
+            print(f"# the same commit extracted with --stages none: {without:,} bytes")
+            figure("stages_over_no_stages_ratio", first / without, "target <= 3")
         unchanged, rows = store(db, as_commit(bundle, "b" * 40))
         print(f"# commit B (unchanged): {unchanged:,} bytes, rows {json.dumps(rows)}")
         figure("unchanged_commit_bytes", unchanged, "target <= 2000")

@@ -28,7 +28,7 @@ class Extractor:
         self.missing: list[dict[str, Any]] = []
         self.encoder = Encoder()
         # before the renderers: their constructors may build matchers
-        self.patterns = PatternRegistry(tg, root, write)
+        self.patterns = PatternRegistry(tg, root, write, untimed_counts=not rewrites)
         self.scheduler = Scheduler(tg)
         self.lowering = Lowering(tg, root)
         self.lowering.build_renderers(renderers)

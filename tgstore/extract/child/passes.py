@@ -198,7 +198,11 @@ class RewriteTrace:
         if fields is None:
             return None if num is None else str(num)
         op, dtype, arg = fields[0], fields[1], fields[3]
-        return clean(f"{getattr(op, 'name', op)} {dtype} {arg!r}")
+        try:
+            arg_text = repr(arg)
+        except Exception:  # 0.11 traces a Kernel arg whose ast is a trace number: its repr raises
+            arg_text = f"<{type(arg).__name__}>"
+        return clean(f"{getattr(op, 'name', op)} {dtype} {arg_text}")
 
 
 def _loc(loc: Any) -> str | None:
