@@ -84,6 +84,8 @@ def kernel_asts(tensors):
 
 
 def main() -> None:
+    if len(sys.argv) != 3 or sys.argv[1] in ("-h", "--help"):
+        sys.exit(__doc__)
     cases_file, names = sys.argv[1], sys.argv[2].split(",")
     start = time.perf_counter()
     from tinygrad import Tensor  # noqa: F401  (the import is part of tinygrad's work)

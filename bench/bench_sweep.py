@@ -21,10 +21,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
+from tgstore.cli.progress import SweepReporter  # noqa: E402
 from tgstore.db import open_engine  # noqa: E402
 from tgstore.db.migrate import ensure_current  # noqa: E402
 from tgstore.pipeline import ExtractionPlan  # noqa: E402
-from tgstore.sweep import CommitOutcome, SweepReporter, open_repo, resolve_revs, sweep  # noqa: E402
+from tgstore.sweep import CommitOutcome, open_repo, resolve_revs, sweep  # noqa: E402
 
 
 def table_rows(conn: sqlite3.Connection) -> dict[str, int]:
@@ -108,7 +109,8 @@ def main() -> int:
 
         print(f"sweeping {len(commits)} commits of {repo} with {args.jobs} jobs into {db}", file=sys.stderr)
         started = time.monotonic()
-        summary = sweep(engine, repo, commits, plan, jobs=args.jobs, reporter=SweepReporter(), on_ingested=measure)
+        with SweepReporter() as reporter:
+            summary = sweep(engine, repo, commits, plan, jobs=args.jobs, reporter=reporter, on_ingested=measure)
         wall = time.monotonic() - started
         engine.dispose()
         size = checkpointed_size(db)
