@@ -125,7 +125,8 @@ def parameters(conn: sqlite3.Connection) -> dict[str, str]:
         "SELECT sha FROM v_commits WHERE version IS NULL ORDER BY history_rank LIMIT 1 OFFSET 100").fetchall()
         + conn.execute("SELECT sha FROM v_commits ORDER BY history_rank DESC LIMIT 1").fetchall()]
     return {"a": "0.12.0", "b": "0.14.0", "commit": sha_new[:10], "case_name": "softmax", "renderer": "C",
-            "kernel": "", "op": "WMMA", "svod": "", "case": "softmax", "from": sha_old[:10], "to": sha_new[:10]}
+            "kernel": "", "op": "RANGE", "pattern": "Ops.ADD", "svod": "", "case": "softmax", "from": sha_old[:10],
+            "to": sha_new[:10]}
 
 
 def time_queries(db: Path) -> list[tuple[float, str]]:

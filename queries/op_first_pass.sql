@@ -12,11 +12,18 @@ WITH c AS (
                                  ORDER BY history_rank DESC, run_id DESC LIMIT 1))
      OR (:commit <> '' AND (sha = :commit OR sha LIKE :commit || '%' OR version = :commit))
   ORDER BY sha = :commit DESC, history_rank DESC LIMIT 1
+), results AS (
+  SELECT DISTINCT rc.case_result_id FROM runs r JOIN run_cases rc ON rc.run_id = r.id
+  JOIN cases k ON k.id = rc.case_id AND k.name = :case_name
+  WHERE r.commit_id = (SELECT id FROM c) AND r.is_current = 1
 ), hits AS (
-  SELECT p.position, p.kernel_name, p.renderer, p.pass_position, p.pass_name, p.node_count, go.count AS op_count,
-         row_number() OVER (PARTITION BY p.position, p.renderer ORDER BY p.pass_position) AS rn
-  FROM v_passes p JOIN graph_ops go ON go.graph_id = p.graph_id AND go.op = upper(:op)
-  WHERE p.sha = (SELECT sha FROM c) AND p."case" = :case_name AND p.scope = 'lower' AND p.depth = 0
+  SELECT si.position, kn.name AS kernel_name, p.renderer, pe.position AS pass_position, pe.name AS pass_name,
+         pe.node_count, go.count AS op_count,
+         row_number() OVER (PARTITION BY si.position, p.renderer ORDER BY pe.position) AS rn
+  FROM results d JOIN schedule_items si ON si.case_result_id = d.case_result_id
+  JOIN kernels kn ON kn.id = si.kernel_id JOIN programs p ON p.schedule_item_id = si.id
+  JOIN pass_entries pe ON pe.pass_list_id = p.pass_list_id AND pe.depth = 0
+  JOIN graph_ops go ON go.graph_id = pe.graph_id AND go.op = upper(:op)
 )
 SELECT * FROM (
   SELECT position, kernel_name, renderer, pass_position, pass_name, node_count, op_count, (SELECT sha FROM c) AS sha

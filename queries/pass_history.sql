@@ -1,12 +1,48 @@
 -- title: Node count after each pass, over commits
--- description: For one case, every codegen pass of every kernel at every stored commit, oldest first in history
---   order (git's first-parent line, releases by version): the node count after the pass and whether it changed the
---   graph. Chart node_count per pass_name over history_rank to see where a pass grew or shrank a kernel.
+-- description: For one case, every codegen pass of every kernel, oldest first in history order (git's first-parent
+--   line, releases by version), at the first stored commit and at each commit where the case's passes changed (a
+--   pass's graph, the pass list or a kernel's name): the node count after the pass and whether it changed the graph.
+--   `commits` says how many stored commits of the suite and backend kept that result, up to `until_sha`. The chart
+--   draws node_count per pass at every commit.
 -- parameters: case_name (case name, e.g. matmul), renderer (optional: one renderer, e.g. C; empty for all),
 --   kernel (optional: one kernel position, e.g. 0; empty for all)
-SELECT history_rank, sha, version, committed_at, position, kernel_name, renderer, pass_position, pass_name, depth,
-       node_count, changed, graph_hash AS graph, 'pass_nodes ' || :case_name || ' ' || renderer AS chart
-FROM v_passes
-WHERE "case" = :case_name AND scope = 'lower' AND (:renderer = '' OR renderer = :renderer)
-  AND (:kernel = '' OR position = CAST(:kernel AS INTEGER))
-ORDER BY position, renderer, history_rank, run_id, pass_position
+WITH runs_of_case AS (
+  SELECT rc.run_id, rc.case_result_id, c.history_rank, c.sha, c.version, c.committed_at, s.name AS suite, r.backend
+  FROM run_cases rc JOIN runs r ON r.id = rc.run_id AND r.is_current = 1 JOIN cases k ON k.id = rc.case_id
+  JOIN v_commits c ON c.commit_id = r.commit_id JOIN suites s ON s.id = r.suite_id
+  WHERE k.name = :case_name
+), programs_of AS (  -- once per distinct case result, not once per run: most commits share their predecessor's
+  SELECT si.case_result_id, si.position, kn.name AS kernel_name, p.renderer, p.pass_list_id
+  FROM (SELECT DISTINCT case_result_id FROM runs_of_case) d
+  JOIN schedule_items si ON si.case_result_id = d.case_result_id JOIN kernels kn ON kn.id = si.kernel_id
+  JOIN programs p ON p.schedule_item_id = si.id
+  WHERE p.pass_list_id IS NOT NULL AND (:renderer = '' OR p.renderer = :renderer)
+    AND (:kernel = '' OR si.position = CAST(:kernel AS INTEGER))
+), signatures AS (
+  SELECT case_result_id, group_concat(position || ':' || renderer || ':' || kernel_name || ':' || pass_list_id, ',')
+           AS signature
+  FROM (SELECT * FROM programs_of ORDER BY case_result_id, position, renderer) GROUP BY case_result_id
+), hist AS (
+  SELECT r.*, coalesce(sg.signature, '') AS signature,
+         coalesce(sg.signature, '') IS NOT lag(coalesce(sg.signature, ''))
+           OVER (PARTITION BY r.suite, r.backend ORDER BY r.history_rank, r.run_id) AS starts
+  FROM runs_of_case r LEFT JOIN signatures sg ON sg.case_result_id = r.case_result_id
+), numbered AS (
+  SELECT *, sum(starts) OVER (PARTITION BY suite, backend ORDER BY history_rank, run_id ROWS UNBOUNDED PRECEDING)
+           AS span
+  FROM hist
+), spans AS (  -- a lone min() makes SQLite take the bare columns from the span's first run
+  SELECT min(history_rank) AS history_rank, run_id, case_result_id, sha, version, committed_at, suite, backend, span,
+         count(*) AS commits
+  FROM numbered GROUP BY suite, backend, span
+), span_ends AS (
+  SELECT suite, backend, span, max(history_rank) AS last_rank FROM numbered GROUP BY suite, backend, span
+)
+SELECT sp.history_rank, sp.sha, sp.version, sp.committed_at, sp.commits, last.sha AS until_sha, sp.suite, sp.backend,
+       pr.position, pr.kernel_name, pr.renderer, pe.position AS pass_position, pe.name AS pass_name, pe.depth,
+       pe.node_count, pe.changed, g.hash AS graph, 'pass_nodes ' || :case_name || ' ' || pr.renderer AS chart
+FROM spans sp JOIN span_ends se ON se.suite = sp.suite AND se.backend = sp.backend AND se.span = sp.span
+JOIN v_commits last ON last.history_rank = se.last_rank
+JOIN programs_of pr ON pr.case_result_id = sp.case_result_id
+JOIN pass_entries pe ON pe.pass_list_id = pr.pass_list_id LEFT JOIN graphs g ON g.id = pe.graph_id
+ORDER BY pr.position, pr.renderer, sp.suite, sp.backend, sp.history_rank, sp.run_id, pe.position

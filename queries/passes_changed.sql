@@ -17,24 +17,38 @@ WITH ca AS (
   SELECT ra.id AS run_a, rb.id AS run_b FROM runs ra
   JOIN runs rb ON rb.suite_id = ra.suite_id AND rb.backend = ra.backend AND rb.is_current = 1
   WHERE ra.is_current = 1 AND ra.commit_id = (SELECT id FROM ca) AND rb.commit_id = (SELECT id FROM cb)
+), sides AS (  -- only the cases whose results differ: equal results have equal passes
+  SELECT 'a' AS side, k.name AS "case", rca.case_result_id FROM pairs
+  JOIN run_cases rca ON rca.run_id = pairs.run_a JOIN run_cases rcb ON rcb.run_id = pairs.run_b
+    AND rcb.case_id = rca.case_id AND rcb.case_result_id IS NOT rca.case_result_id
+  JOIN cases k ON k.id = rca.case_id AND (:case_name = '' OR k.name = :case_name)
+  UNION ALL
+  SELECT 'b', k.name, rcb.case_result_id FROM pairs
+  JOIN run_cases rca ON rca.run_id = pairs.run_a JOIN run_cases rcb ON rcb.run_id = pairs.run_b
+    AND rcb.case_id = rca.case_id AND rcb.case_result_id IS NOT rca.case_result_id
+  JOIN cases k ON k.id = rca.case_id AND (:case_name = '' OR k.name = :case_name)
+), passes AS MATERIALIZED (  -- their program passes (v_passes, filtered by run, is slower on long histories)
+  SELECT s.side, s."case", si.position, kn.name AS kernel_name, p.renderer, pe.position AS pass_position,
+         pe.name AS pass_name, pe.node_count, g.hash AS graph_hash
+  FROM sides s JOIN schedule_items si ON si.case_result_id = s.case_result_id
+  JOIN kernels kn ON kn.id = si.kernel_id JOIN programs p ON p.schedule_item_id = si.id
+  JOIN pass_entries pe ON pe.pass_list_id = p.pass_list_id LEFT JOIN graphs g ON g.id = pe.graph_id
 ), pa AS MATERIALIZED (
-  SELECT p.* FROM v_passes p WHERE p.run_id IN (SELECT run_a FROM pairs)
-  AND p.scope = 'lower' AND (:case_name = '' OR p."case" = :case_name)
+  SELECT * FROM passes WHERE side = 'a'
 ), pb AS MATERIALIZED (
-  SELECT p.* FROM v_passes p WHERE p.run_id IN (SELECT run_b FROM pairs)
-  AND p.scope = 'lower' AND (:case_name = '' OR p."case" = :case_name)
-), kernels AS (
+  SELECT * FROM passes WHERE side = 'b'
+), both_sides AS (
   SELECT DISTINCT pa."case", pa.position, pa.renderer FROM pa
   JOIN pb ON pb."case" = pa."case" AND pb.position = pa.position AND pb.renderer = pa.renderer
 ), differing AS (
   SELECT k."case", k.position, k.renderer, x.pass_position
-  FROM kernels k JOIN pa x ON x."case" = k."case" AND x.position = k.position AND x.renderer = k.renderer
+  FROM both_sides k JOIN pa x ON x."case" = k."case" AND x.position = k.position AND x.renderer = k.renderer
   LEFT JOIN pb y ON y."case" = k."case" AND y.position = k.position AND y.renderer = k.renderer
     AND y.pass_position = x.pass_position
   WHERE y.pass_name IS NULL OR y.pass_name <> x.pass_name OR y.graph_hash IS NOT x.graph_hash
   UNION ALL
   SELECT k."case", k.position, k.renderer, y.pass_position
-  FROM kernels k JOIN pb y ON y."case" = k."case" AND y.position = k.position AND y.renderer = k.renderer
+  FROM both_sides k JOIN pb y ON y."case" = k."case" AND y.position = k.position AND y.renderer = k.renderer
   LEFT JOIN pa x ON x."case" = k."case" AND x.position = k.position AND x.renderer = k.renderer
     AND x.pass_position = y.pass_position
   WHERE x.pass_name IS NULL

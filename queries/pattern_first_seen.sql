@@ -3,22 +3,33 @@
 --   text: the first and last stored commit (in history order: git's first-parent line, releases by version) that
 --   has each rule, and in how many stored commits it is present.
 -- parameters: pattern (a rewrite function name, or text to find in the UPat, e.g. Ops.ADD)
-WITH present AS (
-  SELECT DISTINCT cp.matcher, cp.upat, cp.function_name, cp.ops, cp.file, cp.line, cp.sha, cp.version,
-         cp.committed_at, cp.history_rank
-  FROM v_commit_patterns cp
-  WHERE :pattern <> '' AND (cp.function_name = :pattern OR cp.upat LIKE '%' || :pattern || '%')
-), ranked AS (
-  SELECT *,
-         row_number() OVER (PARTITION BY matcher, upat, function_name ORDER BY history_rank) AS rn,
-         first_value(sha) OVER (PARTITION BY matcher, upat, function_name ORDER BY history_rank DESC) AS last_sha,
-         first_value(committed_at) OVER (PARTITION BY matcher, upat, function_name ORDER BY history_rank DESC)
-           AS last_committed_at,
-         count(*) OVER (PARTITION BY matcher, upat, function_name) AS commits_present
-  FROM present
+WITH matched AS (
+  SELECT id, matcher, upat, function_name, ops, file, line FROM patterns
+  WHERE :pattern <> '' AND (function_name = :pattern OR upat LIKE '%' || :pattern || '%')
+), key_sets AS (  -- per rule, the pattern sets holding it: few sets, shared by many runs
+  SELECT DISTINCT mt.matcher, mt.upat, mt.function_name, m.pattern_set_id
+  FROM matched mt JOIN pattern_set_members m ON m.pattern_id = mt.id
+), set_commits AS (
+  SELECT DISTINCT r.pattern_set_id, c.commit_id, c.history_rank FROM runs r JOIN v_commits c ON c.commit_id = r.commit_id
+  WHERE r.is_current = 1 AND r.pattern_set_id IN (SELECT pattern_set_id FROM key_sets)
+), spans AS (
+  SELECT ks.matcher, ks.upat, ks.function_name, min(sc.history_rank) AS first_rank, max(sc.history_rank) AS last_rank,
+         count(DISTINCT sc.commit_id) AS commits_present
+  FROM key_sets ks JOIN set_commits sc ON sc.pattern_set_id = ks.pattern_set_id
+  GROUP BY ks.matcher, ks.upat, ks.function_name
+), first_place AS (  -- where the rule stood at its first commit
+  SELECT sp.matcher, sp.upat, sp.function_name, min(mt.line) AS line, mt.ops, mt.file
+  FROM spans sp JOIN tinygrad_commits c ON c.history_rank = sp.first_rank
+  JOIN runs r ON r.commit_id = c.id AND r.is_current = 1
+  JOIN pattern_set_members m ON m.pattern_set_id = r.pattern_set_id
+  JOIN matched mt ON mt.id = m.pattern_id AND mt.matcher IS sp.matcher AND mt.upat IS sp.upat
+    AND mt.function_name IS sp.function_name
+  GROUP BY sp.matcher, sp.upat, sp.function_name
 )
-SELECT matcher, function_name, ops, file, line, sha AS first_sha, version AS first_version,
-       committed_at AS first_committed_at, last_sha, last_committed_at, commits_present, upat
-FROM ranked
-WHERE rn = 1
-ORDER BY history_rank, matcher, function_name, line
+SELECT sp.matcher, sp.function_name, fp.ops, fp.file, fp.line, f.sha AS first_sha, f.version AS first_version,
+       f.committed_at AS first_committed_at, l.sha AS last_sha, l.committed_at AS last_committed_at,
+       sp.commits_present, sp.upat
+FROM spans sp JOIN tinygrad_commits f ON f.history_rank = sp.first_rank
+JOIN tinygrad_commits l ON l.history_rank = sp.last_rank
+JOIN first_place fp ON fp.matcher IS sp.matcher AND fp.upat IS sp.upat AND fp.function_name IS sp.function_name
+ORDER BY sp.first_rank, sp.matcher, sp.function_name, fp.line

@@ -18,26 +18,25 @@ WITH runs_of_case AS (
                       || coalesce(source, '/* no source: ' || coalesce(error, '?') || ' */'), char(10) || char(10))
            AS source
   FROM (SELECT si.case_result_id, si.position, p.name AS kernel_name, b.hash AS source_hash, b.text AS source, p.error
-        FROM (SELECT DISTINCT case_result_id FROM runs_of_case) d
-        JOIN schedule_items si ON si.case_result_id = d.case_result_id
+        FROM (SELECT DISTINCT case_result_id FROM runs_of_case) d  -- CROSS JOIN: from the few results, not all items
+        CROSS JOIN schedule_items si ON si.case_result_id = d.case_result_id
         JOIN programs p ON p.schedule_item_id = si.id AND p.renderer = :renderer
         LEFT JOIN blobs b ON b.id = p.source_blob_id
         ORDER BY si.case_result_id, si.position)
   GROUP BY case_result_id
-), hist AS (
-  SELECT rc.run_id, rc.committed_at, rc.history_rank, rc.sha, rc.version, rc.suite, rc.backend, rc.status,
-         coalesce(src.kernels, 0) AS kernels, src.kernel_names, src.source_hashes, src.source,
-         coalesce(src.signature, '') AS signature,
+), hist AS (  -- only the signature goes through the window sort, the sources join the few rows kept
+  SELECT rc.run_id, rc.case_result_id, rc.committed_at, rc.history_rank, rc.sha, rc.version, rc.suite, rc.backend,
+         rc.status, coalesce(src.signature, '') AS signature,
          lag(coalesce(src.signature, '')) OVER (PARTITION BY rc.suite, rc.backend ORDER BY rc.history_rank, rc.run_id)
            AS previous,
          lag(rc.sha) OVER (PARTITION BY rc.suite, rc.backend ORDER BY rc.history_rank, rc.run_id) AS previous_sha
   FROM runs_of_case rc LEFT JOIN src ON src.case_result_id = rc.case_result_id
 )
-SELECT committed_at, sha, version, suite, backend, status,
-       CASE WHEN previous IS NULL THEN 'first' WHEN signature = '' THEN 'gone' ELSE 'changed' END AS change,
-       kernels, kernel_names, source_hashes, source,
-       CASE WHEN previous_sha IS NOT NULL THEN previous_sha || ' ' || sha || ' ' || :case_name END AS diff,
+SELECT h.committed_at, h.sha, h.version, h.suite, h.backend, h.status,
+       CASE WHEN h.previous IS NULL THEN 'first' WHEN h.signature = '' THEN 'gone' ELSE 'changed' END AS change,
+       coalesce(src.kernels, 0) AS kernels, src.kernel_names, src.source_hashes, src.source,
+       CASE WHEN h.previous_sha IS NOT NULL THEN h.previous_sha || ' ' || h.sha || ' ' || :case_name END AS diff,
        'uops ' || :case_name || ' ' || :renderer AS chart
-FROM hist
-WHERE previous IS NULL OR previous <> signature
-ORDER BY suite, backend, history_rank, run_id
+FROM hist h LEFT JOIN src ON src.case_result_id = h.case_result_id
+WHERE h.previous IS NULL OR h.previous <> h.signature
+ORDER BY h.suite, h.backend, h.history_rank, h.run_id

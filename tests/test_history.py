@@ -125,3 +125,21 @@ def test_a_commit_with_the_same_tinygrad_changes_no_rules_whatever_the_suite(mix
     assert proc.returncode == 0, proc.stderr
     changes = {r["change"] for r in map(json.loads, proc.stdout.splitlines())}
     assert changes <= {"built", "not built"}, changes
+
+
+def test_pattern_first_seen_counts_commits_not_copies_of_a_rule(releases_db: Path) -> None:
+    """Rules built in a loop (one UPat text for several ops) are several patterns rows at one commit; the rule is
+    present at a commit once, whatever the number of copies."""
+    conn = sqlite3.connect(releases_db)
+    expected = dict(((m, u, f), n) for m, u, f, n in conn.execute(
+        "SELECT matcher, upat, function_name, count(DISTINCT sha) FROM v_commit_patterns WHERE upat LIKE '%GroupOp%' "
+        "GROUP BY matcher, upat, function_name"))
+    copies = conn.execute("SELECT max(n) FROM (SELECT count(*) AS n FROM v_commit_patterns WHERE upat LIKE "
+                          "'%GroupOp%' GROUP BY sha, matcher, upat, function_name)").fetchone()[0]
+    conn.close()
+    assert copies > 1, "some rule has copies at one commit, so a count of rows would be wrong"
+    proc = tgstore("query", "pattern_first_seen", "-p", "pattern=GroupOp", "--db", releases_db, "--json")
+    assert proc.returncode == 0, proc.stderr
+    got = {(r["matcher"], r["upat"], r["function_name"]): r["commits_present"]
+           for r in map(json.loads, proc.stdout.splitlines())}
+    assert got == expected

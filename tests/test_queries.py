@@ -180,10 +180,11 @@ def check_passes_changed(db: SampleDb) -> None:
 
 def check_pass_history(db: SampleDb) -> None:
     rows = run(db, "pass_history")
-    assert [(r["sha"], r["position"], r["pass_name"], r["node_count"]) for r in rows if r["position"] == 0] == [
-        (db.sha_a, 0, "expander", 7), (db.sha_a, 0, "final rewrite", 7),
-        (db.sha_b, 0, "expander", 8), (db.sha_b, 0, "final rewrite", 8),
-        (db.sha_c, 0, "expander", 8), (db.sha_c, 0, "final rewrite", 8)]
+    # B changed the passes, C kept B's: one span each for A and for B (which C extends)
+    assert [(r["sha"], r["position"], r["pass_name"], r["node_count"], r["commits"], r["until_sha"])
+            for r in rows if r["position"] == 0] == [
+        (db.sha_a, 0, "expander", 7, 1, db.sha_a), (db.sha_a, 0, "final rewrite", 7, 1, db.sha_a),
+        (db.sha_b, 0, "expander", 8, 2, db.sha_c), (db.sha_b, 0, "final rewrite", 8, 2, db.sha_c)]
 
 
 def check_op_first_pass(db: SampleDb) -> None:

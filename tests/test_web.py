@@ -192,3 +192,15 @@ def test_the_datasette_1_line_serves_the_same_pages(releases_db: Path, tmp_path:
         assert '<g class="node"' in server.get(f"/-/graph/{digest}").text
     finally:
         stop_server(server)
+
+
+def test_side_by_side_rows_are_lexed_as_one_text_with_every_cell_closed() -> None:
+    from tgstore.web.sidebyside import table
+
+    unified = ["@@ -1,3 +1,3 @@", " /* a comment", "    over two lines */", "-int x = 1;", "+long x = 1;"]
+    html = str(table(unified, "C"))
+    cells = re.findall(r'<td class="code ?[a-z]*">(.*?)</td>', html, re.S)
+    assert len(cells) == 6 and all(c.count("<span") == c.count("</span>") for c in cells)
+    # the comment's second line is still a comment: lexed with the first, not on its own
+    assert cells[2] == cells[3] == '<span class="cm">   over two lines */</span>'
+    assert '<span class="kt">int</span>' in cells[4] and '<span class="kt">long</span>' in cells[5]

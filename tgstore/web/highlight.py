@@ -41,6 +41,17 @@ def highlighted(code: str, kind: str | None) -> Markup:
     return Markup(html)
 
 
+def highlighted_lines(lines: list[str], kind: str | None) -> list[Markup]:
+    """Each line as HTML spans, lexed as one text (one Pygments pass instead of one per line, and a token spanning
+    lines keeps its colour): Pygments' HTML formatter closes every span at the end of its line."""
+    if lexer(kind) is None or not lines:
+        return [escape(line) for line in lines]
+    html = highlighted("\n".join(lines) + "\n", kind).split("\n")
+    if len(html) != len(lines) + 1:  # the lexer normalised a line ending inside a line: lex each on its own
+        return [highlighted(line, kind) for line in lines]
+    return [Markup(line) for line in html[:-1]]
+
+
 def stylesheet() -> str:
     """The token colours, scoped to tgstore's code blocks."""
     return formatter().get_style_defs([".tgstore-code", ".tgstore-diff td.code"])

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from markupsafe import Markup, escape
 
-from tgstore.web.highlight import highlighted
+from tgstore.web.highlight import highlighted_lines
 
 HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
 
@@ -63,7 +63,11 @@ def rows(unified: Iterable[str]) -> list[Row]:
 def table(unified: list[str], language: str | None) -> Markup:
     """The diff as an HTML table: line numbers and highlighted code on both sides."""
     html = ['<table class="tgstore-diff"><colgroup><col class="no"><col><col class="no"><col></colgroup>']
-    for row in rows(unified):
+    table_rows = rows(unified)
+    left = iter(highlighted_lines([r.left for r in table_rows if r.kind != "hunk" and r.left is not None], language))
+    right = iter(highlighted_lines([r.right for r in table_rows if r.kind != "hunk" and r.right is not None],
+                                   language))
+    for row in table_rows:
         if row.kind == "hunk":
             html.append(f'<tr class="hunk"><td colspan="4">{escape(row.left or "")}</td></tr>')
             continue
@@ -72,9 +76,9 @@ def table(unified: list[str], language: str | None) -> Markup:
                                                                                    else "")
         html.append(
             f'<tr class="{row.kind}"><td class="no">{row.left_no if row.left is not None else ""}</td>'
-            f'<td class="code {left_cls}">{highlighted(row.left, language) if row.left is not None else ""}</td>'
+            f'<td class="code {left_cls}">{next(left) if row.left is not None else ""}</td>'
             f'<td class="no">{row.right_no if row.right is not None else ""}</td>'
-            f'<td class="code {right_cls}">{highlighted(row.right, language) if row.right is not None else ""}</td>'
+            f'<td class="code {right_cls}">{next(right) if row.right is not None else ""}</td>'
             "</tr>")
     html.append("</table>")
     return Markup("".join(html))
