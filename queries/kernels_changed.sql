@@ -18,26 +18,24 @@ WITH ca AS (
   JOIN runs rb ON rb.suite_id = ra.suite_id AND rb.backend = ra.backend AND rb.is_current = 1
   JOIN suites s ON s.id = ra.suite_id
   WHERE ra.is_current = 1 AND ra.commit_id = (SELECT id FROM ca) AND rb.commit_id = (SELECT id FROM cb)
-), ka AS (  -- only cases whose results differ (or that one side lacks): equal results have equal kernels
-  SELECT p.suite, p.backend, k.name AS "case", kn.hash AS kernel_hash, count(*) AS n,
+), sides AS (  -- each pair from both ends: the side's run and the run on the other side
+  SELECT 'a' AS side, suite, backend, run_a AS run_id, run_b AS other_run_id FROM pairs
+  UNION ALL
+  SELECT 'b', suite, backend, run_b, run_a FROM pairs
+), side_kernels AS MATERIALIZED (  -- only cases whose results differ or that one side lacks (equal, equal kernels)
+  SELECT s.side, s.suite, s.backend, k.name AS "case", kn.hash AS kernel_hash, count(*) AS n,
          min(si.position) AS first_position, group_concat(si.position) AS positions, max(kn.name) AS kernel_name,
          max(si.root_op) AS root_op, max(kn.node_count) AS node_count
-  FROM pairs p JOIN runs ra ON ra.id = p.run_a JOIN runs rb ON rb.id = p.run_b
-  JOIN case_set_members ma ON ma.case_set_id = ra.case_set_id JOIN cases k ON k.id = ma.case_id
-  LEFT JOIN case_set_members mb ON mb.case_set_id = rb.case_set_id AND mb.case_id = ma.case_id
-  CROSS JOIN schedule_items si ON si.case_result_id = ma.case_result_id JOIN kernels kn ON kn.id = si.kernel_id
-  WHERE mb.case_result_id IS NOT ma.case_result_id
-  GROUP BY p.suite, p.backend, k.name, kn.hash
+  FROM sides s JOIN runs r ON r.id = s.run_id JOIN runs other ON other.id = s.other_run_id
+  JOIN case_set_members m ON m.case_set_id = r.case_set_id JOIN cases k ON k.id = m.case_id
+  LEFT JOIN case_set_members om ON om.case_set_id = other.case_set_id AND om.case_id = m.case_id
+  CROSS JOIN schedule_items si ON si.case_result_id = m.case_result_id JOIN kernels kn ON kn.id = si.kernel_id
+  WHERE om.case_result_id IS NOT m.case_result_id
+  GROUP BY s.side, s.suite, s.backend, k.name, kn.hash
+), ka AS (
+  SELECT * FROM side_kernels WHERE side = 'a'
 ), kb AS (
-  SELECT p.suite, p.backend, k.name AS "case", kn.hash AS kernel_hash, count(*) AS n,
-         min(si.position) AS first_position, group_concat(si.position) AS positions, max(kn.name) AS kernel_name,
-         max(si.root_op) AS root_op, max(kn.node_count) AS node_count
-  FROM pairs p JOIN runs rb ON rb.id = p.run_b JOIN runs ra ON ra.id = p.run_a
-  JOIN case_set_members mb ON mb.case_set_id = rb.case_set_id JOIN cases k ON k.id = mb.case_id
-  LEFT JOIN case_set_members ma ON ma.case_set_id = ra.case_set_id AND ma.case_id = mb.case_id
-  CROSS JOIN schedule_items si ON si.case_result_id = mb.case_result_id JOIN kernels kn ON kn.id = si.kernel_id
-  WHERE ma.case_result_id IS NOT mb.case_result_id
-  GROUP BY p.suite, p.backend, k.name, kn.hash
+  SELECT * FROM side_kernels WHERE side = 'b'
 )
 SELECT * FROM (
   SELECT CASE WHEN kb.n IS NULL THEN 'removed' ELSE 'count changed' END AS change, ka.suite, ka.backend, ka."case",
