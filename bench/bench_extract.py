@@ -33,24 +33,34 @@ def figure(name: str, value: float, note: str = "") -> None:
     print(f"figure {name} {value:.4g}" + (f"  # {note}" if note else ""), flush=True)
 
 
-def timed(argv: list[str], env: dict[str, str] | None = None) -> float:
+def run(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, str]:
+    """Seconds the command took, and its stdout."""
     start = time.perf_counter()
     proc = subprocess.run(argv, capture_output=True, text=True, env=env)
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed:\n{proc.stderr[-3000:]}")
-    LAST_OUTPUT[:] = [proc.stdout]
-    return time.perf_counter() - start
+    return time.perf_counter() - start, proc.stdout
 
 
-LAST_OUTPUT: list[str] = [""]
+def timed(argv: list[str], env: dict[str, str] | None = None) -> float:
+    return run(argv, env)[0]
 
 
-def baseline(root: Path, cases: Path, renderers: str) -> float:
+def baseline_argv(root: Path, cases: Path, renderers: str) -> tuple[list[str], dict[str, str]]:
     import os
 
     env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(root), "PYTHONHASHSEED": "0",
            "HOME": os.environ.get("HOME", "/tmp")}
-    return timed([sys.executable, str(BASELINE), str(cases), renderers], env)
+    return [sys.executable, str(BASELINE), str(cases), renderers], env
+
+
+def baseline(root: Path, cases: Path, renderers: str) -> float:
+    return timed(*baseline_argv(root, cases, renderers))
+
+
+def buildable_renderers(root: Path, cases: Path) -> str:
+    """The renderers of ALL the baseline can construct here (its last output line ends `renderers A,B,...`)."""
+    return run(*baseline_argv(root, cases, ALL))[1].split("renderers ")[-1].strip()
 
 
 def extract(root: Path, cases: Path, renderers: str, stages: str, out: Path) -> float:
@@ -94,8 +104,7 @@ def main() -> None:
     args = ap.parse_args()
     root = resolve_tinygrad_root(args.tinygrad)
     print(f"# tinygrad {root}, cases {args.cases}, median of {args.repeat}", flush=True)
-    baseline(root, args.cases, ALL)  # which renderers build without a GPU toolchain: those are compared
-    buildable = LAST_OUTPUT[0].split("renderers ")[-1].strip()
+    buildable = buildable_renderers(root, args.cases)  # those that build without a GPU toolchain are compared
     print(f"# renderers compared: {buildable} (the others need a stubbed GPU compiler to construct)", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "b.jsonl"
