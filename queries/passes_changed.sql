@@ -17,16 +17,15 @@ WITH ca AS (
   SELECT ra.id AS run_a, rb.id AS run_b FROM runs ra
   JOIN runs rb ON rb.suite_id = ra.suite_id AND rb.backend = ra.backend AND rb.is_current = 1
   WHERE ra.is_current = 1 AND ra.commit_id = (SELECT id FROM ca) AND rb.commit_id = (SELECT id FROM cb)
-), sides AS (  -- only the cases whose results differ: equal results have equal passes
-  SELECT 'a' AS side, k.name AS "case", rca.case_result_id FROM pairs
+), differing_cases AS (  -- only the cases whose results differ: equal results have equal passes
+  SELECT k.name AS "case", rca.case_result_id AS result_a, rcb.case_result_id AS result_b FROM pairs
   JOIN run_cases rca ON rca.run_id = pairs.run_a JOIN run_cases rcb ON rcb.run_id = pairs.run_b
     AND rcb.case_id = rca.case_id AND rcb.case_result_id IS NOT rca.case_result_id
   JOIN cases k ON k.id = rca.case_id AND (:case_name = '' OR k.name = :case_name)
+), sides AS MATERIALIZED (
+  SELECT 'a' AS side, "case", result_a AS case_result_id FROM differing_cases
   UNION ALL
-  SELECT 'b', k.name, rcb.case_result_id FROM pairs
-  JOIN run_cases rca ON rca.run_id = pairs.run_a JOIN run_cases rcb ON rcb.run_id = pairs.run_b
-    AND rcb.case_id = rca.case_id AND rcb.case_result_id IS NOT rca.case_result_id
-  JOIN cases k ON k.id = rca.case_id AND (:case_name = '' OR k.name = :case_name)
+  SELECT 'b', "case", result_b FROM differing_cases
 ), passes AS MATERIALIZED (  -- their program passes (v_passes, filtered by run, is slower on long histories)
   SELECT s.side, s."case", si.position, kn.name AS kernel_name, p.renderer, pe.position AS pass_position,
          pe.name AS pass_name, pe.node_count, g.hash AS graph_hash
