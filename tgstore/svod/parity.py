@@ -16,10 +16,11 @@ from typing import Any
 
 from sqlalchemy import Connection, text
 
-from tgstore.compare.canonical import aligned_diff
-from tgstore.compare.graphs import structural_diff
+from tgstore.compare.canonical import aligned_diff, document_hash
 from tgstore.history import CommitRow, resolve_commit
+from tgstore.svod.emission import switch_for
 from tgstore.svod.spelling import maps, normalize_tinygrad
+from tgstore.svod.treediff import tree_diff
 
 BACKEND_RENDERER = {"clang": "C", "c": "C", "llvm": "LLVM", "cuda": "CUDA", "metal": "METAL", "amd": "HIP"}
 
@@ -28,19 +29,25 @@ class ParityError(LookupError):
     """Nothing to compare (no Svod run, no tinygrad run with the case, ...); a one-line message."""
 
 
+VERDICTS = ("equal", "differs", "not in this log", "no tinygrad counterpart", "not comparable")
+
+
 @dataclass
 class StageVerdict:
     stage: str
-    verdict: str  # equal | differs | missing in svod | missing in tinygrad
+    verdict: str  # one of VERDICTS
     basis: str  # tree | node_count | canonical
     svod_nodes: int | None = None
     tinygrad_nodes: int | None = None
     diff: list[str] = field(default_factory=list)
     unknown: list[str] = field(default_factory=list)  # spellings the maps do not know (reported, not guessed)
+    tinygrad_pass: str | None = None  # the tinygrad pass the stage maps to (`input:` its input)
+    why: str | None = None  # for `not in this log`: the Svod setting that prints it; else why not comparable
 
     def to_json(self) -> dict[str, Any]:
-        return {"stage": self.stage, "verdict": self.verdict, "basis": self.basis, "svod_nodes": self.svod_nodes,
-                "tinygrad_nodes": self.tinygrad_nodes, "diff": "\n".join(self.diff), "unknown": self.unknown}
+        return {"stage": self.stage, "verdict": self.verdict, "basis": self.basis, "tinygrad_pass": self.tinygrad_pass,
+                "svod_nodes": self.svod_nodes, "tinygrad_nodes": self.tinygrad_nodes, "why": self.why,
+                "diff": "\n".join(self.diff), "unknown": self.unknown}
 
 
 @dataclass
@@ -51,15 +58,27 @@ class KernelParity:
     tinygrad_name: str | None
     renderer: str | None
     stages: list[StageVerdict] = field(default_factory=list)
+    paired_by: str | None = None  # name | structure | order
 
     @property
     def first_divergence(self) -> str | None:
         return next((s.stage for s in self.stages if s.verdict == "differs"), None)
 
+    @property
+    def unobserved_before(self) -> int:
+        """Stages before the first observed divergence (all stages when none) the log does not hold."""
+        count = 0
+        for s in self.stages:
+            if s.verdict == "differs":
+                break
+            count += s.verdict == "not in this log"
+        return count
+
     def to_json(self) -> dict[str, Any]:
         return {"index": self.index, "svod_name": self.svod_name, "tinygrad_name": self.tinygrad_name,
-                "tinygrad_position": self.tinygrad_position, "renderer": self.renderer,
-                "first_divergence": self.first_divergence, "stages": [s.to_json() for s in self.stages]}
+                "tinygrad_position": self.tinygrad_position, "renderer": self.renderer, "paired_by": self.paired_by,
+                "first_observed_divergence": self.first_divergence, "first_divergence": self.first_divergence,
+                "unobserved_before": self.unobserved_before, "stages": [s.to_json() for s in self.stages]}
 
 
 @dataclass
@@ -78,7 +97,7 @@ class ParityReport:
 
     def to_json(self) -> dict[str, Any]:
         return {"case": self.case, "tinygrad_commit": self.commit.sha, "tinygrad_run": self.tinygrad_run,
-                "svod_run": self.svod_run, "kernels": [k.to_json() for k in self.kernels],
+                "svod_run": self.svod_run, "differs": self.differs, "kernels": [k.to_json() for k in self.kernels],
                 "schedule": self.schedule.to_json() if self.schedule else None, "notes": self.notes}
 
 
@@ -214,52 +233,107 @@ class TinygradSide:
         return found[0] if found else None
 
 
-def compare_trees(label: str, svod: SvodSide, graph: list | None) -> StageVerdict:
+def _pass_of(stage: dict) -> str | None:
+    return stage.get("pass")
+
+
+def compare_trees(label: str, svod: SvodSide | None, graph: list | None, tinygrad_pass: str | None,
+                  paired: bool = True) -> StageVerdict:
+    observed = svod is not None and (svod.graph is not None or svod.node_count is not None)
+    if not observed:
+        why = switch_for(label, tree=True)
+        if svod is not None and svod.document is None:
+            why = "the log holds the stage but neither a tree that parses nor a node count (see ingest-svod's problems)"
+        return StageVerdict(label, "not in this log", "tree", tinygrad_nodes=len(graph) if graph else None,
+                            tinygrad_pass=tinygrad_pass, why=why)
     if graph is None:
-        return StageVerdict(label, "missing in tinygrad", "tree", svod_nodes=svod.node_count)
+        why = ("no tinygrad kernel paired with this Svod kernel" if not paired else
+               "Svod's stage maps to no tinygrad pass" if not tinygrad_pass else
+               f"tinygrad's run has no pass {tinygrad_pass.removeprefix('input:')!r} for this kernel")
+        return StageVerdict(label, "no tinygrad counterpart", "tree", svod_nodes=svod.node_count,
+                            tinygrad_pass=tinygrad_pass, why=why)
     tg_graph, unknown = normalize_tinygrad(graph)
     unknown = svod.unknown + [u for u in unknown if u not in svod.unknown]
     if svod.graph is None:
         verdict = "equal" if svod.node_count == len(tg_graph) else "differs"
-        return StageVerdict(label, verdict, "node_count", svod.node_count, len(tg_graph), unknown=unknown)
+        return StageVerdict(label, verdict, "node_count", svod.node_count, len(tg_graph), unknown=unknown,
+                            tinygrad_pass=tinygrad_pass)
     if svod.graph == tg_graph:
-        return StageVerdict(label, "equal", "tree", len(svod.graph), len(tg_graph), unknown=unknown)
-    diff = structural_diff(svod.graph, tg_graph, f"svod {label}", f"tinygrad {label}")
-    return StageVerdict(label, "differs", "tree", len(svod.graph), len(tg_graph), diff, unknown)
+        return StageVerdict(label, "equal", "tree", len(svod.graph), len(tg_graph), unknown=unknown,
+                            tinygrad_pass=tinygrad_pass)
+    diff = tree_diff(svod.graph, tg_graph, f"svod {label}", f"tinygrad {label}")
+    if not diff:  # same printed structure, different node order: equal as graphs
+        return StageVerdict(label, "equal", "tree", len(svod.graph), len(tg_graph), unknown=unknown,
+                            tinygrad_pass=tinygrad_pass)
+    return StageVerdict(label, "differs", "tree", len(svod.graph), len(tg_graph), diff, unknown,
+                        tinygrad_pass=tinygrad_pass)
 
 
-def compare_canonical(label: str, svod: SvodSide, found: dict[str, Any] | None) -> StageVerdict:
+def same_spelling(document: dict[str, Any]) -> dict[str, Any]:
+    """The document with Svod's two spellings of the register address space made one: its Rust serializer writes
+    `register`, its Python reference script `reg`."""
+    text = json.dumps(document)
+    if '"reg"' not in text:
+        return document
+    return json.loads(text.replace('"address_space": "reg"', '"address_space": "register"'))
+
+
+def compare_canonical(label: str, svod: SvodSide | None, found: dict[str, Any] | None, paired: bool = True,
+                      absent: str | None = None) -> StageVerdict:
+    if svod is None or svod.document is None:
+        tg_nodes = found["node_count"] if found and found.get("node_count") is not None else None
+        return StageVerdict(label, "not in this log", "canonical", tinygrad_nodes=tg_nodes, why=switch_for(label))
+    sv_nodes = len(svod.document.get("nodes") or [])
     if found is None or found["document"] is None:
-        reason = f" ({found['unsupported']}: {found['reason']})" if found else ""
-        return StageVerdict(label, "missing in tinygrad", "canonical", len(svod.document.get("nodes") or []),
-                            unknown=[f"tinygrad has no canonical {label} document{reason}"] if reason else [])
+        why = absent or ("no tinygrad kernel paired with this Svod kernel" if not paired else
+                         f"tinygrad's run stores no canonical {label} document"
+                         + (f" ({found['unsupported']}: {found['reason']})" if found else ""))
+        return StageVerdict(label, "no tinygrad counterpart", "canonical", sv_nodes, why=why)
     tg = json.loads(found["document"])
-    sv_nodes, tg_nodes = len(svod.document.get("nodes") or []), len(tg.get("nodes") or [])
-    if svod.document_hash == found["hash"]:
+    tg_nodes = len(tg.get("nodes") or [])
+    versions = (svod.document.get("schema_version"), tg.get("schema_version"))
+    if versions[0] != versions[1]:
+        return StageVerdict(label, "not comparable", "canonical", sv_nodes, tg_nodes,
+                            why=f"schema_version {versions[0]} in Svod's document, {versions[1]} in tinygrad's")
+    mine, theirs = same_spelling(svod.document), same_spelling(tg)
+    if document_hash(mine) == document_hash(theirs):
         return StageVerdict(label, "equal", "canonical", sv_nodes, tg_nodes)
-    diff = aligned_diff(svod.document, tg) if "nodes" in svod.document and "nodes" in tg else []
+    diff = aligned_diff(mine, theirs) if "nodes" in mine and "nodes" in theirs else []
     return StageVerdict(label, "differs", "canonical", sv_nodes, tg_nodes, diff)
 
 
-def pair_kernels(svod_kernels: list[dict], tg_kernels: list[dict]) -> list[tuple[dict | None, dict | None]]:
-    """By name where a name is on both sides once, then the rest in order."""
-    pairs: list[tuple[dict | None, dict | None]] = []
+def pair_kernels(svod_kernels: list[dict], tg_kernels: list[dict], same_structure: Any = None
+                 ) -> list[tuple[dict | None, dict | None, str | None]]:
+    """By name where a name is on both sides once, then by structure (`same_structure(svod, tinygrad)`: equal kernel
+    AST after normalization, one candidate only), then the rest in order; each pair says which was used."""
+    pairs: list[tuple[dict | None, dict | None, str | None]] = []
     tg_by_name: dict[str, list[dict]] = {}
     for k in tg_kernels:
         tg_by_name.setdefault(k["kernel_name"] or "", []).append(k)
     used: set[int] = set()
-    unpaired_svod = []
+    unpaired = []
     for sk in svod_kernels:
         same = tg_by_name.get(sk["name"] or "\0", [])
-        candidates = [k for k in same if k["position"] not in used]
-        if sk["name"] and len(same) == 1 and candidates:
-            pairs.append((sk, candidates[0]))
-            used.add(candidates[0]["position"])
+        if sk["name"] and len(same) == 1 and same[0]["position"] not in used:
+            pairs.append((sk, same[0], "name"))
+            used.add(same[0]["position"])
         else:
-            unpaired_svod.append(sk)
-    rest = [k for k in tg_kernels if k["position"] not in used]
-    for i in range(max(len(unpaired_svod), len(rest))):
-        pairs.append((unpaired_svod[i] if i < len(unpaired_svod) else None, rest[i] if i < len(rest) else None))
+            unpaired.append(sk)
+    if same_structure is not None:
+        rest = []
+        for sk in unpaired:
+            matches = [k for k in tg_kernels if k["position"] not in used and same_structure(sk, k)]
+            if len(matches) == 1:
+                pairs.append((sk, matches[0], "structure"))
+                used.add(matches[0]["position"])
+            else:
+                rest.append(sk)
+        unpaired = rest
+    remaining = [k for k in tg_kernels if k["position"] not in used]
+    for i in range(max(len(unpaired), len(remaining))):
+        sk = unpaired[i] if i < len(unpaired) else None
+        tk = remaining[i] if i < len(remaining) else None
+        pairs.append((sk, tk, "order" if sk and tk else None))
     return sorted(pairs, key=lambda p: (p[0]["kernel_index"] if p[0] else 10**9, p[1]["position"] if p[1] else 0))
 
 
@@ -275,6 +349,13 @@ def renderer_for(svod_kernel: dict | None, explicit: str | None) -> str:
     return "C"
 
 
+# canonical documents Svod dumps per kernel beside the stages of maps.toml that carry one
+EXTRA_CANONICAL = {"00-initial": ["postrange"], "20-final_rewrite": ["final_rewrite"]}
+SCHEDULE_CANONICAL_ROWS = [("tensor", None), ("rangeified", "rangeified"), ("kernel_ast", "kernel_ast")]
+KERNEL_GRAPH_ABSENT = ("Svod's kernel_ast is the whole kernel graph after fix_assign; tgstore stores tinygrad's "
+                       "kernel ASTs one kernel at a time, not that graph")
+
+
 def parity_report(conn: Connection, case: str, *, svod_run: int | None = None, commit: str | None = None,
                   renderer: str | None = None) -> ParityReport:
     run_id = choose_svod_run(conn, case, svod_run)
@@ -283,58 +364,91 @@ def parity_report(conn: Connection, case: str, *, svod_run: int | None = None, c
     tg = TinygradSide(conn, tg_run, case)
     report = ParityReport(case, row, tg_run, run_id, [])
     stages = stage_table()
-    for sk, tk in pair_kernels(svod_kernels, tg.kernels):
+
+    def same_structure(sk: dict, tk: dict) -> bool:
+        side = svod.get(sk["kernel_index"], {}).get("kernel-initial")
+        if side is None or side.graph is None or tk["kernel_id"] is None:
+            return False
+        return normalize_tinygrad(tg.kernel_ast(tk["kernel_id"]))[0] == side.graph
+
+    for sk, tk, how in pair_kernels(svod_kernels, tg.kernels, same_structure):
         ren = renderer_for(sk, renderer)
         kp = KernelParity(sk["kernel_index"] if sk else None, sk["name"] if sk else None,
-                          tk["position"] if tk else None, tk["kernel_name"] if tk else None, ren)
+                          tk["position"] if tk else None, tk["kernel_name"] if tk else None, ren, paired_by=how)
         sides = svod.get(sk["kernel_index"], {}) if sk else {}
         for stage in (s for s in stages if s["scope"] == "lower"):
             label = stage["label"]
-            have_svod = label in sides
-            graph = tg.stage_graph(stage, tk["position"], ren, tk["kernel_id"]) if tk else None
-            if have_svod and (sides[label].graph is not None or sides[label].node_count is not None):
-                kp.stages.append(compare_trees(label, sides[label], graph) if tk else
-                                 StageVerdict(label, "missing in tinygrad", "tree", sides[label].node_count))
-            elif graph is not None:
-                kp.stages.append(StageVerdict(label, "missing in svod", "tree", None, len(graph)))
-            canonical = stage.get("canonical")
-            doc_side = sides.get(canonical) if canonical else None
-            if doc_side is not None and doc_side.document is not None:
-                kp.stages.append(compare_canonical(canonical, doc_side, tg.canonical(tk["position"], canonical)
-                                                   if tk else None))
+            if stage.get("pass") or label[:2].isdigit() or label.startswith(("pre-", "kernel-")):
+                graph = tg.stage_graph(stage, tk["position"], ren, tk["kernel_id"]) if tk else None
+                kp.stages.append(compare_trees(label, sides.get(label), graph, stage.get("pass"), tk is not None))
+            for canonical in [stage.get("canonical"), *EXTRA_CANONICAL.get(label, [])]:
+                if canonical:
+                    found = tg.canonical(tk["position"], canonical) if tk else None
+                    kp.stages.append(compare_canonical(canonical, sides.get(canonical), found, tk is not None))
         report.kernels.append(kp)
+        if sk is None:
+            report.notes.append(f"tinygrad kernel [{kp.tinygrad_position}] {kp.tinygrad_name} has no Svod kernel "
+                                "in the log")
+    sched = KernelParity(None, None, None, None, None)
     schedule_sides = svod.get(None, {})
-    if schedule_sides:
-        sched = KernelParity(None, None, None, None, None)
-        for stage in (s for s in stages if s["scope"] == "schedule"):
-            label = stage["label"]
-            if label in schedule_sides:
-                sched.stages.append(compare_trees(label, schedule_sides[label], tg.stage_graph(stage, None, None,
-                                                                                                None)))
-        report.schedule = sched
+    for stage in (s for s in stages if s["scope"] == "schedule"):
+        sched.stages.append(compare_trees(stage["label"], schedule_sides.get(stage["label"]),
+                                          tg.stage_graph(stage, None, None, None), stage.get("pass")))
+    for canonical, _ in SCHEDULE_CANONICAL_ROWS:
+        found = tg.canonical(-1, canonical) if canonical != "kernel_ast" else None
+        sched.stages.append(compare_canonical(canonical, schedule_sides.get(canonical), found,
+                                              absent=KERNEL_GRAPH_ABSENT if canonical == "kernel_ast" else None))
+    report.schedule = sched
     if not svod_kernels:
         report.notes.append("the Svod run has no kernels")
     return report
 
 
+def _verdict_line(s: StageVerdict) -> str:
+    counts = f"{s.svod_nodes if s.svod_nodes is not None else '-'} / " \
+             f"{s.tinygrad_nodes if s.tinygrad_nodes is not None else '-'}"
+    where = f"[{s.tinygrad_pass}]" if s.tinygrad_pass else ("[canonical]" if s.basis == "canonical" else "[-]")
+    line = f"  {s.stage:<26} {where:<36} {s.verdict:<24} nodes {counts}"
+    if s.why:
+        line += f"  ({'set ' if s.verdict == 'not in this log' else ''}{s.why})"
+    if s.unknown:
+        line += f"  unknown: {'; '.join(s.unknown)}"
+    return line
+
+
+def _headline(kp: KernelParity) -> str:
+    observed = sum(s.verdict in ("equal", "differs") for s in kp.stages)
+    if kp.first_divergence:
+        return (f"first observed divergence at {kp.first_divergence} ({kp.unobserved_before} stages before it not "
+                "in this log)")
+    if observed == 0:
+        return "nothing compared (no stage of this log has a tinygrad counterpart)"
+    return f"no divergence in the {observed} stages compared ({kp.unobserved_before} not in this log)"
+
+
 def format_parity(report: ParityReport) -> list[str]:
     lines = [f"case {report.case!r}: Svod run {report.svod_run} against tinygrad {report.commit.describe()} "
-             f"(run {report.tinygrad_run})"]
-    for kp in report.kernels:
+             f"(run {report.tinygrad_run}); stages in Svod's pipeline order, [the tinygrad pass each maps to]"]
+    groups = [*report.kernels, *([report.schedule] if report.schedule else [])]
+    for kp in groups:
         lines.append("")
-        lines.append(f"kernel {kp.index}: svod {kp.svod_name or '-'} / tinygrad "
-                     f"[{kp.tinygrad_position}] {kp.tinygrad_name or '-'} ({kp.renderer})"
-                     + (f": first divergence at {kp.first_divergence}" if kp.first_divergence else ": no divergence"))
-        for s in kp.stages:
-            counts = f"{s.svod_nodes if s.svod_nodes is not None else '-'} / " \
-                     f"{s.tinygrad_nodes if s.tinygrad_nodes is not None else '-'}"
-            lines.append(f"  {s.stage:<28} {s.verdict:<20} {s.basis:<10} nodes {counts}"
-                         + (f"  unknown: {'; '.join(s.unknown)}" if s.unknown else ""))
+        if kp.index is None and kp.renderer is None and kp is report.schedule:
+            lines.append(f"schedule: {_headline(kp)}")
+        else:
+            lines.append(f"kernel {kp.index if kp.index is not None else '-'}: svod {kp.svod_name or '-'} / tinygrad "
+                         f"[{kp.tinygrad_position}] {kp.tinygrad_name or '-'} ({kp.renderer}"
+                         f"{f', paired by {kp.paired_by}' if kp.paired_by else ''}): {_headline(kp)}")
+        lines += [_verdict_line(s) for s in kp.stages]
         first = next((s for s in kp.stages if s.verdict == "differs"), None)
         if first is not None and first.diff:
             lines.append(f"  diff at {first.stage}:")
             lines += [f"    {line}" for line in first.diff]
     lines += [f"note: {n}" for n in report.notes]
+    differing = [f"{'schedule' if kp is report.schedule else f'kernel {kp.index}'} at {kp.first_divergence}"
+                 for kp in groups if kp.first_divergence]
+    lines.append("")
+    lines.append(f"result: differs ({'; '.join(differing)}); exit status 1" if differing else
+                 "result: no stage differs; exit status 0")
     return lines
 
 

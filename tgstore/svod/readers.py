@@ -11,7 +11,7 @@ Formats (where each is defined in Svod's source; see ../shared/formats/svod-logs
 * `SVOD_DUMP_LLVM_IR` / `SVOD_DUMP_POST_O2_IR` files `<kernel>.ll`, `<kernel>.post.ll`.
 
 Kernels are not marked in any of them. Per kernel Svod runs pre-optimization, then post-optimization, then codegen;
-`kernel initial` (TRACE) is emitted twice per kernel, before each of the first two. `KernelTracker` starts a kernel
+`kernel initial` (TRACE) is emitted twice per kernel, before each of the first two. `Segmenter` starts a kernel
 when a pre-opt stage follows anything but pre-opt, when a post-opt stage follows nothing or codegen, and when a
 second `00-initial` arrives for the current kernel. Nothing read is dropped: what is not a stage or an event is a
 raw line, what is malformed is a problem with its line, and a tree that does not parse is kept as text.
@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from tgstore.svod.emission import code_place, place
 from tgstore.svod.spelling import maps
 from tgstore.svod.tree import Tree, TreeError, parse_tree
 
@@ -37,8 +38,6 @@ CODE_HEADER = re.compile(r"^--- (?:C KERNEL CODE|GENERATED CODE) \(kernel \d+\) 
 LINEAR_LINE = re.compile(r"^\[\s*(\d+)\] id=(\d+) Discriminant\((\d+)\) scope=\{[\d,]*\}$")
 TREE_FIELDS = ("ast.initial", "ast.pre", "ast.optimized", "uop.tree", "tree")
 CODE_FIELDS = {"generated_c": "c", "generated_code": "llvm"}
-POST_LABEL = re.compile(r"^(0\d|1\d|20)[a-z]?-")
-SCHEDULE_CANONICAL = {"tensor", "pre_multi", "post_multi", "rangeified", "scheduled"}
 
 
 def strip_ansi(text: str) -> str:
@@ -95,90 +94,125 @@ class SvodLog:
     problems: list[Problem] = field(default_factory=list)
     raw_lines: int = 0
     tests: list[str] = field(default_factory=list)
+    unplaced: list[Stage] = field(default_factory=list)  # stages no kernel or schedule can hold (with a problem)
 
     @property
     def stage_count(self) -> int:
-        return len(self.schedule_stages) + sum(len(k.stages) for k in self.kernels)
+        return len(self.schedule_stages) + len(self.unplaced) + sum(len(k.stages) for k in self.kernels)
 
 
-def _message_labels() -> dict[str, tuple[str, str]]:
-    """tracing message -> (stage label, scope)."""
-    found = {}
-    for stage in maps()["stages"]:
-        for message in stage.get("messages", []):
-            found[message] = (stage["label"], stage["scope"])
-    return found
+def _message_labels() -> dict[str, str]:
+    """tracing message -> stage label."""
+    return {message: stage["label"] for stage in maps()["stages"] for message in stage.get("messages", [])}
 
 
-PRE_LABELS = {"pre-movement", "pre-load-collapse", "pre-split-ranges", "pre-symbolic", "pre-simplify-ranges"}
-
-
-class KernelTracker:
-    """Assigns stages to kernels as they are read (see the module docstring for the rules)."""
+class Segmenter:
+    """Cuts what one program printed into the schedule and its kernels, by Svod's emission order
+    (tgstore.svod.emission): within a kernel's optimization, and within a kernel's code generation, positions only
+    grow, so a position that does not grow starts the next kernel. All kernels are optimized before any is compiled
+    (`compile_missing_kernels`), so the n-th code-generation section belongs to the n-th optimized kernel. A new
+    libtest test is a new program."""
 
     def __init__(self, log: SvodLog) -> None:
         self.log = log
-        self.phase: str | None = None  # None | pre | post | code
         self.test: str | None = None
-        self.pending_asts: list[Stage] = []  # kernel_ast canonical dumps, made at the kernel cut, before any kernel
         self.labels = _message_labels()
+        self._reset()
 
-    @property
-    def current(self) -> Kernel | None:
-        return self.log.kernels[-1] if self.log.kernels else None
-
-    def new_kernel(self, file: int, line: int) -> Kernel:
-        kernel = Kernel(len(self.log.kernels), file, line, self.test)
-        self.log.kernels.append(kernel)
-        if self.pending_asts:
-            kernel.stages.append(self.pending_asts.pop(0))
-        return kernel
+    def _reset(self) -> None:
+        self.opt: list[Kernel] = []
+        self.opt_last: int | None = None
+        self.code: list[Kernel] = []  # code-generation sections, as kernels not yet paired
+        self.code_last: int | None = None
+        self.schedule_last: int | None = None
 
     def start_test(self, name: str) -> None:
         if name not in self.log.tests:
             self.log.tests.append(name)
         if name != self.test:
-            self.test, self.phase = name, None
+            self.finish()
+            self.test = name
+
+    def _kernel(self, file: int, line: int) -> Kernel:
+        return Kernel(-1, file, line, self.test)
 
     def add(self, stage: Stage) -> None:
         label = stage.label
-        if stage.source == "dump-canonical" and label in SCHEDULE_CANONICAL:
-            self.log.schedule_stages.append(stage)
-            return
-        if stage.source == "dump-canonical" and label == "kernel_ast":
-            self.pending_asts.append(stage)
-            return
-        kernel = self.current
-        if label == "kernel-initial-or-00":  # a `kernel initial` event: the first of a kernel or its post-opt input
-            if self.phase == "pre" and kernel is not None:
-                stage.label, self.phase = "00-initial", "post"
-            else:
-                kernel, stage.label, self.phase = self.new_kernel(stage.file, stage.line), "kernel-initial", "pre"
-        elif label in PRE_LABELS:
-            if self.phase != "pre" or kernel is None:
-                kernel = self.new_kernel(stage.file, stage.line)
-            self.phase = "pre"
-        elif label == "00-initial" or POST_LABEL.match(label) or label in ("optimized", "postrange", "expanded",
-                                                                            "coalesced", "gated"):
-            again = label == "00-initial" and kernel is not None and any(
-                s.label == "00-initial" and s.source == stage.source for s in kernel.stages)
-            if kernel is None or self.phase in (None, "code") or again:
-                kernel = self.new_kernel(stage.file, stage.line)
-            self.phase = "post"
-        elif kernel is None:
-            kernel = self.new_kernel(stage.file, stage.line)
-        kernel.stages.append(stage)
+        if label == "kernel-initial-or-00":  # the first of a kernel, or its post-opt input (optimizer/mod.rs)
+            opening = self.opt_last is None or not (0 <= self.opt_last < place("00-initial", "event").position)
+            stage.label = label = "kernel-initial" if opening else "00-initial"
+        where = place(label, stage.source)
+        if where is None:
+            self.log.problems.append(Problem(stage.file, stage.line, f"{stage.source} {label!r} is not a stage "
+                                             "Svod's pipeline emits; kept apart from every kernel", None))
+            self.log.unplaced.append(stage)
+        elif where.phase == "schedule":
+            self.schedule(stage, where.position)
+        elif where.phase == "opt":
+            if not self.opt or self.opt_last is None or where.position <= self.opt_last:
+                self.opt.append(self._kernel(stage.file, stage.line))
+            self.opt[-1].stages.append(stage)
+            self.opt_last = where.position
+        else:
+            self._code_section(where.position, stage.file, stage.line).stages.append(stage)
 
-    def schedule(self, stage: Stage) -> None:
+    def _code_section(self, position: int, file: int, line: int) -> Kernel:
+        if not self.code or self.code_last is None or position <= self.code_last:
+            self.code.append(self._kernel(file, line))
+        self.code_last = position
+        return self.code[-1]
+
+    def schedule(self, stage: Stage, position: int | None = None) -> None:
+        if position is not None and self.schedule_last is not None and position <= self.schedule_last \
+                and (self.opt or self.code):
+            self.log.problems.append(Problem(stage.file, stage.line, f"{stage.label!r} of a second schedule (the "
+                                             "program realizes more than once): stored with the first schedule's "
+                                             "stages; compare one realize per log", None))
+        if position is not None:
+            self.schedule_last = position
         self.log.schedule_stages.append(stage)
 
-    def code(self, text: str, kind: str, file: int, line: int) -> None:
-        kernel = self.current if self.current is not None and self.phase != "code" else None
-        if kernel is None or kernel.code is not None:
-            kernel = self.new_kernel(file, line)
-        kernel.code, kernel.code_kind = text, kind
-        kernel.name = kernel.name or kernel_name_of(text)
-        self.phase = "code"
+    def code_text(self, text: str, kind: str, file: int, line: int) -> None:
+        section = self._code_section(code_place("code").position, file, line)
+        section.code, section.code_kind = text, kind
+        section.name = kernel_name_of(text)
+
+    def code_name(self, name: str, file: int, line: int) -> None:
+        """A runtime event naming the kernel it compiles (`kernel.name`), after its code was rendered."""
+        section = self._code_section(code_place("llvm-ir").position, file, line)
+        section.name = section.name or name
+
+    def finish(self) -> None:
+        """Pair the program's optimized kernels with its code-generation sections, in order, and file them."""
+        opt, code = self.opt, self.code
+        if opt and code and len(opt) != len(code):
+            first = code[min(len(opt), len(code)) - 1]
+            self.log.problems.append(Problem(first.file, first.line, f"{len(opt)} kernels were optimized but "
+                                             f"{len(code)} were compiled{f' in test {self.test}' if self.test else ''}"
+                                             ": code paired with kernels by order, which may be wrong", None))
+        self._check_alike(opt)
+        for i in range(max(len(opt), len(code))):
+            kernel = opt[i] if i < len(opt) else code[i]
+            if i < len(opt) and i < len(code):
+                section = code[i]
+                kernel.stages += section.stages
+                kernel.code, kernel.code_kind, kernel.name = section.code, section.code_kind, section.name
+            kernel.index = len(self.log.kernels)
+            self.log.kernels.append(kernel)
+        self._reset()
+
+    def _check_alike(self, kernels: list[Kernel]) -> None:
+        """Every kernel of a run went through the same switches, so it prints the same kinds of stage; one that
+        does not means kernels were optimized in parallel and their output interleaved (SVOD_THREADS > 1)."""
+        kinds = [{(s.label, s.source) for s in k.stages} for k in kernels]
+        every = set().union(*kinds) if kinds else set()
+        for kernel, have in zip(kernels, kinds, strict=True):
+            missing = every - have
+            if missing:
+                shown = ", ".join(f"{label} ({source})" for label, source in sorted(missing)[:4])
+                self.log.problems.append(Problem(kernel.file, kernel.line, f"this kernel lacks {len(missing)} stages "
+                                                 f"other kernels of the run have ({shown}): kernels optimized in "
+                                                 "parallel interleave their output; run with SVOD_THREADS=1", None))
 
 
 def kernel_name_of(code: str) -> str | None:
@@ -208,7 +242,7 @@ def tree_stage(stage: Stage, text: str, log: SvodLog, first_line: int) -> Stage:
 # ------------------------------------------------------------------------------------------------- test logs
 
 
-def read_log(log: SvodLog, tracker: KernelTracker, file: int, text: str) -> None:
+def read_log(log: SvodLog, tracker: Segmenter, file: int, text: str) -> None:
     lines = text.split("\n")
     n = 0
     while n < len(lines):
@@ -225,8 +259,9 @@ def read_log(log: SvodLog, tracker: KernelTracker, file: int, text: str) -> None
                 continue
             tracker.start_test(test.group("name"))  # `test x ... ` before its output: --test-threads=1
             tail = test.group("tail").strip()
-            if tail.startswith("{"):  # the test's first JSON line follows the marker on the same line
-                _event(log, tracker, file, line_no, tail)
+            if tail:  # the test's first output line (JSON or stderr) follows the marker on the same line
+                lines[n - 1] = tail
+                n -= 1
             continue
         if line.startswith("{"):
             _event(log, tracker, file, line_no, line)
@@ -246,7 +281,7 @@ def read_log(log: SvodLog, tracker: KernelTracker, file: int, text: str) -> None
         log.raw_lines += 1
 
 
-def _dump_block(log: SvodLog, tracker: KernelTracker, file: int, lines: list[str], n: int, kind: str,
+def _dump_block(log: SvodLog, tracker: Segmenter, file: int, lines: list[str], n: int, kind: str,
                 label: str) -> int:
     """Read a [dump-stage]/[dump-canonical] block whose opening line was lines[n-1]; returns the next index."""
     start = n
@@ -278,7 +313,7 @@ def _dump_block(log: SvodLog, tracker: KernelTracker, file: int, lines: list[str
     return n + 1 if closed else n
 
 
-def _event(log: SvodLog, tracker: KernelTracker, file: int, line_no: int, line: str) -> None:
+def _event(log: SvodLog, tracker: Segmenter, file: int, line_no: int, line: str) -> None:
     try:
         record = json.loads(line)
     except ValueError as e:
@@ -292,14 +327,13 @@ def _event(log: SvodLog, tracker: KernelTracker, file: int, line_no: int, line: 
     message = str(fields.get("message", ""))
     for key, kind in CODE_FIELDS.items():
         if isinstance(fields.get(key), str):
-            tracker.code(fields[key], kind, file, line_no)
+            tracker.code_text(fields[key], kind, file, line_no)
             return
-    if "kernel.name" in fields and tracker.current is not None and not tracker.current.name:
-        tracker.current.name = str(fields["kernel.name"])
+    if "kernel.name" in fields and isinstance(fields["kernel.name"], str):
+        tracker.code_name(fields["kernel.name"], file, line_no)
+        return
     tree_field = next((f for f in TREE_FIELDS if isinstance(fields.get(f), str)), None)
-    label, scope = tracker.labels.get(message, (None, None))
-    if message == "kernel initial":
-        label, scope = "kernel-initial-or-00", "lower"
+    label = "kernel-initial-or-00" if message == "kernel initial" else tracker.labels.get(message)
     if tree_field is None and label is None:
         return
     stage = Stage(label or message, "event", file, line_no, message=message,
@@ -307,8 +341,12 @@ def _event(log: SvodLog, tracker: KernelTracker, file: int, line_no: int, line: 
                   elapsed_ms=fields.get("elapsed_ms") if isinstance(fields.get("elapsed_ms"), int) else None)
     if tree_field is not None:
         tree_stage(stage, fields[tree_field], log, line_no)
-    if scope == "schedule" or (label is None and tree_field in ("uop.tree", "tree")):
+    if label is None and tree_field in ("uop.tree", "tree"):  # a rangeify/kernel-split tree tgstore has no label for
         tracker.schedule(stage)
+    elif label is None:
+        log.problems.append(Problem(file, line_no, f"an event with a tree but a message Svod's optimizer does not "
+                                    f"emit ({message!r}); kept apart from every kernel", None))
+        log.unplaced.append(stage)
     else:
         tracker.add(stage)
 
@@ -316,7 +354,7 @@ def _event(log: SvodLog, tracker: KernelTracker, file: int, line_no: int, line: 
 # ------------------------------------------------------------------------------------------------- extract-ir.sh
 
 
-def read_extract_ir(log: SvodLog, tracker: KernelTracker, file: int, text: str) -> None:
+def read_extract_ir(log: SvodLog, tracker: Segmenter, file: int, text: str) -> None:
     """extract-ir.sh's collated file: the same events, folded into `--- message ---` sections."""
     lines = text.split("\n")
     n = 0
@@ -336,7 +374,8 @@ def read_extract_ir(log: SvodLog, tracker: KernelTracker, file: int, text: str) 
             while n < len(lines) and not lines[n].startswith(("--- ", "=====")):
                 body.append(lines[n])
                 n += 1
-            tracker.code("\n".join(body).strip("\n") + "\n", "c" if "C KERNEL" in line else "llvm", file, start)
+            tracker.code_text("\n".join(body).strip("\n") + "\n", "c" if "C KERNEL" in line else "llvm", file,
+                              start)
             continue
         m = HEADER.match(line)
         if not m:
@@ -349,17 +388,19 @@ def read_extract_ir(log: SvodLog, tracker: KernelTracker, file: int, text: str) 
         message = m.group("message")
         if message == "INITIAL: kernel input":
             message = "kernel initial"
-        label, scope = tracker.labels.get(message, (None, None))
-        if message == "kernel initial":
-            label, scope = "kernel-initial-or-00", "lower"
+        label = "kernel-initial-or-00" if message == "kernel initial" else tracker.labels.get(message)
         stage = Stage(label or message, "extract-ir", file, start, message=message,
                       node_count=int(m.group("nodes")) if m.group("nodes") else None,
                       elapsed_ms=int(m.group("ms")) if m.group("ms") else None)
         tree_text = "\n".join(body).strip("\n")
         if tree_text:
             tree_stage(stage, tree_text + "\n", log, start + 1)
-        if scope == "schedule" or (label is None and not in_kernel):
+        if label is None and not in_kernel:
             tracker.schedule(stage)
+        elif label is None:
+            log.problems.append(Problem(file, start, f"section {message!r} is not a stage tgstore knows; kept apart "
+                                        "from every kernel", None))
+            log.unplaced.append(stage)
         else:
             tracker.add(stage)
 
@@ -367,42 +408,63 @@ def read_extract_ir(log: SvodLog, tracker: KernelTracker, file: int, text: str) 
 # ------------------------------------------------------------------------------------------------- files
 
 
-def read_linear_dump(log: SvodLog, tracker: KernelTracker, file: int, text: str, name: str) -> None:
+def read_linear_dump(log: SvodLog, file: int, text: str, name: str) -> Stage:
     """tree_<id>.txt / linear_<id>.txt: one line per UOp, its op as `Discriminant(N)` (not a name)."""
     lines = [ln for ln in text.split("\n") if ln.strip()]
     for n, line in enumerate(lines, start=1):
         if not LINEAR_LINE.match(line):
             log.problems.append(Problem(file, n, "not a SVOD_DUMP_LINEAR line", line))
-    kind, sink = name.split("_", 1)
-    sink_id = sink.split(".")[0]
-    kernel = next((k for k in log.kernels if k.test == f"linear:{sink_id}"), None)
-    if kernel is None:
-        kernel = Kernel(len(log.kernels), file, 1, f"linear:{sink_id}")
-        log.kernels.append(kernel)
-    kernel.stages.append(Stage("linear" if kind == "linear" else "linear-tree", "linear", file, 1,
-                               node_count=len(lines), tree_text=text))
+    kind = name.split("_", 1)[0]
+    return Stage("linear" if kind == "linear" else "linear-tree", "linear", file, 1, node_count=len(lines),
+                 tree_text=text, message=name)
 
 
-def read_llvm_ir(log: SvodLog, file: int, text: str, name: str) -> None:
-    post = name.endswith(".post.ll")
-    kernel_name = name.removesuffix(".post.ll").removesuffix(".ll")
-    kernel = next((k for k in log.kernels if k.name == kernel_name), None)
-    if kernel is None:
-        kernel = Kernel(len(log.kernels), file, 1, name=kernel_name)
-        log.kernels.append(kernel)
-    if post:
-        kernel.stages.append(Stage("llvm-ir-post-o2", "llvm-ir", file, 1, tree_text=text))
-    else:
-        kernel.code, kernel.code_kind = text, "llvm"
-        kernel.name = kernel_name_of(text) or kernel_name
+def read_capture(tracker: Segmenter, file: int, document: dict[str, Any]) -> None:
+    tracker.add(Stage(str(document.get("stage")), "capture", file, 1, canonical=document))
 
 
-def read_capture(log: SvodLog, tracker: KernelTracker, file: int, document: dict[str, Any]) -> None:
-    stage = Stage(str(document.get("stage")), "capture", file, 1, canonical=document)
-    if stage.label in SCHEDULE_CANONICAL:
-        log.schedule_stages.append(stage)
-    else:
-        (tracker.current or tracker.new_kernel(file, 1)).stages.append(stage)
+def place_files(log: SvodLog, linear: list[tuple[int, str, str]], llvm: list[tuple[int, str, str]]) -> None:
+    """SVOD_DUMP_LINEAR and SVOD_DUMP_LLVM_IR files of the same run as the log(s): an `.ll` file goes to the kernel
+    of its name; LINEAR files (named by the id of the kernel's sink, allocated in compile order) go to the kernels
+    in order when there are as many ids as kernels. With no kernel in the logs each file is a kernel of its own."""
+    from_logs = bool(log.kernels)
+    for file, name, text in llvm:
+        kernel_name = name.removesuffix(".post.ll").removesuffix(".ll")
+        kernel = next((k for k in log.kernels if k.name == kernel_name), None)
+        if kernel is None and from_logs:
+            log.problems.append(Problem(file, 1, f"{name}: no kernel named {kernel_name!r} in the log (a log without "
+                                        "generated code names no kernel: add svod_codegen=trace to RUST_LOG); the file "
+                                        "is kept, not placed", None))
+            continue
+        if kernel is None:
+            kernel = Kernel(len(log.kernels), file, 1, name=kernel_name)
+            log.kernels.append(kernel)
+        if name.endswith(".post.ll"):
+            kernel.stages.append(Stage("llvm-ir-post-o2", "llvm-ir", file, 1, tree_text=text, message=name))
+        elif kernel.code is None:
+            kernel.code, kernel.code_kind = text, "llvm"
+            kernel.name = kernel.name or kernel_name_of(text) or kernel_name
+        else:
+            kernel.stages.append(Stage("llvm-ir", "llvm-ir", file, 1, tree_text=text, message=name))
+    by_id: dict[int, list[tuple[int, str, str]]] = {}
+    for file, name, text in linear:
+        by_id.setdefault(int(re.search(r"_(\d+)\.txt$", name).group(1)), []).append((file, name, text))
+    ids = sorted(by_id)
+    if log.kernels and len(ids) != len(log.kernels):
+        for sink_id in ids:
+            for file, name, _text in by_id[sink_id]:
+                log.problems.append(Problem(file, 1, f"{name}: {len(ids)} SVOD_DUMP_LINEAR kernels for "
+                                            f"{len(log.kernels)} kernels in the log; the file is kept, not placed",
+                                            None))
+        return
+    for i, sink_id in enumerate(ids):
+        if i < len(log.kernels):
+            kernel = log.kernels[i]
+        else:
+            kernel = Kernel(len(log.kernels), by_id[sink_id][0][0], 1, test=f"linear:{sink_id}")
+            log.kernels.append(kernel)
+        for file, name, text in by_id[sink_id]:
+            kernel.stages.append(read_linear_dump(log, file, text, name))
 
 
 def classify(name: str, text: str) -> str:
@@ -426,27 +488,27 @@ def classify(name: str, text: str) -> str:
 
 
 def read_files(files: list[tuple[str, str]]) -> SvodLog:
-    """Read files (name, text) that belong to one Svod run, in order."""
+    """Read files (name, text) that belong to one Svod run: its log(s) in order, then its dump files."""
     log = SvodLog()
-    tracker = KernelTracker(log)
+    tracker = Segmenter(log)
+    linear: list[tuple[int, str, str]] = []
+    llvm: list[tuple[int, str, str]] = []
     for index, (name, text) in enumerate(files):
-        kind = classify(name.rsplit("/", 1)[-1], text)
-        log.files.append((name, kind, text))
         base = name.rsplit("/", 1)[-1]
+        kind = classify(base, text)
+        log.files.append((name, kind, text))
         if kind == "log":
             read_log(log, tracker, index, text)
         elif kind == "extract-ir":
             read_extract_ir(log, tracker, index, text)
         elif kind == "capture":
-            read_capture(log, tracker, index, json.loads(text))
+            read_capture(tracker, index, json.loads(text))
         elif kind == "linear":
-            read_linear_dump(log, tracker, index, text, base)
+            linear.append((index, base, text))
         else:
-            read_llvm_ir(log, index, text, base)
-    if tracker.pending_asts:
-        for stage in tracker.pending_asts:
-            log.problems.append(Problem(stage.file, stage.line, "a kernel_ast canonical dump with no kernel after it"))
-        log.schedule_stages += tracker.pending_asts
+            llvm.append((index, base, text))
+    tracker.finish()
+    place_files(log, linear, llvm)
     backends = {t.rsplit("::", 1)[-1] for t in log.tests if "::" in t}
     if len(backends) > 1 and not any(k.test for k in log.kernels):
         log.problems.append(Problem(0, 0, f"the log holds tests of {len(backends)} backends "

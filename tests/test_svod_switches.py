@@ -1,0 +1,128 @@
+"""The readers give the same kernels, names and stage attribution whichever Svod switches were on
+(tests/svod_emission.py builds each run in Svod's emission order), and bad input is one problem per bad line."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from svod_emission import NAMES, Run, Switches, every_switch_combination
+
+from tgstore.svod.readers import read_files
+
+COMBINATIONS = every_switch_combination()
+
+
+def read_run(switches: Switches, kernels: int):
+    run = Run(switches, kernels)
+    text, files = run.build()
+    return run, read_files([("run.log", text), *sorted(files.items())])
+
+
+def tree_ids(stage) -> set[int]:
+    return set(stage.tree.nodes) if stage.tree is not None else set()
+
+
+@pytest.mark.parametrize("kernels", [1, 2])
+@pytest.mark.parametrize("switches", COMBINATIONS, ids=[s.describe() for s in COMBINATIONS])
+def test_kernels_names_and_stages_do_not_depend_on_the_switches(switches: Switches, kernels: int) -> None:
+    run, log = read_run(switches, kernels)
+    in_log = any(e - {("linear", "linear"), ("linear-tree", "linear")} for e in run.expected)
+    files_only = not in_log and (switches.llvm_ir or switches.linear)
+    assert len(log.kernels) == (kernels if in_log or files_only else 0), [p.message for p in log.problems]
+    assert {(s.label, s.source) for s in log.schedule_stages} == run.expected_schedule
+    assert not log.unplaced
+    for k, kernel in enumerate(log.kernels):
+        got = [(s.label, s.source) for s in kernel.stages if s.source != "llvm-ir"]
+        assert len(got) == len(set(got)), f"kernel {k} holds a stage twice: {got}"
+        assert set(got) == run.expected[k] or files_only
+        for stage in kernel.stages:  # kernel k's trees have ids 1000k..1000k+999, its documents k+1 nodes
+            assert all(1000 * k <= i < 1000 * (k + 1) for i in tree_ids(stage)), (stage.label, stage.source)
+            if stage.canonical is not None:
+                assert len(stage.canonical["nodes"]) == k + 1, stage.label
+    names = [k.name for k in log.kernels]
+    placed_ll = [p for p in log.problems if ".ll:" in p.message]
+    if run.names_known:
+        assert names == NAMES[:kernels]
+    elif files_only and switches.llvm_ir:
+        assert names == sorted(NAMES[:kernels])
+    else:
+        assert names == [None] * len(log.kernels)
+    # the only problem a clean run can have: .ll files it cannot place (the log names no kernel), one per file
+    assert len(placed_ll) == (kernels if switches.llvm_ir and in_log and not run.names_known else 0)
+    assert len(log.problems) == len(placed_ll), [p.message for p in log.problems]
+
+
+def test_the_empty_canonical_prefix_dumps_every_stage_and_files_the_schedule_apart() -> None:
+    run, log = read_run(Switches(canonical=""), 2)
+    assert {s.label for s in log.schedule_stages} == {"tensor", "rangeified", "kernel_ast"}
+    assert [s.label for s in log.kernels[1].stages][:3] == ["optimized", "postrange", "00-initial"]
+    assert [s.label for s in log.kernels[1].stages][-2:] == ["program", "linearized"]
+
+
+def test_trace_with_optimized_dumps_reads_two_kernels_not_four() -> None:
+    """The post-optimization `kernel initial` follows the `optimized` dump: it is the kernel's 00-initial."""
+    _run, log = read_run(Switches(rust_log="svod_schedule::optimizer=trace", canonical="o"), 2)
+    assert len(log.kernels) == 2
+    assert [s.label for s in log.kernels[0].stages][:1] == ["kernel-initial"]
+    assert [s.label for s in log.kernels[0].stages if s.source == "event"][-1] == "20-final_rewrite"
+
+
+def test_dump_stage_alone_is_one_tree_per_kernel() -> None:
+    _run, log = read_run(Switches(dump_stage="14"), 2)
+    assert [[s.label for s in k.stages] for k in log.kernels] == [["14-devectorize"], ["14-devectorize"]]
+
+
+def test_files_of_one_call_are_one_run_and_code_is_found_after_every_kernel_was_optimized() -> None:
+    run, log = read_run(Switches(rust_log="svod_schedule=trace,svod_codegen=trace", linear=True, llvm_ir=True), 2)
+    assert [k.name for k in log.kernels] == NAMES and not log.problems
+    assert all(k.code and "define" in k.code for k in log.kernels)
+    assert [[s.message for s in k.stages if s.source == "linear"] for k in log.kernels] == [
+        ["linear_455.txt", "tree_455.txt"], ["linear_1455.txt", "tree_1455.txt"]]
+
+
+def test_kernels_optimized_in_parallel_are_reported() -> None:
+    """SVOD_THREADS>1: two kernels' events interleave; the reader says so instead of guessing."""
+    run = Run(Switches(rust_log="svod_schedule::optimizer=debug"), 2)
+    text, _ = run.build()
+    lines = text.split("\n")
+    second = [i for i, line in enumerate(lines) if '"pre-opt: movement ops' in line][1]
+    moved = lines.pop(second)  # kernel 1 starts while kernel 0 is still in post-optimization
+    lines.insert(next(i for i, line in enumerate(lines) if '"after devectorize"' in line), moved)
+    log = read_files([("run.log", "\n".join(lines))])
+    assert any("SVOD_THREADS=1" in p.message for p in log.problems)
+
+
+BAD_LINES = [
+    "garbage \x00\x01 that is not Svod output",
+    '{"timestamp":"2026-05-07T18:07:43.000001Z","level":"DEBUG","fields":{"mess',
+    '{"timestamp":"2026-05-07T18:07:43.000001Z","level":"DEBUG","target":"x"}',
+    '{"timestamp":"2026-05-07T18:07:43.000001Z","level":"DEBUG","fields":{"message":"Stage 42: a pass Svod lacks",'
+    '"ast.optimized":"[1] SINK : Scalar(Void)\\n"},"target":"svod_schedule::optimizer"}',
+    "[dump-canonical] optimized : graph error: cycle through shape",
+]
+
+
+@pytest.mark.parametrize("bad", BAD_LINES[1:])
+def test_a_bad_line_is_one_problem_at_its_line_and_nothing_is_misfiled(bad: str) -> None:
+    run = Run(Switches(rust_log="svod_schedule=trace,svod_codegen=trace"), 2)
+    text, _ = run.build()
+    lines = text.split("\n")
+    at = next(i for i, line in enumerate(lines) if '"Stage 9: after pre_expand"' in line)
+    lines.insert(at, bad)
+    log = read_files([("run.log", "\n".join(lines))])
+    assert [(p.line, p.file) for p in log.problems] == [(at + 1, 0)], [p.message for p in log.problems]
+    assert [k.name for k in log.kernels] == NAMES
+    for k, kernel in enumerate(log.kernels):
+        assert {(s.label, s.source) for s in kernel.stages} == run.expected[k]
+
+
+def test_garbage_and_another_programs_log_are_not_read_as_kernels() -> None:
+    garbage = read_files([("g.log", "\n".join(BAD_LINES[:1] * 3) + "\nrunning 1 test\n")])
+    assert not garbage.kernels and garbage.raw_lines == 4
+    other = "\n".join([
+        '{"timestamp":"2026-05-07T18:07:43.000001Z","level":"INFO","fields":{"message":"listening","port":80},'
+        '"target":"server"}', '{"not": "tracing"}'])
+    read = read_files([("other.log", other)])
+    assert not read.kernels and [p.line for p in read.problems] == [2]
+    assert re.search("without the tracing `fields`", read.problems[0].message)
