@@ -61,6 +61,7 @@ RUST_LOGS = {
     None: {},
     "svod_schedule::optimizer=debug": {"opt": "debug"},
     "svod_schedule::optimizer=trace": {"opt": "trace"},
+    "svod_schedule=trace": {"opt": "trace", "rangeify": "trace"},
     "svod_schedule=debug,svod_codegen=trace": {"opt": "debug", "rangeify": "debug", "codegen": "trace"},
     "svod_schedule=trace,svod_codegen=trace": {"opt": "trace", "rangeify": "trace", "codegen": "trace"},
 }

@@ -313,3 +313,38 @@ def test_parity_drift_lists_the_commits_to_port(releases_db: Path) -> None:
                                                     "pre-symbolic", "pre-simplify-ranges"} for c in changes)
     same = tgstore("parity-drift", CASE, "--from", "0.14.0", "--to", "0.12.0", "--db", releases_db)
     assert same.returncode == 1 and "is not after" in same.stderr
+
+
+def test_a_log_and_its_dump_directories_are_one_run_and_the_text_says_what_was_seen(parity_db: Path,
+                                                                                     tmp_path: Path) -> None:
+    """One ingest-svod call with a debug-level log (no kernel names) and its SVOD_DUMP_LLVM_IR directory: one run,
+    the .ll files reported as not placed; parity pairs the kernel by structure or order and says so, lists every
+    stage in pipeline order with its tinygrad pass, and exits 0 with `result: no stage differs` when nothing
+    observed differs."""
+    from svod_emission import Run, Switches
+
+    db = tmp_path / "copy.db"
+    db.write_bytes(parity_db.read_bytes())
+    text, files = Run(Switches(rust_log="svod_schedule=trace", per_stage=True, llvm_ir=True), 1).build()
+    (tmp_path / "run.log").write_text(text)
+    (tmp_path / "ll").mkdir()
+    for name, body in files.items():
+        (tmp_path / "ll" / name).write_text(body)
+    proc = tgstore("ingest-svod", tmp_path / "run.log", tmp_path / "ll", "--case", CASE, "--db", db, "--json")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert len(out["kernels"]) == 1 and [p["file"].endswith("r_8_16_4.ll") for p in out["problems"]] == [True]
+    assert rows(db, "SELECT count(*), max(file_count) FROM svod_runs") == [(1, 2)]
+    report = tgstore("parity", CASE, "--db", db)
+    lines = report.stdout.splitlines()
+    assert report.returncode == (1 if "result: differs" in report.stdout else 0)
+    kernel_line = next(line for line in lines if line.startswith("kernel 0:"))
+    assert "paired by" in kernel_line
+    labels = [line.split()[0] for line in lines if line.startswith("  ") and "[" in line]
+    assert labels.index("kernel-initial") < labels.index("00-initial") < labels.index("20-final_rewrite")
+    assert any(line.startswith("  kernel-initial") and "[input:multi_pm]" in line for line in lines)
+    assert any(line.startswith("schedule:") for line in lines)
+    assert any("not in this log" in line and "SVOD_DUMP_CANONICAL_STAGE=optimized" in line for line in lines)
+    assert any(line.startswith("  kernel_ast") and "SVOD_DUMP_CANONICAL_STAGE=kernel_ast" in line for line in lines)
+    assert lines[-1] in ("result: no stage differs; exit status 0", "result: differs (kernel 0 at 08-post_opt_sym; "
+                         "schedule at rangeify-earliest); exit status 1")

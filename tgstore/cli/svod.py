@@ -12,7 +12,7 @@ from rich.text import Text
 
 from tgstore.cli import app
 from tgstore.cli.common import DbOption, JsonOption, command, fail, open_db
-from tgstore.cli.output import emit, err, error, note, safe
+from tgstore.cli.output import emit, err, note, safe
 
 
 @command(app, "ingest-svod")
@@ -21,7 +21,8 @@ def ingest_svod(
         help="What Svod printed: a test log (`RUST_LOG=svod_schedule::optimizer=trace cargo test NAME -- "
         "--nocapture 2>&1`, with SVOD_PER_STAGE_UOPS / SVOD_DUMP_STAGE / SVOD_DUMP_CANONICAL_STAGE if you like), "
         "an extract-ir.sh output file, a canonical capture file, or a SVOD_DUMP_LINEAR / SVOD_DUMP_LLVM_IR "
-        "directory. Each path is one Svod run.", show_default=False)],
+        "directory. All paths of one call are one Svod run (a log with its .ll and LINEAR directories).",
+        show_default=False)],
     case: Annotated[str, typer.Option("--case", help="The tinygrad case the Svod test corresponds to (e.g. "
                                       "sum_rows); parity compares the two by this name.", show_default=False)],
     svod_commit: Annotated[str | None, typer.Option("--svod-commit", help="The Svod commit the output comes from.")]
@@ -34,39 +35,34 @@ def ingest_svod(
     tinygrad's spelling, node counts, canonical documents), tracing events, and the whole text.
 
     Problems (a malformed JSON line, an unterminated dump, a tree that does not parse, a log mixing backends) are
-    printed as FILE:LINE: MESSAGE and stored with the text kept. Re-ingesting a stored path does nothing. Exits 1 if
-    a path could not be stored at all."""
+    printed as FILE:LINE: MESSAGE and stored with the text kept. Re-ingesting the same files does nothing. Exits 1
+    if they could not be stored at all (nothing is stored then)."""
     from tgstore.svod.store import SvodLogError, ingest_svod
 
     engine = open_db(db)
-    failed = 0
-    for path in paths:
-        try:
-            report = ingest_svod(engine, path, case, svod_commit)
-        except SvodLogError as exc:
-            error(str(exc))
-            failed += 1
-            continue
-        if as_json:
-            sys.stdout.write(json.dumps(report.summary(), ensure_ascii=False) + "\n")
-        if report.skipped:
-            extra = f"; Svod commit set to {report.svod_commit}" if report.commit_filled else ""
-            note(f"{path}: already stored for case {case!r} (svod run {report.run_id}){extra}")
-            continue
-        log = report.log
-        colour = "yellow" if report.problems else "green"
-        line = Text(safe(f"{path}: svod run {report.run_id} for case {case!r}"
-                         f"{' (read again)' if report.reparsed else ''}: {len(log.kernels)} kernels "
-                         f"({', '.join(k.name or '?' for k in log.kernels)}), {log.stage_count} stages, "
-                         f"{len(log.events)} events, {report.new_trees} new trees, "))
-        line.append(f"{len(report.problems)} problems", style=colour)
-        err.print(line)
-        files = [name for name, _kind, _text in log.files]
-        for problem in report.problems:
-            where = files[problem.file] if problem.file < len(files) else str(path)
-            note(f"{where}:{problem.line}: {problem.message}")
-    if failed:
-        raise typer.Exit(1)
+    try:
+        report = ingest_svod(engine, list(paths), case, svod_commit)
+    except SvodLogError as exc:
+        raise fail(str(exc)) from None
+    where = ", ".join(str(p) for p in paths)
+    if as_json:
+        sys.stdout.write(json.dumps(report.summary(), ensure_ascii=False) + "\n")
+    if report.skipped:
+        extra = f"; Svod commit set to {report.svod_commit}" if report.commit_filled else ""
+        note(f"{where}: already stored for case {case!r} (svod run {report.run_id}){extra}")
+        return
+    log = report.log
+    colour = "yellow" if report.problems else "green"
+    line = Text(safe(f"{where}: svod run {report.run_id} for case {case!r}"
+                     f"{' (read again)' if report.reparsed else ''}: {len(log.kernels)} kernels "
+                     f"({', '.join(k.name or '?' for k in log.kernels)}), {log.stage_count} stages, "
+                     f"{len(log.events)} events, {report.new_trees} new trees, "))
+    line.append(f"{len(report.problems)} problems", style=colour)
+    err.print(line)
+    files = [name for name, _kind, _text in log.files]
+    for problem in report.problems:
+        where_one = files[problem.file] if problem.file < len(files) else where
+        note(f"{where_one}:{problem.line}: {problem.message}")
 
 
 @command(app)
@@ -84,7 +80,11 @@ def parity(
 ) -> None:
     """Svod against tinygrad, kernel by kernel and stage by stage: equal, differs, or missing (on which side), the
     first diverging stage, and an aligned node diff there. Trees are compared in tinygrad's spelling with ids
-    ignored; canonical documents exactly (hash of sorted-key JSON). Exits 1 when a stage differs."""
+    ignored; canonical documents exactly (hash of sorted-key JSON, `reg`/`register` one spelling, schema_version
+    checked). Every stage in Svod's pipeline order with the tinygrad pass it maps to: equal, differs, not in this log
+    (with the Svod setting that prints it), no tinygrad counterpart, not comparable; the headline is the first
+    observed divergence and how many stages before it the log does not hold. Exits 1 exactly when a stage
+    differs."""
     from tgstore.history import CommitNotFound
     from tgstore.svod.parity import ParityError, format_parity, parity_report
 

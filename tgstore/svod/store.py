@@ -1,4 +1,4 @@
-"""Storing what Svod printed: one run per path (a file, or a directory of dump files), one transaction each.
+"""Storing what Svod printed: one run per ingest-svod call (its files and directories together), one transaction.
 
 Every file's text is kept (svod_files), so nothing read is ever lost; what the readers found is stored beside it:
 kernels, stages (trees content-addressed in tinygrad's spelling, canonical documents with tinygrad's), events and
@@ -26,7 +26,7 @@ from tgstore.svod.readers import Problem, Stage, SvodLog, read_files
 from tgstore.svod.spelling import Speller, maps
 from tgstore.svod.tree import graph_hash, graph_text
 
-PARSER_VERSION = 1
+PARSER_VERSION = 2  # 2: kernel boundaries from Svod's emission order
 MAX_FILE_BYTES = 512 * 1024 * 1024
 
 
@@ -211,11 +211,16 @@ def _counts(log: SvodLog) -> dict[str, int]:
             "kind": log.files[0][1] if len(log.files) == 1 else "dir", "parser_version": PARSER_VERSION}
 
 
-def ingest_svod(engine: Engine, path: Path | str, case: str, svod_commit: str | None = None) -> SvodIngestReport:
-    """Read the file or directory at `path` (everything Svod prints, see tgstore.svod.readers) and store it for
-    `case`. SvodLogError (nothing written) when the path cannot be read or holds no Svod output."""
-    path = Path(path)
-    files = read_path(path)
+def ingest_svod(engine: Engine, path: Path | str | list[Path], case: str, svod_commit: str | None = None
+                ) -> SvodIngestReport:
+    """Read the files and directories at `path` (one path or several: a log and its SVOD_DUMP_LINEAR /
+    SVOD_DUMP_LLVM_IR directories are one Svod run; see tgstore.svod.readers) and store them as one run for `case`.
+    SvodLogError (nothing written) when a path cannot be read or nothing holds Svod output."""
+    paths = [Path(p) for p in path] if isinstance(path, list) else [Path(path)]
+    files: list[tuple[str, str]] = []
+    for one in paths:
+        files += [(str(one / name) if one.is_dir() else str(one), text) for name, text in read_path(one)]
+    path = paths[0] if len(paths) == 1 else Path(os.path.commonpath([os.path.abspath(p) for p in paths]))
     digest = source_hash(files)
     with engine.begin() as conn:
         case_id = case_ids(conn, [case])[case]
@@ -227,8 +232,8 @@ def ingest_svod(engine: Engine, path: Path | str, case: str, svod_commit: str | 
                 conn.execute(update(SvodRun).where(SvodRun.id == found.id).values(svod_commit=svod_commit))
             return SvodIngestReport(found.id, case, None, skipped=True, commit_filled=filled,
                                     svod_commit=svod_commit or found.svod_commit)
-        log = read_files([(str(path / name) if path.is_dir() else str(path), text) for name, text in files])
-        _check(log, str(path))
+        log = read_files(files)
+        _check(log, ", ".join(str(p) for p in paths))
         refresh_stage_map(conn)
         if found is not None:  # read by an older reader: read again, same run id
             run_id = found.id
