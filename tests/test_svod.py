@@ -348,3 +348,19 @@ def test_a_log_and_its_dump_directories_are_one_run_and_the_text_says_what_was_s
     assert any(line.startswith("  kernel_ast") and "SVOD_DUMP_CANONICAL_STAGE=kernel_ast" in line for line in lines)
     assert lines[-1] in ("result: no stage differs; exit status 0", "result: differs (kernel 0 at 08-post_opt_sym; "
                          "schedule at rangeify-earliest); exit status 1")
+
+
+def test_port_queue_never_blames_the_later_commit_of_a_gap(releases_db: Path) -> None:
+    """Without --repo the stored releases are not known to be adjacent: every change is reported in a gap with an
+    unknown number of unstored commits, and no commit is named."""
+    proc = tgstore("port-queue", CASE, "--from", "0.12.0", "--to", "0.14.0", "--json", "--db", releases_db)
+    assert proc.returncode == 0, proc.stderr
+    found = json.loads(proc.stdout)
+    assert found["commits"] == [] and found["gaps"] and all(g["unstored"] is None for g in found["gaps"])
+    changes = [c for g in found["gaps"] for c in g["changes"]]
+    assert changes and all(c["change"] in ("added", "removed", "changed") and c["svod_stage"] for c in changes)
+    per_kernel = [(g["before"], c["kernel"], c["renderer"], c["scope"]) for g in found["gaps"] for c in g["changes"]
+                  if c["change"] == "changed" and c.get("scope")]
+    assert len(per_kernel) == len(set(per_kernel)), "knock-on changes are collapsed under the first changed pass"
+    text = tgstore("port-queue", CASE, "--from", "0.12.0", "--to", "0.14.0", "--db", releases_db)
+    assert "an unknown number of unstored commits" in text.stdout

@@ -135,3 +135,57 @@ def parity_drift(
         emit(f"{entry['sha'][:12]} {entry['subject'] or ''}")
         for change in entry["changes"]:
             emit(f"    kernel {change['kernel']} {change['renderer']}: {', '.join(change['stages'])}")
+
+
+@command(app, "port-queue")
+def port_queue(
+    cases: Annotated[list[str], typer.Argument(help="The cases (built-in names such as softmax, matmul).",
+                                               show_default=False)],
+    from_: Annotated[str, typer.Option("--from", help="The tinygrad commit Svod's parity is pinned to.",
+                                       show_default=False)],
+    to: Annotated[str, typer.Option("--to", help="A later tinygrad commit.", show_default=False)],
+    repo: Annotated[Path | None, typer.Option("--repo", envvar="TGSTORE_REPO", help="The tinygrad git repository: "
+                                              "gives git order, the unstored commits between stored ones, and "
+                                              "which commits touch tinygrad/.")] = None,
+    db: DbOption = Path("tgstore.db"),
+    as_json: JsonOption = False,
+) -> None:
+    """In git order, every stored tinygrad commit after --from up to --to that changed what Svod mirrors for the
+    cases: a pass added, removed, or whose output changed first (later passes that changed with it counted as
+    knock-on), a schedule pass, a canonical document; each with the Svod stage it maps to (or "no Svod stage: new
+    pass"). Where stored commits are not adjacent in git, the change is reported as a gap with the number of unstored
+    commits, never blamed on the later commit; sweep the gap (`tgstore ingest --repo R --rev A..B`) and ask again.
+    Without --repo, gaps cannot be counted and every pair of stored commits is a gap."""
+    from tgstore.history import CommitNotFound
+    from tgstore.svod.parity import ParityError
+    from tgstore.svod.portqueue import port_queue as build
+
+    engine = open_db(db, migrate=False, writer=False)
+    try:
+        with engine.connect() as conn:
+            found = build(conn, cases, from_, to, repo)
+    except (ParityError, CommitNotFound) as exc:
+        raise fail(str(exc)) from None
+    if as_json:
+        typer.echo(json.dumps(found, ensure_ascii=False, indent=1))
+        return
+
+    def change_line(c: dict) -> str:
+        renderer = f" {c['renderer']}" if c.get("renderer") else ""
+        where = "schedule" if c.get("kernel") is None else f"kernel {c['kernel']}{renderer}"
+        what = f"canonical {c['canonical']}" if c.get("canonical") else f"pass {c['pass']!r}"
+        knock = f" (+{c['knock_on']} later passes changed with it)" if c.get("knock_on") else ""
+        return f"    {c['case']} {where}: {what} {c['change']} -> Svod {c['svod_stage']}{knock}"
+
+    emit(f"{len(found['commits'])} commits to port, {len(found['gaps'])} gaps ({found['compared']} stored commits "
+         f"compared, {found['from'][:12]}..{found['to'][:12]})")
+    for entry in found["commits"]:
+        emit(f"{entry['sha'][:12]} {entry['subject'] or ''}")
+        for change in entry["changes"]:
+            emit(change_line(change))
+    for gap in found["gaps"]:
+        count = "an unknown number of" if gap["unstored"] is None else str(gap["unstored"])
+        emit(f"gap {gap['after'][:12]}..{gap['before'][:12]}: {count} unstored commits between; "
+             f"{len(gap['changes'])} changes somewhere in them (fill: {gap['fill']})")
+        for change in gap["changes"]:
+            emit(change_line(change))
