@@ -364,3 +364,47 @@ def test_port_queue_never_blames_the_later_commit_of_a_gap(releases_db: Path) ->
     assert len(per_kernel) == len(set(per_kernel)), "knock-on changes are collapsed under the first changed pass"
     text = tgstore("port-queue", CASE, "--from", "0.12.0", "--to", "0.14.0", "--db", releases_db)
     assert "an unknown number of unstored commits" in text.stdout
+
+
+def test_canonical_documents_carry_the_kernel_names_tinygrad_gives(tmp_path: Path, tinygrad_release) -> None:
+    """Softmax's second kernel is r_4_16n1 in tinygrad's generated C; its canonical documents must say so too (the
+    name counter is not reset before each kernel's canonical lowering)."""
+    cases = tmp_path / "cases.py"
+    cases.write_text("from tinygrad import Tensor\n\n\ndef case_softmax():\n"
+                     "    return Tensor.empty(4, 16).softmax(-1)\n")
+    db = tmp_path / "s.db"
+    proc = tgstore("ingest", "--db", db, "--tinygrad", tinygrad_release("0.14.0"), "--cases", cases, "--renderers",
+                   "C", "--stages", "C")
+    assert proc.returncode == 0, proc.stderr
+    names = [r[0] for r in rows(db, "SELECT kernel_name FROM v_sources WHERE \"case\" = 'softmax' AND renderer = 'C' "
+                                    "ORDER BY position")]
+    assert len(names) == 3  # 0.14.0 names both reduce kernels r_4_16; Svod's pin names the second r_4_16n1
+    for position, name in enumerate(names):
+        document = json.loads(tgstore("canonical", "softmax", "--stage", "program", "--kernel", str(position),
+                                      "--db", db).stdout)
+        assert name in json.dumps(document), (position, name)
+    # Svod's kernel_ast is the whole kernel graph: stored for the case as `kernel_graph`, one CALL per kernel
+    graph = json.loads(tgstore("canonical", "softmax", "--stage", "kernel_graph", "--db", db).stdout)
+    assert graph["stage"] == "kernel_ast" and sum(n["op"] == "CALL" for n in graph["nodes"]) == 3
+
+
+def test_svod_kernel_ast_is_compared_with_tinygrads_whole_kernel_graph(parity_db: Path, tmp_path: Path) -> None:
+    """Svod dumps `kernel_ast` once, for the whole kernel graph (rangeify/kernel.rs): parity compares it with the
+    case's kernel_graph document at schedule level, never with one kernel's AST; `reg` reads as `register`."""
+    db = tmp_path / "copy.db"
+    db.write_bytes(parity_db.read_bytes())
+    graph = json.loads(tgstore("canonical", CASE, "--stage", "kernel_graph", "--db", db).stdout)
+    assert graph["stage"] == "kernel_ast"
+    (tmp_path / "k.log").write_text(canonical_block("kernel_ast", graph) + worked_example_log())
+    assert tgstore("ingest-svod", tmp_path / "k.log", "--case", CASE, "--db", db).returncode == 0
+    report = json.loads(tgstore("parity", CASE, "--json", "--db", db).stdout)
+    assert not any(s["stage"] == "kernel_ast" for k in report["kernels"] for s in k["stages"])
+    stage = next(s for s in report["schedule"]["stages"] if s["stage"] == "kernel_ast")
+    assert stage["verdict"] == "equal", stage
+
+
+def test_register_and_reg_are_one_spelling() -> None:
+    from tgstore.svod.parity import same_spelling
+
+    node = {"id": 0, "op": "PARAM", "arg": {"kind": "param", "address_space": "reg"}}
+    assert same_spelling({"nodes": [node]})["nodes"][0]["arg"]["address_space"] == "register"

@@ -12,7 +12,7 @@ from sqlalchemy import Connection, text
 from tgstore.compare.graphs import load_nodes, structural_diff
 from tgstore.history import CommitRow, resolve_commit
 
-CASE_STAGES = ("tensor", "rangeified")  # canonical stages of a whole case (position -1)
+CASE_STAGES = ("tensor", "rangeified", "kernel_graph")  # canonical stages of a whole case (position -1)
 
 
 class StageError(LookupError):

@@ -147,6 +147,10 @@ def port_queue(
     repo: Annotated[Path | None, typer.Option("--repo", envvar="TGSTORE_REPO", help="The tinygrad git repository: "
                                               "gives git order, the unstored commits between stored ones, and "
                                               "which commits touch tinygrad/.")] = None,
+    fill_gaps: Annotated[bool, typer.Option("--fill", help="Extract (the named cases only, with their C passes) the "
+                                            "commits that make every change exact, splitting each gap whose ends "
+                                            "differ at its middle commit until the change sits between adjacent "
+                                            "commits; needs --repo.")] = False,
     db: DbOption = Path("tgstore.db"),
     as_json: JsonOption = False,
 ) -> None:
@@ -158,8 +162,22 @@ def port_queue(
     Without --repo, gaps cannot be counted and every pair of stored commits is a gap."""
     from tgstore.history import CommitNotFound
     from tgstore.svod.parity import ParityError
+    from tgstore.svod.portqueue import case_file_for, fill
     from tgstore.svod.portqueue import port_queue as build
 
+    if fill_gaps:
+        from tgstore.cases import suite_file
+        from tgstore.pipeline import ExtractionPlan
+
+        if repo is None:
+            raise fail("--fill extracts commits of a git repository: give --repo (or set TGSTORE_REPO)")
+        try:
+            plan = ExtractionPlan(case_files=[case_file_for(cases, [suite_file("builtin")])], renderers=["C"],
+                                  stages="C")
+            count = fill(open_db(db), repo, cases, from_, to, plan, note)
+        except (ParityError, CommitNotFound) as exc:
+            raise fail(str(exc)) from None
+        note(f"--fill: {count} commits extracted")
     engine = open_db(db, migrate=False, writer=False)
     try:
         with engine.connect() as conn:
@@ -175,7 +193,8 @@ def port_queue(
         where = "schedule" if c.get("kernel") is None else f"kernel {c['kernel']}{renderer}"
         what = f"canonical {c['canonical']}" if c.get("canonical") else f"pass {c['pass']!r}"
         knock = f" (+{c['knock_on']} later passes changed with it)" if c.get("knock_on") else ""
-        return f"    {c['case']} {where}: {what} {c['change']} -> Svod {c['svod_stage']}{knock}"
+        stage = c["svod_stage"] if c["svod_stage"].startswith("no Svod stage") else f"Svod {c['svod_stage']}"
+        return f"    {c['case']} {where}: {what} {c['change']} -> {stage}{knock}"
 
     emit(f"{len(found['commits'])} commits to port, {len(found['gaps'])} gaps ({found['compared']} stored commits "
          f"compared, {found['from'][:12]}..{found['to'][:12]})")

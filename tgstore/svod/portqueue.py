@@ -10,11 +10,15 @@ the later commit (`tgstore ingest --repo R --rev A..B --cases ...` or bisect fil
 
 from __future__ import annotations
 
+import ast
+import hashlib
 import subprocess
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, Engine, text
 
 from tgstore.history import resolve_commit
 from tgstore.svod.parity import ParityError, stage_table
@@ -43,9 +47,11 @@ def _snapshots(conn: Connection, cases: list[str], lo: int, hi: int) -> dict[str
     out: dict[str, dict[tuple, Any]] = {}
     for case in cases:
         for sha, scope, position, renderer, name, norm in conn.execute(text("""
+                WITH newest AS (SELECT sha, max(run_id) AS run_id FROM v_passes
+                                WHERE "case" = :case AND history_rank BETWEEN :lo AND :hi GROUP BY sha)
                 SELECT p.sha, p.scope, p.position, p.renderer, p.pass_name, g.norm_hash
-                FROM v_passes p LEFT JOIN graphs g ON g.id = p.graph_id
-                WHERE p."case" = :case AND p.depth = 0 AND p.history_rank BETWEEN :lo AND :hi
+                FROM v_passes p JOIN newest n ON n.run_id = p.run_id LEFT JOIN graphs g ON g.id = p.graph_id
+                WHERE p."case" = :case AND p.depth = 0
                 ORDER BY p.history_rank, p.scope, p.position, p.renderer, p.pass_position"""),
                 {"case": case, "lo": lo, "hi": hi}):
             out.setdefault(sha, {}).setdefault((case, scope, position, renderer), []).append((name, norm))
@@ -120,3 +126,63 @@ def port_queue(conn: Connection, cases: list[str], ref_from: str, ref_to: str, r
                          "fill": f"tgstore ingest --repo REPO --rev {before[:12]}..{after[:12]}"})
     return {"cases": cases, "from": start.sha, "to": end.sha, "compared": len(order), "commits": commits,
             "gaps": gaps}
+
+
+def case_file_for(names: list[str], sources: list[Path]) -> Path:
+    """A case file holding only the named cases (and the module-level imports and assignments they may use), so a
+    fill extracts nothing else; its content, hence its suite identity, is the same on every call."""
+    keep: list[str] = []
+    found: set[str] = set()
+    for source in sources:
+        text_ = source.read_text()
+        for node in ast.parse(text_).body:
+            if isinstance(node, ast.FunctionDef):
+                if node.name.removeprefix("case_") in names:
+                    keep.append(ast.get_source_segment(text_, node) or "")
+                    found.add(node.name.removeprefix("case_"))
+            elif isinstance(node, ast.Import | ast.ImportFrom | ast.Assign):
+                keep.append(ast.get_source_segment(text_, node) or "")
+    missing = [n for n in names if n not in found]
+    if missing:
+        raise ParityError(f"no case {', '.join(missing)} in {', '.join(str(s) for s in sources)}")
+    body = "\n\n\n".join(keep) + "\n"
+    path = Path(tempfile.gettempdir()) / f"tgstore-port-queue-{hashlib.sha256(body.encode()).hexdigest()[:16]}.py"
+    if not path.exists():
+        path.write_text(body)
+    return path
+
+
+def fill(engine: Engine, repo: Path, cases: list[str], ref_from: str, ref_to: str, plan: Any,
+         log: Callable[[str], None] = lambda _m: None) -> int:
+    """Extract, for the named cases only, the commits that make every change exact: each gap whose ends differ is
+    split at its middle commit (like `tgstore bisect`) until the change sits between adjacent commits. Returns the
+    number of commits extracted. A change that is undone inside a gap whose ends are equal is not looked for."""
+    from tgstore import tempdirs
+    from tgstore.pipeline import ingest_result
+    from tgstore.sweep import extract_commit, line_of, single
+
+    extracted = 0
+    tried: set[str] = set()
+    while True:
+        with engine.connect() as conn:
+            queue = port_queue(conn, cases, ref_from, ref_to, repo)
+        open_gaps = [g for g in queue["gaps"] if g["changes"] and g["unstored"]]
+        if not open_gaps:
+            return extracted
+        progressed = False
+        for gap in open_gaps:
+            line = line_of(repo, gap["after"], gap["before"])[:-1]  # the unstored commits between
+            line = [c for c in line if c.sha not in tried]
+            if not line:
+                continue
+            commit = line[len(line) // 2]
+            tried.add(commit.sha)
+            commit = single(repo, commit.sha)
+            log(f"extracting {commit.sha[:10]} {commit.subject} ({gap['unstored']} unstored in the gap)")
+            with tempdirs.owned("port-queue") as tmp:
+                described, result = extract_commit(repo, commit, plan, Path(tmp))
+                ingest_result(engine, result, described, plan)
+            extracted += 1
+            progressed = True
+        if not progressed:
+            return extracted

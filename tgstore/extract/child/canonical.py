@@ -11,6 +11,7 @@ Stages and where they are taken (era table; the pass names are those of tinygrad
   tensor       input of the scheduler's first "multi_pm" (the tensor graph)   while scheduling the case
   rangeified   output of "limit buffers"                                      while scheduling the case
   kernel_ast   the kernel AST (a schedule item's CALL body)                   -
+  kernel_graph what get_kernel_graph returns (Svod's `kernel_ast` dump)      while scheduling the case
   optimized    input of "postopt symbolic" (after apply_opts)                 full_rewrite_to_sink with the base
   postrange    the same graph as optimized                                      CPU Renderer(Target("CPU")), as
   expanded     output of "expander"                                             Svod's parity does
@@ -428,8 +429,43 @@ class CanonicalCapture:
             return {stage: done.get(stage, failure) for stage in KERNEL_STAGE_ORDER}
         return self.entries(KERNEL_STAGE_ORDER, graphs, KERNEL_STAGES)
 
-    def schedule_capture(self) -> contextlib.AbstractContextManager[dict[str, Any]]:
-        return self.capturing(SCHEDULE_STAGES)
+    @contextlib.contextmanager
+    def schedule_capture(self) -> Iterator[dict[str, Any]]:
+        """tensor and rangeified from the scheduler's passes; `kernel_graph`: what `get_kernel_graph` returns, the
+        whole kernel graph Svod dumps as its `kernel_ast` stage (the reference script's production kernel_ast), taken
+        by wrapping the function wherever a loaded tinygrad module holds it, for this block only."""
+        original = self.tg.attr("tinygrad.schedule.rangeify", "get_kernel_graph")
+        with self.capturing(SCHEDULE_STAGES) as captured:
+            if original is None:
+                yield captured
+                return
+
+            def wrapper(*args: Any, **kwargs: Any) -> Any:
+                result = original(*args, **kwargs)
+                captured.setdefault("kernel_graph", result)
+                return result
+
+            holders = [mod.__dict__ for _n, mod in self.tg.loaded_modules()
+                       if getattr(mod, "__dict__", {}).get("get_kernel_graph") is original]
+            for d in holders:
+                d["get_kernel_graph"] = wrapper
+            try:
+                yield captured
+            finally:
+                for d in holders:
+                    d["get_kernel_graph"] = original
 
     def case_documents(self, captured: dict[str, Any]) -> dict[str, Any]:
-        return self.entries(CASE_STAGE_ORDER, captured, SCHEDULE_STAGES)
+        out = self.entries(CASE_STAGE_ORDER, captured, SCHEDULE_STAGES)
+        if "kernel_graph" in captured:
+            try:  # Svod names the stage kernel_ast; tgstore keeps it apart from the kernels' kernel_ast documents
+                out["kernel_graph"] = {"document": self.serializer.document("kernel_ast", [captured["kernel_graph"]])}
+            except Unrepresentable as e:
+                out["kernel_graph"] = e.entry()
+            except Exception as e:
+                out["kernel_graph"] = malformed(f"{type(e).__name__}: {e}").entry()
+        else:
+            reason = "this tinygrad has no get_kernel_graph" if self.tg.attr(
+                "tinygrad.schedule.rangeify", "get_kernel_graph") is None else "get_kernel_graph did not run"
+            out["kernel_graph"] = Unrepresentable("NotAvailable", reason).entry()
+        return out

@@ -96,9 +96,11 @@ class CaseRunner:
         return rec
 
     def kernel_canonical(self, items: list[dict[str, Any]], asts: list[Any]) -> None:
+        # the name counter restored once, then kept across the kernels: a fresh process lowering the schedule in
+        # order names softmax's second kernel r_4_16n1, and so must the canonical documents
+        self.names.restore(self.after_schedule)
         for item, ast in zip(items, asts, strict=True):
             if item["root_op"] == "SINK":
-                self.names.restore(self.after_schedule)
                 item["canonical"] = self.canonical.kernel_documents(ast)
 
     def lowered_case(self, name: str, asts: list[Any], call_sites: list[str | None],
