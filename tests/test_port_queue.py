@@ -1,0 +1,54 @@
+"""port-queue on a real git history whose commits are tinygrad releases and README edits: --fill extracts only the
+commits that make a change exact, names the commit that changed tinygrad, and never a commit outside tinygrad/."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from git_history import build_release_history
+
+HISTORY = [("0.13.0", "tinygrad 0.13.0"), (None, "docs: readme edit one"), (None, "docs: readme edit two"),
+           ("0.14.0", "tinygrad 0.14.0"), (None, "docs: readme edit three")]
+
+
+def tgstore(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "tgstore", *map(str, args)], capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL)
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory, tinygrad_release) -> tuple[Path, list[str]]:
+    base = tmp_path_factory.mktemp("portqueue")
+    return base / "tinygrad", build_release_history(base / "tinygrad", HISTORY, tinygrad_release)
+
+
+def test_fill_names_the_commit_that_changed_a_pass(history, tmp_path: Path) -> None:
+    from tgstore.cases import suite_file
+    from tgstore.svod.portqueue import case_file_for
+
+    repo, shas = history
+    db = tmp_path / "pq.db"
+    cases = case_file_for(["softmax"], [suite_file("builtin")])
+    ends = tgstore("ingest", "--db", db, "--repo", repo, "--rev", shas[0], "--rev", shas[-1], "--cases", cases,
+                   "--renderers", "C", "--stages", "C")
+    assert ends.returncode == 0, ends.stderr
+    before = json.loads(tgstore("port-queue", "softmax", "--from", shas[0], "--to", shas[-1], "--repo", repo,
+                                "--json", "--db", db).stdout)
+    assert before["commits"] == [] and [(g["unstored"], bool(g["changes"])) for g in before["gaps"]] == [(3, True)]
+    proc = tgstore("port-queue", "softmax", "--from", shas[0], "--to", shas[-1], "--repo", repo, "--fill", "--json",
+                   "--db", db)
+    assert proc.returncode == 0, proc.stderr
+    found = json.loads(proc.stdout)
+    assert [c["sha"] for c in found["commits"]] == [shas[3]]  # 0.14.0, not a README edit around it
+    assert all(c["touches_tinygrad"] for c in found["commits"])
+    assert not [g for g in found["gaps"] if g["changes"]]
+    assert "--fill: 2 commits extracted" in proc.stderr  # the middle commit, then the one next to the change
+    changes = found["commits"][0]["changes"]
+    assert changes and all(c["svod_stage"] for c in changes)
+    per_kernel = [(c["case"], c["kernel"], c.get("renderer"), c.get("scope")) for c in changes
+                  if c["change"] == "changed" and c.get("scope")]
+    assert len(per_kernel) == len(set(per_kernel))  # one cause per kernel; later passes counted as knock-on
