@@ -408,3 +408,33 @@ def test_register_and_reg_are_one_spelling() -> None:
 
     node = {"id": 0, "op": "PARAM", "arg": {"kind": "param", "address_space": "reg"}}
     assert same_spelling({"nodes": [node]})["nodes"][0]["arg"]["address_space"] == "register"
+
+
+@pytest.mark.parametrize(("switches", "expected"), [
+    ({"rust_log": "svod_schedule::optimizer=trace"}, {"kernel-initial": ("equal", "tree"),
+                                                       "00-initial": ("equal", "tree")}),
+    ({"rust_log": "svod_schedule::optimizer=debug"}, {"kernel-initial": ("not in this log", "tree"),
+                                                       "00-initial": ("not in this log", "tree")}),
+    ({"per_stage": True}, {"kernel-initial": ("not in this log", "tree"), "00-initial": ("equal", "node_count")}),
+    ({"dump_stage": "0"}, {"00-initial": ("equal", "tree"), "09-pre_expand": ("equal", "tree")}),
+])
+def test_verdicts_say_what_each_setting_lets_the_log_show(parity_db: Path, tmp_path: Path, switches: dict,
+                                                          expected: dict) -> None:
+    from svod_emission import Run, Switches
+
+    db = tmp_path / "copy.db"
+    db.write_bytes(parity_db.read_bytes())
+    text, _files = Run(Switches(**switches), 1).build()
+    (tmp_path / "run.log").write_text(text)
+    assert tgstore("ingest-svod", tmp_path / "run.log", "--case", CASE, "--db", db).returncode == 0
+    proc = tgstore("parity", CASE, "--json", "--db", db)
+    report = json.loads(proc.stdout)
+    (kernel,) = report["kernels"]
+    verdicts = {s["stage"]: s for s in kernel["stages"]}
+    for stage, (verdict, basis) in expected.items():
+        assert (verdicts[stage]["verdict"], verdicts[stage]["basis"]) == (verdict, basis), verdicts[stage]
+        if verdict == "not in this log":
+            assert verdicts[stage]["why"]  # the Svod setting that would print it
+    assert proc.returncode == (1 if report["differs"] else 0)
+    assert report["differs"] == any(s["verdict"] == "differs" for k in [*report["kernels"], report["schedule"]]
+                                    for s in k["stages"])

@@ -202,6 +202,9 @@ def port_queue(
         emit(f"{entry['sha'][:12]} {entry['subject'] or ''}")
         for change in entry["changes"]:
             emit(change_line(change))
+        shown = dict.fromkeys(c["diff"] for c in entry["changes"])
+        for command_line in shown:
+            emit(f"    show: {command_line}")
     for gap in found["gaps"]:
         count = "an unknown number of" if gap["unstored"] is None else str(gap["unstored"])
         emit(f"gap {gap['after'][:12]}..{gap['before'][:12]}: {count} unstored commits between; "

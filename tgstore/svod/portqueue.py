@@ -116,6 +116,9 @@ def port_queue(conn: Connection, cases: list[str], ref_from: str, ref_to: str, r
     for before, after in zip(order, order[1:], strict=False):
         changes = _changes(snaps[before], snaps[after])
         unstored = (position[after] - position[before] - 1) if position is not None else None
+        for change in changes:  # the command that shows the change (the first differing pass, diffed)
+            change["diff"] = (f"tgstore diff {before[:12]} {after[:12]} --case {change['case']} --stages"
+                              + (f" --renderer {change['renderer']}" if change.get("renderer") else ""))
         if unstored == 0:
             if changes:
                 info = resolve_commit(conn, after)
