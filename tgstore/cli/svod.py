@@ -205,6 +205,8 @@ def port_queue(
         shown = dict.fromkeys(c["diff"] for c in entry["changes"])
         for command_line in shown:
             emit(f"    show: {command_line}")
+    for odd in found["unexplained"]:
+        emit(f"not to port: {odd['sha'][:12]}: {len(odd['changes'])} changes, but {odd['why']}")
     for gap in found["gaps"]:
         count = "an unknown number of" if gap["unstored"] is None else str(gap["unstored"])
         emit(f"gap {gap['after'][:12]}..{gap['before'][:12]}: {count} unstored commits between; "

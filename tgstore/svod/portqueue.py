@@ -112,7 +112,7 @@ def port_queue(conn: Connection, cases: list[str], ref_from: str, ref_to: str, r
     else:
         order += [sha for sha in snaps if sha != start.sha]
         position = None
-    commits, gaps = [], []
+    commits, gaps, unexplained = [], [], []
     for before, after in zip(order, order[1:], strict=False):
         changes = _changes(snaps[before], snaps[after])
         unstored = (position[after] - position[before] - 1) if position is not None else None
@@ -120,7 +120,10 @@ def port_queue(conn: Connection, cases: list[str], ref_from: str, ref_to: str, r
             change["diff"] = (f"tgstore diff {before[:12]} {after[:12]} --case {change['case']} --stages"
                               + (f" --renderer {change['renderer']}" if change.get("renderer") else ""))
         if unstored == 0:
-            if changes:
+            if changes and touches.get(after) is False:  # outside tinygrad/: not a change to port
+                unexplained.append({"sha": after, "changes": changes, "why": "the commit does not touch tinygrad/; "
+                                    "the difference comes from the extraction, not from tinygrad"})
+            elif changes:
                 info = resolve_commit(conn, after)
                 commits.append({"sha": after, "subject": info.subject, "touches_tinygrad": touches.get(after),
                                 "changes": changes})
@@ -128,7 +131,7 @@ def port_queue(conn: Connection, cases: list[str], ref_from: str, ref_to: str, r
             gaps.append({"after": before, "before": after, "unstored": unstored, "changes": changes,
                          "fill": f"tgstore ingest --repo REPO --rev {before[:12]}..{after[:12]}"})
     return {"cases": cases, "from": start.sha, "to": end.sha, "compared": len(order), "commits": commits,
-            "gaps": gaps}
+            "gaps": gaps, "unexplained": unexplained}
 
 
 def case_file_for(names: list[str], sources: list[Path]) -> Path:
