@@ -207,7 +207,12 @@ def port_queue(
             emit(f"    show: {command_line}")
     for odd in found["unexplained"]:
         emit(f"not to port: {odd['sha'][:12]}: {len(odd['changes'])} changes, but {odd['why']}")
-    for gap in found["gaps"]:
+    quiet = [g for g in found["gaps"] if not g["changes"]]
+    if quiet:
+        unstored = sum(g["unstored"] or 0 for g in quiet)
+        emit(f"{len(quiet)} gaps whose ends are equal ({unstored} unstored commits; a change undone inside one is "
+             "not looked for)")
+    for gap in (g for g in found["gaps"] if g["changes"]):
         count = "an unknown number of" if gap["unstored"] is None else str(gap["unstored"])
         emit(f"gap {gap['after'][:12]}..{gap['before'][:12]}: {count} unstored commits between; "
              f"{len(gap['changes'])} changes somewhere in them (fill: {gap['fill']})")
