@@ -438,3 +438,12 @@ def test_verdicts_say_what_each_setting_lets_the_log_show(parity_db: Path, tmp_p
     assert proc.returncode == (1 if report["differs"] else 0)
     assert report["differs"] == any(s["verdict"] == "differs" for k in [*report["kernels"], report["schedule"]]
                                     for s in k["stages"])
+
+
+def test_a_log_of_another_program_is_not_stored(tmp_path: Path) -> None:
+    other = tmp_path / "server.log"
+    other.write_text('{"timestamp":"2026-05-07T18:07:43.000001Z","level":"INFO","fields":{"message":"listening",'
+                     '"port":80},"target":"server"}\nserving...\n')
+    proc = tgstore("ingest-svod", other, "--case", CASE, "--db", tmp_path / "x.db")
+    assert proc.returncode == 1 and len(proc.stderr.strip().splitlines()) == 1 and "nothing stored" in proc.stderr
+    assert rows(tmp_path / "x.db", "SELECT count(*) FROM svod_runs") == [(0,)]

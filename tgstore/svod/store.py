@@ -111,7 +111,8 @@ def source_hash(files: list[tuple[str, str]]) -> str:
 
 
 def _check(log: SvodLog, where: str) -> None:
-    if not (log.events or log.kernels or log.schedule_stages):
+    svod_events = [e for e in log.events if str(e.record.get("target", "")).startswith(("svod", "morok"))]
+    if not (svod_events or log.kernels or log.schedule_stages or log.unplaced):
         raise SvodLogError(f"{where}: no Svod tracing events, stage lines, trees or dumps found (not Svod output? "
                            "run the test with RUST_LOG=...=debug and -- --nocapture); nothing stored")
 
