@@ -126,3 +126,23 @@ def test_garbage_and_another_programs_log_are_not_read_as_kernels() -> None:
     read = read_files([("other.log", other)])
     assert not read.kernels and [p.line for p in read.problems] == [2]
     assert re.search("without the tracing `fields`", read.problems[0].message)
+
+
+def test_tree_diffs_never_show_shifted_back_references() -> None:
+    """One node added near the top: tgstore.compare.graphs numbers back-references by line, so every later
+    reference changes; the Svod tree diff names them by structure, so only the real difference shows."""
+    from tgstore.compare.graphs import structural_diff
+    from tgstore.svod.treediff import tree_diff
+
+    shared = [["CONST", "int", "4", []], ["RANGE", "int", "0", [0]], ["LOAD", "float", None, [1]]]
+    uses = [["ADD", "float", None, [2, 2]], ["MUL", "float", None, [3, 2]], ["STORE", None, None, [1, 4]]]
+    a = shared + [[op, dt, arg, list(src)] for op, dt, arg, src in uses] + [["SINK", None, None, [5]]]
+    extra = [["NEG", "float", None, [2]]]  # inserted before the uses: every later position moves by one
+    b = shared + extra + [[op, dt, arg, [s + 1 if s >= 3 else s for s in src]] for op, dt, arg, src in uses]
+    b[4][3] = [3, 2]  # ADD now reads the new NEG: the one real difference
+    b.append(["SINK", None, None, [6]])
+    changed = [line for line in tree_diff(a, b, "a", "b") if line[:1] in "+-" and line[:3] not in ("---", "+++")]
+    assert changed and all("(line" not in line for line in changed)
+    assert len(changed) <= 5, changed  # the NEG and the LOAD it wraps, one level deeper
+    old = [line for line in structural_diff(a, b, "a", "b") if line[:1] in "+-" and line[:3] not in ("---", "+++")]
+    assert len(old) > len(changed)
