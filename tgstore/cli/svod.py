@@ -109,32 +109,14 @@ def parity_drift(
     from_: Annotated[str, typer.Option("--from", help="The tinygrad commit Svod's parity is pinned to.",
                                        show_default=False)],
     to: Annotated[str, typer.Option("--to", help="A later tinygrad commit.", show_default=False)],
+    repo: Annotated[Path | None, typer.Option("--repo", envvar="TGSTORE_REPO", help="The tinygrad git repository "
+                                              "(git order, unstored commits between stored ones).")] = None,
     db: DbOption = Path("tgstore.db"),
     as_json: JsonOption = False,
 ) -> None:
-    """The stored tinygrad commits after --from up to --to (history order, swept with stages) that changed the
-    case's graph at a Svod stage: for a Svod developer pinned to --from, the upstream commits to port and where
-    each lands."""
-    from tgstore.history import CommitNotFound
-    from tgstore.svod.parity import ParityError, drift
-
-    engine = open_db(db, migrate=False, writer=False)
-    try:
-        with engine.connect() as conn:
-            found = drift(conn, case, from_, to)
-    except (ParityError, CommitNotFound) as exc:
-        raise fail(str(exc)) from None
-    if as_json:
-        typer.echo(json.dumps(found, ensure_ascii=False, indent=1))
-        return
-    if not found["commits"]:
-        emit(f"no stored commit after {found['from']['sha'][:12]} up to {found['to']['sha'][:12]} changed case "
-             f"{case!r} at a Svod stage ({found['compared']} commits compared)")
-        return
-    for entry in found["commits"]:
-        emit(f"{entry['sha'][:12]} {entry['subject'] or ''}")
-        for change in entry["changes"]:
-            emit(f"    kernel {change['kernel']} {change['renderer']}: {', '.join(change['stages'])}")
+    """`port-queue` for one case (kept for scripts that call it): the commits that changed what Svod mirrors, and
+    the gaps of unstored commits where a change lies somewhere between two stored commits."""
+    port_queue(cases=[case], from_=from_, to=to, repo=repo, fill_gaps=False, db=db, as_json=as_json)
 
 
 @command(app, "port-queue")

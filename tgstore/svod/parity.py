@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy import Connection, text
 
 from tgstore.compare.canonical import aligned_diff, document_hash
-from tgstore.history import CommitRow, resolve_commit
+from tgstore.history import CommitRow
 from tgstore.svod.emission import switch_for
 from tgstore.svod.spelling import maps, normalize_tinygrad
 from tgstore.svod.treediff import tree_diff
@@ -451,44 +451,3 @@ def format_parity(report: ParityReport) -> list[str]:
     lines.append(f"result: differs ({'; '.join(differing)}); exit status 1" if differing else
                  "result: no stage differs; exit status 0")
     return lines
-
-
-def drift(conn: Connection, case: str, ref_from: str, ref_to: str) -> dict[str, Any]:
-    """The stored commits after `ref_from` up to `ref_to` (history order) whose graph of `case` changed at a
-    mapped Svod stage, with the kernels and stages that changed."""
-    start, end = resolve_commit(conn, ref_from), resolve_commit(conn, ref_to)
-    if (start.history_rank or 0) >= (end.history_rank or 0):
-        raise ParityError(f"{ref_to} ({end.short}) is not after {ref_from} ({start.short}) in history order")
-    stage_of = {s["pass"]: s["label"] for s in stage_table() if s.get("pass") and s["scope"] == "lower"
-                and not s["pass"].startswith("input:")}
-    rows = _rows(conn, """
-        SELECT p.history_rank, p.sha, p.position, p.renderer, p.pass_name, g.norm_hash
-        FROM v_passes p LEFT JOIN graphs g ON g.id = p.graph_id
-        WHERE p."case" = :case AND p.scope = 'lower' AND p.depth = 0
-          AND p.history_rank BETWEEN :lo AND :hi ORDER BY p.history_rank""",
-                 case=case, lo=start.history_rank, hi=end.history_rank)
-    if not rows:
-        raise ParityError(f"no stored passes of case {case!r} between {start.short} and {end.short}; sweep the range "
-                          "with stages (tgstore ingest --repo ... --rev A..B)")
-    by_commit: dict[str, dict[tuple, dict[str, str | None]]] = {}
-    order: list[str] = []
-    for r in rows:
-        if r["pass_name"] not in stage_of:
-            continue
-        if r["sha"] not in by_commit:
-            order.append(r["sha"])
-        by_commit.setdefault(r["sha"], {}).setdefault((r["position"], r["renderer"]), {})[
-            stage_of[r["pass_name"]]] = r["norm_hash"]
-    commits = []
-    for before, after in zip(order, order[1:], strict=False):
-        changes = []
-        for key in sorted(set(by_commit[before]) | set(by_commit[after]), key=lambda k: (k[0], k[1] or "")):
-            a, b = by_commit[before].get(key, {}), by_commit[after].get(key, {})
-            changed = [label for label in dict.fromkeys([*a, *b]) if a.get(label) != b.get(label)]
-            if changed:
-                changes.append({"kernel": key[0], "renderer": key[1], "stages": changed})
-        if changes:
-            info = resolve_commit(conn, after)
-            commits.append({"sha": info.sha, "subject": info.subject, "version": info.version, "changes": changes})
-    return {"case": case, "from": {"sha": start.sha}, "to": {"sha": end.sha}, "compared": len(order),
-            "commits": commits}
