@@ -387,12 +387,17 @@ def test_svod_kernel_ast_is_compared_with_tinygrads_whole_kernel_graph(parity_db
     db.write_bytes(parity_db.read_bytes())
     graph = json.loads(tgstore("canonical", CASE, "--stage", "kernel_graph", "--db", db).stdout)
     assert graph["stage"] == "kernel_ast"
-    (tmp_path / "k.log").write_text(canonical_block("kernel_ast", graph) + worked_example_log())
+    tensor = json.loads(tgstore("canonical", CASE, "--stage", "tensor", "--db", db).stdout)
+    rangeified = json.loads(tgstore("canonical", CASE, "--stage", "rangeified", "--db", db).stdout)
+    dumps = canonical_block("tensor", tensor) + canonical_block("rangeified", rangeified) + \
+        canonical_block("kernel_ast", graph)  # in Svod's order: realize.rs, rangeify_with_map, try_get_kernel_graph
+    (tmp_path / "k.log").write_text(dumps + worked_example_log())
     assert tgstore("ingest-svod", tmp_path / "k.log", "--case", CASE, "--db", db).returncode == 0
     report = json.loads(tgstore("parity", CASE, "--json", "--db", db).stdout)
     assert not any(s["stage"] == "kernel_ast" for k in report["kernels"] for s in k["stages"])
-    stage = next(s for s in report["schedule"]["stages"] if s["stage"] == "kernel_ast")
-    assert stage["verdict"] == "equal", stage
+    verdicts = {(s["stage"], s["basis"]): s["verdict"] for s in report["schedule"]["stages"]}
+    assert verdicts[("kernel_ast", "canonical")] == "equal"
+    assert verdicts[("tensor", "canonical")] == "equal" and verdicts[("rangeified", "canonical")] == "equal"
 
 
 def test_register_and_reg_are_one_spelling() -> None:
