@@ -1,7 +1,7 @@
 """The porting queue: the tinygrad commits between Svod's pin and a later commit that changed what Svod mirrors.
 
 For the named cases, consecutive stored commits (git first-parent order) are compared pass by pass, per kernel and
-renderer and at schedule scope: a pass added, removed, or whose output changed. Within one kernel only the first
+renderer and at schedule scope: a pass added, removed, moved, or whose output changed. Within one kernel only the first
 pass whose output changed is a cause; the passes after it that changed too are knock-on changes, counted under it.
 Canonical documents are compared the same way. When the two stored commits are not adjacent in git, the change lies
 somewhere in the commits between them: it is reported as a gap with the number of unstored commits, never blamed on
@@ -11,6 +11,7 @@ the later commit (`tgstore ingest --repo R --rev A..B --cases ...` or bisect fil
 from __future__ import annotations
 
 import ast
+import difflib
 import hashlib
 import subprocess
 import tempfile
@@ -26,8 +27,10 @@ from tgstore.svod.parity import ParityError, stage_table
 
 def _svod_stage_of() -> dict[tuple[str, str], str]:
     """(scope, tinygrad pass) -> the Svod stage label that mirrors it."""
-    return {(s["scope"], s["pass"].removeprefix("input:")): s["label"] for s in stage_table()
-            if s.get("pass") and not s["pass"].startswith("input:")}
+    found = {(s["scope"], s["pass"].removeprefix("input:")): s["label"] for s in stage_table()
+             if s.get("pass") and not s["pass"].startswith("input:")}
+    found.update({(s["scope"], name): s["label"] for s in stage_table() for name in s.get("also", [])})
+    return found
 
 
 def git_order(repo: Path, start: str, end: str) -> list[tuple[str, bool]]:
@@ -87,6 +90,14 @@ def _changes(before: dict[tuple, Any], after: dict[tuple, Any]) -> list[dict[str
         for name in old.keys() - new.keys():
             changes.append({**base, "pass": name, "change": "removed", "knock_on": 0,
                             "svod_stage": stage_of.get((scope, name), "no Svod stage")})
+        order_old = [name for name, _h in before[key] if name in new]
+        order_new = [name for name, _h in after[key] if name in old]
+        if order_old != order_new:  # passes run at another point of the pipeline: those off the longest common order
+            blocks = difflib.SequenceMatcher(a=order_old, b=order_new, autojunk=False).get_matching_blocks()
+            kept = {i for block in blocks for i in range(block.b, block.b + block.size)}
+            for moved in (name for i, name in enumerate(order_new) if i not in kept):
+                changes.append({**base, "pass": moved, "change": "moved", "knock_on": 0,
+                                "svod_stage": stage_of.get((scope, moved), "no Svod stage")})
         changed = [name for name, _h in after[key] if name in old and old[name] != new[name]]
         if changed:
             changes.append({**base, "pass": changed[0], "change": "changed", "knock_on": len(changed) - 1,
