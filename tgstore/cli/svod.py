@@ -28,7 +28,7 @@ def ingest_svod(
     svod_commit: Annotated[str | None, typer.Option("--svod-commit", help="The Svod commit the output comes from.")]
     = None,
     db: DbOption = Path("tgstore.db"),
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object per path: svod_run, case, kernels "
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object for the run: svod_run, case, kernels "
                                           "with their stages, problems.")] = False,
 ) -> None:
     """Store what Svod printed for a case: kernels (named from their generated code), stages (trees in
