@@ -49,15 +49,15 @@ def _snapshots(conn: Connection, cases: list[str], lo: int, hi: int) -> dict[str
     """sha -> {(case, scope, position, renderer): [(pass name, output hash)], (case, 'canonical', pos, stage): hash}"""
     out: dict[str, dict[tuple, Any]] = {}
     for case in cases:
-        for sha, scope, position, renderer, name, norm in conn.execute(text("""
+        for sha, scope, position, renderer, name, norm, depth in conn.execute(text("""
                 WITH newest AS (SELECT sha, max(run_id) AS run_id FROM v_passes
                                 WHERE "case" = :case AND history_rank BETWEEN :lo AND :hi GROUP BY sha)
-                SELECT p.sha, p.scope, p.position, p.renderer, p.pass_name, g.norm_hash
+                SELECT p.sha, p.scope, p.position, p.renderer, p.pass_name, g.norm_hash, p.depth
                 FROM v_passes p JOIN newest n ON n.run_id = p.run_id LEFT JOIN graphs g ON g.id = p.graph_id
-                WHERE p."case" = :case AND p.depth = 0
+                WHERE p."case" = :case
                 ORDER BY p.history_rank, p.scope, p.position, p.renderer, p.pass_position"""),
                 {"case": case, "lo": lo, "hi": hi}):
-            out.setdefault(sha, {}).setdefault((case, scope, position, renderer), []).append((name, norm))
+            out.setdefault(sha, {}).setdefault((case, scope, position, renderer), []).append((name, norm, depth))
         for sha, position, stage, doc_hash in conn.execute(text("""
                 SELECT c.sha, cl.position, cl.stage, d.hash FROM canonical_links cl
                 JOIN canonical_docs d ON d.id = cl.doc_id JOIN run_cases rc ON rc.case_result_id = cl.case_result_id
@@ -80,25 +80,29 @@ def _changes(before: dict[tuple, Any], after: dict[tuple, Any]) -> list[dict[str
                 changes.append({"case": case, "kernel": kernel, "renderer": None, "pass": None,
                                 "canonical": extra, "change": "changed", "svod_stage": extra, "knock_on": 0})
             continue
-        old, new = dict(before.get(key, [])), dict(after.get(key, []))
+        every_old = {name for name, _h, _d in before.get(key, [])}  # passes at any depth (nested ones too)
+        every_new = {name for name, _h, _d in after.get(key, [])}
+        top_before = [(name, h) for name, h, depth in before.get(key, []) if depth == 0]
+        top_after = [(name, h) for name, h, depth in after.get(key, []) if depth == 0]
+        old, new = dict(top_before), dict(top_after)
         if not old or not new:
             continue  # the kernel itself appeared or went: its passes are not comparable one by one
         base = {"case": case, "kernel": kernel, "renderer": extra, "scope": scope}
-        for name in new.keys() - old.keys():
+        for name in sorted(every_new - every_old, key=str):
             changes.append({**base, "pass": name, "change": "added", "knock_on": 0,
                             "svod_stage": stage_of.get((scope, name), "no Svod stage: new pass")})
-        for name in old.keys() - new.keys():
+        for name in sorted(every_old - every_new, key=str):
             changes.append({**base, "pass": name, "change": "removed", "knock_on": 0,
                             "svod_stage": stage_of.get((scope, name), "no Svod stage")})
-        order_old = [name for name, _h in before[key] if name in new]
-        order_new = [name for name, _h in after[key] if name in old]
+        order_old = [name for name, _h in top_before if name in new]
+        order_new = [name for name, _h in top_after if name in old]
         if order_old != order_new:  # passes run at another point of the pipeline: those off the longest common order
             blocks = difflib.SequenceMatcher(a=order_old, b=order_new, autojunk=False).get_matching_blocks()
             kept = {i for block in blocks for i in range(block.b, block.b + block.size)}
             for moved in (name for i, name in enumerate(order_new) if i not in kept):
                 changes.append({**base, "pass": moved, "change": "moved", "knock_on": 0,
                                 "svod_stage": stage_of.get((scope, moved), "no Svod stage")})
-        changed = [name for name, _h in after[key] if name in old and old[name] != new[name]]
+        changed = [name for name, _h in top_after if name in old and old[name] != new[name]]
         if changed:
             changes.append({**base, "pass": changed[0], "change": "changed", "knock_on": len(changed) - 1,
                             "svod_stage": stage_of.get((scope, changed[0]), "no Svod stage")})
