@@ -325,6 +325,11 @@ class BundleStore:
 MEMBER_COLUMNS = ("case_id", "case_result_id", "match_set_id", "status", "debug_blob_id", "error_blob_id")
 
 
+def case_set_digest(members: list[list[Any]]) -> str:
+    """A case set's hash: over its members' MEMBER_COLUMNS values (ids of this database), in run order."""
+    return content_hash(members)
+
+
 def store_case_set(store: ContentStore, conn: Connection,
                    stored: list[tuple[dict[str, Any], int, int | None]]) -> int | None:
     """The case set of a run's cases (case, case result id, match set id), stored if new: a commit whose cases
@@ -335,7 +340,7 @@ def store_case_set(store: ContentStore, conn: Connection,
     ids = case_ids(conn, [case["name"] for case, _r, _m in stored])
     members = [[ids[case["name"]], result_id, match_set_id, case["status"], store.blob_id(case.get("debug") or None),
                 store.blob_id(case.get("error"))] for case, result_id, match_set_id in stored]
-    digest = content_hash(members)
+    digest = case_set_digest(members)
     if store.ensure("case_sets", ("case_count",), {digest: (len(members),)}):
         store.insert("case_set_members", ("case_set_id", "position", *MEMBER_COLUMNS),
                      [(store.id("case_sets", digest), i, *m) for i, m in enumerate(members)])

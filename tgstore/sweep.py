@@ -25,10 +25,11 @@ import tarfile
 import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from sqlalchemy import Engine, select
 
@@ -51,6 +52,10 @@ _worktree_lock = threading.Lock()
 
 class SweepError(Exception):
     """A problem with the repository or the revisions, worth a one-line message; nothing has been written."""
+
+
+class WorkerLost(Exception):
+    """A remote extraction that did not come back (its worker died more often than the cluster retries a task)."""
 
 
 @dataclass(frozen=True)
@@ -227,20 +232,29 @@ def clean_stale_worktrees(repo: Path) -> int:
 PACKAGE_PATHS = ("tinygrad", "setup.py", "pyproject.toml")
 
 
+def commit_archive(repo: Path, sha: str, *, whole_tree: bool = False) -> bytes:
+    """`git archive` (tar) of the commit's package and the files its version is read from, or of its whole tree."""
+    present = [] if whole_tree else _run_git(repo, "ls-tree", "--name-only", sha, "--", *PACKAGE_PATHS).stdout.split()
+    archive = subprocess.run(["git", "-C", str(repo), "archive", "--format=tar", sha, "--", *present],
+                             capture_output=True, timeout=300)
+    if archive.returncode != 0:
+        raise SweepError(f"git archive {sha[:12]} failed: {archive.stderr.decode(errors='replace').strip()}")
+    return archive.stdout
+
+
+def unpack(archive: bytes, into: Path) -> Path:
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(into, filter="data")
+    return into
+
+
 @contextmanager
 def package_checkout(repo: Path, sha: str) -> Iterator[Path]:
     """A temporary directory holding only `sha`'s tinygrad package (and version files), written by `git archive`:
     a few MB instead of the whole tree, no worktree bookkeeping, and no lock shared with the other jobs."""
     base = tempdirs.make("pkg")
     try:
-        present = _run_git(repo, "ls-tree", "--name-only", sha, "--", *PACKAGE_PATHS).stdout.split()
-        archive = subprocess.run(["git", "-C", str(repo), "archive", "--format=tar", sha, "--", *present],
-                                 capture_output=True, timeout=300)
-        if archive.returncode != 0:
-            raise SweepError(f"git archive {sha[:12]} failed: {archive.stderr.decode(errors='replace').strip()}")
-        with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
-            tar.extractall(base / "tree", filter="data")
-        yield base / "tree"
+        yield unpack(commit_archive(repo, sha), base / "tree")
     finally:
         shutil.rmtree(base, ignore_errors=True)
 
@@ -293,15 +307,19 @@ def _kill_own_children() -> None:
 def extract_commit(repo: Path, commit: Commit, plan: ExtractionPlan, workdir: Path) -> tuple[dict, ExtractionResult]:
     """Check `commit` out and run the extractor on it (in a child process); the bundle goes to workdir/bundle.jsonl.
     Returns the tinygrad description for the run and the extraction result; never raises for tinygrad's failures."""
-    out = workdir / "bundle.jsonl"
     with (checkout if plan.capture is not None else package_checkout)(repo, commit.sha) as tree:
-        described = child.describe_tinygrad(tree, commit.git())
-        try:
-            root = resolve_tinygrad_root(tree)
-        except TinygradNotFound as exc:
-            return described, ExtractionResult(out, "failed", None, f"[tgstore] commit {commit.sha}: {exc}\n", 0.0)
-        result = extract_bundle(root, out, plan, git=commit.git())
-    return described, result
+        return extract_tree(tree, commit, plan, workdir)
+
+
+def extract_tree(tree: Path, commit: Commit, plan: ExtractionPlan, workdir: Path) -> tuple[dict, ExtractionResult]:
+    """Run the extractor on `commit`'s checked-out `tree`; the bundle goes to workdir/bundle.jsonl."""
+    out = workdir / "bundle.jsonl"
+    described = child.describe_tinygrad(tree, commit.git())
+    try:
+        root = resolve_tinygrad_root(tree)
+    except TinygradNotFound as exc:
+        return described, ExtractionResult(out, "failed", None, f"[tgstore] commit {commit.sha}: {exc}\n", 0.0)
+    return described, extract_bundle(root, out, plan, git=commit.git())
 
 
 def ok_commits(engine: Engine, plan: ExtractionPlan) -> set[str]:
@@ -365,75 +383,121 @@ class Reporter:
     def finished(self, outcome: CommitOutcome) -> None: ...
 
 
+class Workers(Protocol):
+    """Where a sweep's extractions run: threads here (LocalWorkers) or a Dask cluster (tgstore.dask_workers). The
+    sweep keeps `width` commits in flight and ingests each result itself: the client is the only writer."""
+
+    width: int
+
+    def submit(self, commit: Commit, plan: ExtractionPlan, workdir: Path) -> Future: ...
+
+    def result(self, future: Future, workdir: Path) -> tuple[dict, ExtractionResult, float]:
+        """(tinygrad description, extraction result with its bundle at workdir/bundle.jsonl, checkout seconds)."""
+        ...
+
+    def stop(self) -> None:
+        """Stop at once (Ctrl-C, a database error): cancel what has not started, end what has."""
+        ...
+
+
+class LocalWorkers:
+    """`jobs` threads on this machine, each checking a commit out of `repo` and running the extraction child."""
+
+    def __init__(self, repo: Path, jobs: int) -> None:
+        self.repo = repo
+        self.width = max(1, jobs)
+        self.pool = ThreadPoolExecutor(max_workers=self.width, thread_name_prefix="tgstore-sweep")
+        self.futures: list[Future] = []
+
+    def submit(self, commit: Commit, plan: ExtractionPlan, workdir: Path) -> Future:
+        self.futures.append(self.pool.submit(self._work, commit, plan, workdir))
+        return self.futures[-1]
+
+    def _work(self, commit: Commit, plan: ExtractionPlan, workdir: Path) -> tuple[dict, ExtractionResult, float]:
+        workdir.mkdir()
+        st = time.monotonic()
+        described, result = extract_commit(self.repo, commit, plan, workdir)
+        return described, result, time.monotonic() - st - result.seconds
+
+    def result(self, future: Future, workdir: Path) -> tuple[dict, ExtractionResult, float]:
+        return future.result()
+
+    def stop(self) -> None:
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        # the extraction children run in their own sessions, out of Ctrl-C's reach: kill them (their threads then
+        # remove their worktrees), again while a worker may still be starting one
+        deadline = time.monotonic() + 10
+        while not all(f.done() for f in self.futures) and time.monotonic() < deadline:
+            _kill_own_children()
+            time.sleep(0.1)
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True)
+
+
 def sweep(engine: Engine, repo: Path, commits: list[Commit], plan: ExtractionPlan, *, jobs: int = 1,
           force: bool = False, reporter: Reporter | None = None,
-          on_ingested: Callable[[CommitOutcome], None] | None = None) -> SweepSummary:
-    """Extract and ingest `commits` of `repo` (see the module docstring); `jobs` extractions run at once, ingestion
-    happens in the calling thread. Never raises for a commit's failure: it is in the summary (and, when tinygrad
-    failed, stored as a failed run to be retried by the next sweep)."""
+          on_ingested: Callable[[CommitOutcome], None] | None = None, workers: Workers | None = None) -> SweepSummary:
+    """Extract and ingest `commits` of `repo` (see the module docstring); `jobs` extractions run at once here, or as
+    many as `workers` (a Dask cluster) runs; ingestion happens in the calling thread. Never raises for a commit's
+    failure: it is in the summary (and, when tinygrad failed, stored as a failed run to be retried by the next
+    sweep)."""
     started = time.monotonic()
     reporter = reporter or Reporter()
     summary = SweepSummary()
     clean_stale_worktrees(repo)
     done = set() if force else ok_commits(engine, plan)
     skipped = [c for c in commits if c.sha in done]
-    todo = [c for c in commits if c.sha not in done]
+    todo = iter([c for c in commits if c.sha not in done])
     summary.outcomes += [CommitOutcome(c, "skipped") for c in skipped]
     reporter.start(len(commits), skipped)
-    running: dict[str, Commit] = {}
-    running_lock = threading.Lock()
+    local = LocalWorkers(repo, jobs) if workers is None else None
+    runner: Workers = local or workers  # type: ignore[assignment]
+    in_flight: dict[Future, tuple[Commit, Path]] = {}
 
-    def work(commit: Commit, workdir: Path) -> tuple[dict, ExtractionResult, float]:
-        with running_lock:
-            running[commit.sha] = commit
-            reporter.running(list(running.values()))
-        try:
-            workdir.mkdir()
-            st = time.monotonic()
-            described, result = extract_commit(repo, commit, plan, workdir)
-            return described, result, time.monotonic() - st - result.seconds
-        finally:
-            with running_lock:
-                running.pop(commit.sha, None)
-                reporter.running(list(running.values()))
+    with tempdirs.owned("sweep") as tmp:
+        def submit_next() -> None:
+            commit = next(todo, None)
+            if commit is not None:
+                workdir = Path(tmp) / commit.sha
+                in_flight[runner.submit(commit, plan, workdir)] = (commit, workdir)
 
-    with tempdirs.owned("sweep") as tmp, \
-            ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="tgstore-sweep") as pool:
-        futures: dict[Future, tuple[Commit, Path]] = {}
-        for i, commit in enumerate(todo):
-            workdir = Path(tmp) / f"{i:06d}"
-            futures[pool.submit(work, commit, workdir)] = (commit, workdir)
         try:
-            for future in as_completed(futures):
-                commit, workdir = futures[future]
-                summary.outcomes.append(_ingest_one(engine, commit, future, plan, force))
-                shutil.rmtree(workdir, ignore_errors=True)
-                reporter.finished(summary.outcomes[-1])
-                if on_ingested is not None:
-                    on_ingested(summary.outcomes[-1])
+            # only `width` commits in flight: a resumed sweep redoes at most those, and bundles wait nowhere
+            for _ in range(runner.width):
+                submit_next()
+            while in_flight:
+                reporter.running([c for c, _w in in_flight.values()])
+                finished, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    commit, workdir = in_flight.pop(future)
+                    summary.outcomes.append(_ingest_one(engine, commit, runner, future, workdir, plan, force))
+                    shutil.rmtree(workdir, ignore_errors=True)
+                    reporter.finished(summary.outcomes[-1])
+                    if on_ingested is not None:
+                        on_ingested(summary.outcomes[-1])
+                    submit_next()
         except BaseException:
-            # Ctrl-C or a database error: stop starting commits, kill the extractions in flight (their worker
-            # threads then remove their worktrees), keep what is ingested.
+            # Ctrl-C or a database error: stop starting commits, end the extractions in flight, keep what is ingested
             summary.interrupted = True
-            pool.shutdown(wait=False, cancel_futures=True)
-            deadline = time.monotonic() + 10
-            while not all(f.done() for f in futures) and time.monotonic() < deadline:
-                _kill_own_children()  # again: a worker may have started its child after the first round
-                time.sleep(0.1)
+            runner.stop()
             raise
         finally:
+            if local is not None and not summary.interrupted:
+                local.close()
             summary.seconds = time.monotonic() - started
     return summary
 
 
-def _ingest_one(engine: Engine, commit: Commit, future: Future, plan: ExtractionPlan, force: bool) -> CommitOutcome:
+def _ingest_one(engine: Engine, commit: Commit, runner: Workers, future: Future, workdir: Path, plan: ExtractionPlan,
+                force: bool) -> CommitOutcome:
     try:
-        described, result, checkout_seconds = future.result()
-    except (SweepError, OSError) as exc:  # git could not check it out: a failed run, retried by the next sweep
+        described, result, checkout_seconds = runner.result(future, workdir)
+    except (SweepError, OSError, WorkerLost) as exc:  # a failed run, retried by the next sweep
         lines = str(exc).splitlines()
         if len(lines) > 4:  # git names every file it could not write; the first and last lines say enough
             lines = [*lines[:2], f"... ({len(lines) - 3} more lines)", lines[-1]]
-        error = f"checkout failed: {chr(10).join(lines)}"
+        error = f"{'worker lost' if isinstance(exc, WorkerLost) else 'checkout failed'}: {chr(10).join(lines)}"
         described = {"path": None, "version": None, "tree_hash": "", "git": commit.git()}
         report = record_failure(engine, described, plan, ExtractionOutcome("failed", None, str(exc)), error)
         return CommitOutcome(commit, report.status, run_id=report.run_id, error=error)
