@@ -324,3 +324,19 @@ def test_bundle_directory_is_ingested_as_a_batch(history, local_db, tmp_path):
     assert "[2/2]" in proc.stderr and "b.jsonl" in proc.stderr
     assert rows(db, "SELECT status FROM runs") == [("ok",)]
     subprocess.run(["git", "-C", str(repo), "worktree", "remove", "--force", str(release)], check=True)
+
+
+def test_commits_that_keep_the_package_are_copied_not_extracted(history, local_db):
+    """README-only commits keep tinygrad/ byte for byte: of each release and its README-only commits one is
+    extracted and the other's run is a copy of it (a commit row and a run row), which says so."""
+    _repo, shas, _cases = history
+    found = rows(local_db, "SELECT c.sha, r.case_set_id, r.tinygrad_path FROM runs r JOIN tinygrad_commits c ON "
+                           "c.id = r.commit_id")
+    assert len(found) == len(shas) == 4
+    for first, second in ((shas[0], shas[1]), (shas[2], shas[3])):  # a release, then a README edit
+        pair = {sha: (case_set, path) for sha, case_set, path in found if sha in (first, second)}
+        assert pair[first][0] == pair[second][0]
+        copies = {sha: path for sha, (_c, path) in pair.items() if path.startswith("not extracted")}
+        assert len(copies) == 1
+        (copy, path), = copies.items()
+        assert path == f"not extracted: its package is {first if copy == second else second}'s"

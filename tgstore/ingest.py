@@ -519,3 +519,37 @@ def record_failed_run(engine: Engine, *, sha: str, tree_hash: str, version: str 
             stderr=outcome.stderr[-STDERR_KEEP:] if outcome.stderr else None)
         return IngestReport(run_id, sha, status, 0, 0, 0, kept_run_id=None if current else existing.id
                             if existing else None, error=error)
+
+
+# the run columns copy_run takes from its source run (the rest say when and from where the copy was made)
+COPIED = ("suite_id", "backend", "renderers", "status", "started_at", "finished_at", "tgstore_version",
+          "bundle_version", "debug_level", "python", "features_blob_id", "error", "stderr", "pattern_set_id",
+          "case_set_id", "case_seconds", "command")
+
+
+def copy_run(engine: Engine, source_sha: str, git: dict[str, Any], suite_hash: str, backend: str,
+             renderers: list[str]) -> IngestReport | None:
+    """Store the commit `git` names ({sha, date, subject, position}) with a copy of `source_sha`'s current run,
+    which must be ok and cover `renderers`; None when it is not. For a commit whose tinygrad package is
+    byte-identical to the source's (tgstore.sweep.package_keys): the extraction is a function of the package, so its
+    output is the source's, but for timings. The new commit row takes the source's package hash and version."""
+    with engine.begin() as conn:
+        source = find_run(conn, source_sha, suite_hash, backend)
+        if source is None or not source.covers(renderers):
+            return None
+        row = conn.execute(select(*(getattr(Run, c) for c in COPIED), TinygradCommit.tree_hash,
+                                  TinygradCommit.version).join(TinygradCommit, TinygradCommit.id == Run.commit_id)
+                           .where(Run.id == source.id)).one()
+        values = dict(zip(COPIED, row[:len(COPIED)], strict=True))
+        tree_hash, version = row[len(COPIED):]
+        current = make_room(conn, find_run(conn, git["sha"], suite_hash, backend), values["status"])
+        commit_id = upsert_commit(conn, git["sha"], tree_hash, version, git)
+        run_id = conn.execute(insert(Run).values(
+            commit_id=commit_id, is_current=current, ingested_at=now_iso(),
+            tinygrad_path=f"not extracted: its package is {source_sha}'s", **values)).inserted_primary_key[0]
+        missing = conn.execute(select(RunMissing.case_name, RunMissing.feature, RunMissing.reason)
+                               .where(RunMissing.run_id == source.id)).all()
+        if missing:
+            conn.execute(insert(RunMissing), [{"run_id": run_id, "case_name": m.case_name, "feature": m.feature,
+                                               "reason": m.reason} for m in missing])
+        return IngestReport(run_id, git["sha"], values["status"], 0, 0, 0)

@@ -24,6 +24,7 @@ import subprocess
 import tarfile
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
@@ -37,7 +38,7 @@ from tgstore import tempdirs
 from tgstore.db.models import Run, Suite, TinygradCommit
 from tgstore.extract import child
 from tgstore.extract.runner import ExtractionResult, TinygradNotFound, resolve_tinygrad_root
-from tgstore.ingest import ExtractionOutcome, StoredRun
+from tgstore.ingest import ExtractionOutcome, StoredRun, copy_run
 from tgstore.pipeline import ExtractionPlan, extract_bundle, ingest_result, record_failure
 
 WORKTREE_PREFIX = tempdirs.PREFIX + "wt-"
@@ -242,6 +243,24 @@ def commit_archive(repo: Path, sha: str, *, whole_tree: bool = False) -> bytes:
     return archive.stdout
 
 
+def package_keys(repo: Path, shas: list[str]) -> dict[str, str]:
+    """Each commit's package identity: git's object ids of its PACKAGE_PATHS ("missing" where absent), one
+    `git cat-file --batch-check` for all of them. An extraction sees only those paths (package_checkout), so
+    commits with equal keys produce equal output: a sweep copies the run of one to the others (ingest.copy_run)
+    instead of extracting them; about 30% of tinygrad's first-parent commits (docs, tests, CI) keep the package."""
+    if not shas:
+        return {}
+    lines = "".join(f"{sha}:{path}\n" for sha in shas for path in PACKAGE_PATHS)
+    proc = subprocess.run(["git", "-C", str(repo), "cat-file", "--batch-check=%(objectname)"], input=lines,
+                          capture_output=True, text=True, env=_git_env())
+    if proc.returncode != 0:
+        raise SweepError(f"`git cat-file` in {repo} failed: {proc.stderr.strip()}")
+    # a path the commit lacks is reported as "<sha>:<path> missing"
+    ids = ["missing" if line.endswith(" missing") else line.split()[0] for line in proc.stdout.splitlines()]
+    width = len(PACKAGE_PATHS)
+    return {sha: " ".join(ids[i * width:(i + 1) * width]) for i, sha in enumerate(shas)}
+
+
 def unpack(archive: bytes, into: Path) -> Path:
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
         tar.extractall(into, filter="data")
@@ -348,6 +367,7 @@ class CommitOutcome:
     run_id: int | None = None
     new_case_results: int = 0
     error: str | None = None
+    copied_from: str | None = None  # not extracted: its package is this stored commit's (package_keys)
 
     @property
     def seconds(self) -> float:
@@ -435,6 +455,53 @@ class LocalWorkers:
         self.pool.shutdown(wait=True)
 
 
+class CommitQueue:
+    """The commits a sweep has still to store, in order. A commit whose package equals a stored commit's (or one
+    ingested ok earlier in this sweep) has that run copied instead of being extracted; while the first commit of a
+    package is in flight, the others wait for it. Capture runs run the commit's own tests: never copied."""
+
+    def __init__(self, engine: Engine, repo: Path, plan: ExtractionPlan, todo: list[Commit], stored: set[str]):
+        self.engine, self.plan = engine, plan
+        self.pending = deque(todo)
+        self.keys = package_keys(repo, [c.sha for c in todo] + sorted(stored)) if plan.capture is None else {}
+        self.stored = {self.keys[sha]: sha for sha in sorted(stored) if sha in self.keys}
+        self.leading: set[str] = set()  # packages whose first commit is being extracted
+        self.waiting: dict[str, list[Commit]] = {}
+
+    def next_to_extract(self, copied: Callable[[CommitOutcome], None]) -> Commit | None:
+        """The next commit to extract; the copies made on the way there are passed to `copied`."""
+        while self.pending:
+            commit = self.pending.popleft()
+            key = self.keys.get(commit.sha)
+            if key is None:
+                return commit
+            if key in self.stored:
+                st = time.monotonic()
+                report = copy_run(self.engine, self.stored[key], commit.git(), self.plan.suite["hash"],
+                                  self.plan.backend, self.plan.effective_renderers)
+                if report is not None:
+                    copied(CommitOutcome(commit, report.status, ingest_seconds=time.monotonic() - st,
+                                         run_id=report.run_id, copied_from=self.stored[key]))
+                    continue
+                del self.stored[key]  # that run is gone (replaced meanwhile): extract this one
+            if key in self.leading:
+                self.waiting.setdefault(key, []).append(commit)
+                continue
+            self.leading.add(key)
+            return commit
+        return None
+
+    def extracted(self, outcome: CommitOutcome) -> None:
+        """A commit came back: its package's waiting commits are copied from it if it is ok, else extracted."""
+        key = self.keys.get(outcome.commit.sha)
+        if key is None:
+            return
+        self.leading.discard(key)
+        if outcome.status in ("ok", "skipped"):
+            self.stored[key] = outcome.commit.sha
+        self.pending.extendleft(reversed(self.waiting.pop(key, [])))
+
+
 def sweep(engine: Engine, repo: Path, commits: list[Commit], plan: ExtractionPlan, *, jobs: int = 1,
           force: bool = False, reporter: Reporter | None = None,
           on_ingested: Callable[[CommitOutcome], None] | None = None, workers: Workers | None = None) -> SweepSummary:
@@ -448,16 +515,22 @@ def sweep(engine: Engine, repo: Path, commits: list[Commit], plan: ExtractionPla
     clean_stale_worktrees(repo)
     done = set() if force else ok_commits(engine, plan)
     skipped = [c for c in commits if c.sha in done]
-    todo = iter([c for c in commits if c.sha not in done])
+    queue = CommitQueue(engine, repo, plan, [c for c in commits if c.sha not in done], done)
     summary.outcomes += [CommitOutcome(c, "skipped") for c in skipped]
     reporter.start(len(commits), skipped)
     local = LocalWorkers(repo, jobs) if workers is None else None
     runner: Workers = local or workers  # type: ignore[assignment]
     in_flight: dict[Future, tuple[Commit, Path]] = {}
 
+    def stored(outcome: CommitOutcome) -> None:
+        summary.outcomes.append(outcome)
+        reporter.finished(outcome)
+        if on_ingested is not None:
+            on_ingested(outcome)
+
     with tempdirs.owned("sweep") as tmp:
         def submit_next() -> None:
-            commit = next(todo, None)
+            commit = queue.next_to_extract(stored)
             if commit is not None:
                 workdir = Path(tmp) / commit.sha
                 in_flight[runner.submit(commit, plan, workdir)] = (commit, workdir)
@@ -471,11 +544,10 @@ def sweep(engine: Engine, repo: Path, commits: list[Commit], plan: ExtractionPla
                 finished, _ = wait(in_flight, return_when=FIRST_COMPLETED)
                 for future in finished:
                     commit, workdir = in_flight.pop(future)
-                    summary.outcomes.append(_ingest_one(engine, commit, runner, future, workdir, plan, force))
+                    outcome = _ingest_one(engine, commit, runner, future, workdir, plan, force)
                     shutil.rmtree(workdir, ignore_errors=True)
-                    reporter.finished(summary.outcomes[-1])
-                    if on_ingested is not None:
-                        on_ingested(summary.outcomes[-1])
+                    stored(outcome)
+                    queue.extracted(outcome)
                     submit_next()
         except BaseException:
             # Ctrl-C or a database error: stop starting commits, end the extractions in flight, keep what is ingested
