@@ -286,6 +286,14 @@ def test_merge_keeps_the_better_run_and_refuses_bad_sources(history, local_db, t
     assert tgstore("merge", local_db, "--db", failed_dest).returncode == 0
     assert rows(failed_dest, "SELECT status, is_current FROM runs WHERE error = 'boom'") == [("failed", 0)]
     assert facts(failed_dest)["run_cases"] == facts(local_db)["run_cases"]
+    # an equally good, later run that rendered other renderers does not take the C sources away: kept as an attempt
+    other = tmp_path / "other.db"
+    shutil.copy(local_db, other)
+    write(other, "UPDATE runs SET renderers = 'PTX', started_at = 'later', ingested_at = '9999' WHERE id = "
+                 "(SELECT min(id) FROM runs)")
+    assert tgstore("merge", other, "--db", ok_copy).returncode == 0
+    assert rows(ok_copy, "SELECT renderers, is_current FROM runs WHERE started_at = 'later'") == [("PTX", 0)]
+    assert rows(ok_copy, "SELECT count(*) FROM runs WHERE is_current AND renderers = 'C'") == [(len(shas),)]
     # a newer schema and a foreign database are refused; nothing changes
     newer = tmp_path / "newer.db"
     shutil.copy(local_db, newer)

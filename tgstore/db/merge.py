@@ -11,9 +11,9 @@ migration adds is merged without touching this module. Every table falls in one 
   their ON DELETE CASCADE key points at) when that owner is new, never otherwise.
 * parts: no id, a composite primary key (a graph's nodes, a set's members). Inserted where absent.
 * runs: the one table with rules of its own. A run already present (same commit, suite, backend, status, times,
-  renderers and case set) maps to it; another becomes current by ingest's rule (tgstore.ingest.make_room: an ok run
-  is never replaced by a worse one; of two equally good runs the later ingested is current), else it is kept as an
-  attempt, as a failed re-extraction is.
+  renderers and case set) maps to it; another becomes current as ingest would make it (an ok run is never replaced
+  by a worse one; of two equally good runs the later ingested is current), but only where it covers the current
+  run's renderers: otherwise it is kept as an attempt, so a merge never takes away what either side stored.
 
 Merging the same source twice adds nothing: every row maps to the one the first merge made.
 """
@@ -33,7 +33,7 @@ from sqlalchemy import Connection, Engine
 from tgstore.db.engine import DatabaseError, check_file, engine_path, open_engine
 from tgstore.db.migrate import current_revision, head_revision, known_revisions, upgrade
 from tgstore.history import rank_commits
-from tgstore.ingest import MEMBER_COLUMNS, STATUS_RANK, case_set_digest
+from tgstore.ingest import FAILED, MEMBER_COLUMNS, STATUS_RANK, case_set_digest
 
 SKIPPED_TABLES = {"alembic_version", "sqlite_sequence"}
 # Tables whose hash is computed over their parts' ids in this database (not over content), so a source's hash means
@@ -267,20 +267,27 @@ class Merger:
 
     def make_room(self, run: dict) -> bool:
         """Whether the incoming current run becomes current; if so the destination's current run steps aside as
-        ingest's make_room has it (a failed one kept as an attempt, an ok or partial one deleted)."""
-        current = self.sql("SELECT id, status, ingested_at FROM main.runs WHERE commit_id = ? AND suite_id = ? "
-                           "AND backend = ? AND is_current = 1",
+        ingest's make_room has it (a failed one kept as an attempt, an ok or partial one deleted). It takes over
+        from a worse run, or from an equally good one ingested earlier whose renderers it covers; a run that would
+        take a renderer's sources away is kept as an attempt instead, so merging never loses what either side
+        stored."""
+        current = self.sql("SELECT id, status, ingested_at, renderers FROM main.runs WHERE commit_id = ? AND "
+                           "suite_id = ? AND backend = ? AND is_current = 1",
                            (run["commit_id"], run["suite_id"], run["backend"])).first()
         if current is None:
             return True
-        incoming = (STATUS_RANK.get(run["status"], 0), run["ingested_at"] or "")
-        if incoming < (STATUS_RANK.get(current.status, 0), current.ingested_at or ""):
-            return False
-        if current.status in ("failed", "timeout"):
+        incoming, standing = STATUS_RANK.get(run["status"], 0), STATUS_RANK.get(current.status, 0)
+        if current.status in FAILED:
+            if incoming < standing or (incoming == standing and (run["ingested_at"] or "") < current.ingested_at):
+                return False
             self.sql("UPDATE main.runs SET is_current = 0 WHERE id = ?", (current.id,))
-        else:
+            return True
+        covers = set((current.renderers or "").split(",")) <= set((run["renderers"] or "").split(","))
+        if incoming > standing and covers or incoming == standing and covers and \
+                (run["ingested_at"] or "") > (current.ingested_at or ""):
             self.sql("DELETE FROM main.runs WHERE id = ?", (current.id,))
-        return True
+            return True
+        return False
 
     def fill_commit_gaps(self, table: Table, map_name: str) -> None:
         """What the destination did not know of a commit both hold (its subject, date, position) comes from the
