@@ -8,10 +8,14 @@
 * Resume. A commit that already has an ``ok`` run for this suite and backend is skipped before anything is checked
   out; a ``failed``, ``timeout`` or ``partial`` run is extracted again and replaced. Each commit is ingested (in one
   transaction) as soon as its extraction finishes, so killing a sweep loses only the commits in flight.
-* Parallelism. ``jobs`` worker threads each check a commit out into a temporary ``git worktree add --detach`` and run
-  the extractor on it in a child process (``tgstore.extract.runner``); the calling thread is the only writer and
-  ingests the bundles one by one. Worktree additions and removals are serialized; a worktree is always removed when
-  its extraction ends, and worktrees left behind by a killed sweep are removed by the next one.
+* Parallelism. A sweep keeps as many commits in flight as its workers run at once: `jobs` threads here
+  (LocalWorkers), each checking a commit's package out with `git archive` (a whole worktree when capturing) and
+  running the extractor on it in a child process (``tgstore.extract.runner``), or the worker threads of a Dask
+  cluster (``tgstore.dask_workers``). The calling thread is the only writer and ingests the bundles one by one;
+  worktrees left behind by a killed sweep are removed by the next one.
+* Unchanged packages. A commit whose package (`tinygrad/` and the version files) is byte-identical to a stored
+  commit's, or to one ingested ok earlier in the sweep, has that run copied instead of being extracted
+  (package_keys, CommitQueue): the extraction sees nothing else of a commit.
 """
 
 from __future__ import annotations
