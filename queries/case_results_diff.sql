@@ -17,12 +17,18 @@ WITH ca AS (
   JOIN runs rb ON rb.suite_id = ra.suite_id AND rb.backend = ra.backend AND rb.is_current = 1
   JOIN suites s ON s.id = ra.suite_id
   WHERE ra.is_current = 1 AND ra.commit_id = (SELECT id FROM ca) AND rb.commit_id = (SELECT id FROM cb)
+), sides AS (  -- each pair's two runs' cases, from the base tables (a view over every run would be read whole)
+  SELECT p.run_a AS side_run, 'a' AS side, p.suite, p.backend FROM pairs p
+  UNION ALL SELECT p.run_b, 'b', p.suite, p.backend FROM pairs p
+), cases_of AS (
+  SELECT x.side, x.suite, x.backend, k.name AS "case", m.status, cr.hash AS result_hash, cr.item_count,
+         cr.kernel_count
+  FROM sides x CROSS JOIN runs r ON r.id = x.side_run CROSS JOIN case_set_members m ON m.case_set_id = r.case_set_id
+  JOIN cases k ON k.id = m.case_id JOIN case_results cr ON cr.id = m.case_result_id
 ), xa AS (
-  SELECT p.suite, p.backend, rc."case", rc.status, rc.result_hash, rc.item_count, rc.kernel_count
-  FROM pairs p JOIN v_run_cases rc ON rc.run_id = p.run_a
+  SELECT * FROM cases_of WHERE side = 'a'
 ), xb AS (
-  SELECT p.suite, p.backend, rc."case", rc.status, rc.result_hash, rc.item_count, rc.kernel_count
-  FROM pairs p JOIN v_run_cases rc ON rc.run_id = p.run_b
+  SELECT * FROM cases_of WHERE side = 'b'
 )
 SELECT * FROM (
   SELECT CASE WHEN xb."case" IS NULL THEN 'removed' WHEN xa.status <> xb.status THEN 'status changed'

@@ -3,10 +3,11 @@
 --   version), with its runs: how many, their statuses, and the cases they hold. Use a sha prefix or version from
 --   here as a parameter of the other queries.
 -- parameters: none
-SELECT c.sha, c.version, c.committed_at, c.subject, c.history_rank, count(DISTINCT r.id) AS runs,
+-- A run's case count is its case set's (stored once), not a count over every run's cases.
+SELECT c.sha, c.version, c.committed_at, c.subject, c.history_rank, count(r.id) AS runs,
        group_concat(DISTINCT r.status) AS statuses, group_concat(DISTINCT r.backend) AS backends,
-       (SELECT count(*) FROM run_cases rc JOIN runs x ON x.id = rc.run_id
-        WHERE x.commit_id = c.commit_id AND x.is_current = 1) AS case_runs
-FROM v_commits c LEFT JOIN runs r ON r.commit_id = c.commit_id AND r.is_current = 1
-GROUP BY c.commit_id
+       coalesce(sum(cs.case_count), 0) AS case_runs
+FROM tinygrad_commits c LEFT JOIN runs r ON r.commit_id = c.id AND r.is_current = 1
+LEFT JOIN case_sets cs ON cs.id = r.case_set_id
+GROUP BY c.id
 ORDER BY c.history_rank DESC

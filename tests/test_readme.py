@@ -111,6 +111,10 @@ def check_output(words: list[str], out: str, err: str) -> None:
         assert "three_kernels.py:9 in main" in out
     elif joined.startswith("tgstore parity"):
         assert "20-final_rewrite" in out
+    elif joined.startswith("tgstore merge") and "--json" in words:
+        assert '"runs_added": 0' in out and '"rows_added": {}' in out
+    elif "--dask" in words:
+        assert "worker thread" in err and "skipped" in err
     elif joined.startswith("tgstore bisect"):
         assert out.split()[0] in out and "first commit" in err
 

@@ -325,6 +325,11 @@ class BundleStore:
 MEMBER_COLUMNS = ("case_id", "case_result_id", "match_set_id", "status", "debug_blob_id", "error_blob_id")
 
 
+def case_set_digest(members: list[list[Any]]) -> str:
+    """A case set's hash: over its members' MEMBER_COLUMNS values (ids of this database), in run order."""
+    return content_hash(members)
+
+
 def store_case_set(store: ContentStore, conn: Connection,
                    stored: list[tuple[dict[str, Any], int, int | None]]) -> int | None:
     """The case set of a run's cases (case, case result id, match set id), stored if new: a commit whose cases
@@ -335,7 +340,7 @@ def store_case_set(store: ContentStore, conn: Connection,
     ids = case_ids(conn, [case["name"] for case, _r, _m in stored])
     members = [[ids[case["name"]], result_id, match_set_id, case["status"], store.blob_id(case.get("debug") or None),
                 store.blob_id(case.get("error"))] for case, result_id, match_set_id in stored]
-    digest = content_hash(members)
+    digest = case_set_digest(members)
     if store.ensure("case_sets", ("case_count",), {digest: (len(members),)}):
         store.insert("case_set_members", ("case_set_id", "position", *MEMBER_COLUMNS),
                      [(store.id("case_sets", digest), i, *m) for i, m in enumerate(members)])
@@ -514,3 +519,37 @@ def record_failed_run(engine: Engine, *, sha: str, tree_hash: str, version: str 
             stderr=outcome.stderr[-STDERR_KEEP:] if outcome.stderr else None)
         return IngestReport(run_id, sha, status, 0, 0, 0, kept_run_id=None if current else existing.id
                             if existing else None, error=error)
+
+
+# the run columns copy_run takes from its source run (the rest say when and from where the copy was made)
+COPIED = ("suite_id", "backend", "renderers", "status", "started_at", "finished_at", "tgstore_version",
+          "bundle_version", "debug_level", "python", "features_blob_id", "error", "stderr", "pattern_set_id",
+          "case_set_id", "case_seconds", "command")
+
+
+def copy_run(engine: Engine, source_sha: str, git: dict[str, Any], suite_hash: str, backend: str,
+             renderers: list[str]) -> IngestReport | None:
+    """Store the commit `git` names ({sha, date, subject, position}) with a copy of `source_sha`'s current run,
+    which must be ok and cover `renderers`; None when it is not. For a commit whose tinygrad package is
+    byte-identical to the source's (tgstore.sweep.package_keys): the extraction is a function of the package, so its
+    output is the source's, but for timings. The new commit row takes the source's package hash and version."""
+    with engine.begin() as conn:
+        source = find_run(conn, source_sha, suite_hash, backend)
+        if source is None or not source.covers(renderers):
+            return None
+        row = conn.execute(select(*(getattr(Run, c) for c in COPIED), TinygradCommit.tree_hash,
+                                  TinygradCommit.version).join(TinygradCommit, TinygradCommit.id == Run.commit_id)
+                           .where(Run.id == source.id)).one()
+        values = dict(zip(COPIED, row[:len(COPIED)], strict=True))
+        tree_hash, version = row[len(COPIED):]
+        current = make_room(conn, find_run(conn, git["sha"], suite_hash, backend), values["status"])
+        commit_id = upsert_commit(conn, git["sha"], tree_hash, version, git)
+        run_id = conn.execute(insert(Run).values(
+            commit_id=commit_id, is_current=current, ingested_at=now_iso(),
+            tinygrad_path=f"not extracted: its package is {source_sha}'s", **values)).inserted_primary_key[0]
+        missing = conn.execute(select(RunMissing.case_name, RunMissing.feature, RunMissing.reason)
+                               .where(RunMissing.run_id == source.id)).all()
+        if missing:
+            conn.execute(insert(RunMissing), [{"run_id": run_id, "case_name": m.case_name, "feature": m.feature,
+                                               "reason": m.reason} for m in missing])
+        return IngestReport(run_id, git["sha"], values["status"], 0, 0, 0)

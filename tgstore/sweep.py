@@ -8,10 +8,14 @@
 * Resume. A commit that already has an ``ok`` run for this suite and backend is skipped before anything is checked
   out; a ``failed``, ``timeout`` or ``partial`` run is extracted again and replaced. Each commit is ingested (in one
   transaction) as soon as its extraction finishes, so killing a sweep loses only the commits in flight.
-* Parallelism. ``jobs`` worker threads each check a commit out into a temporary ``git worktree add --detach`` and run
-  the extractor on it in a child process (``tgstore.extract.runner``); the calling thread is the only writer and
-  ingests the bundles one by one. Worktree additions and removals are serialized; a worktree is always removed when
-  its extraction ends, and worktrees left behind by a killed sweep are removed by the next one.
+* Parallelism. A sweep keeps as many commits in flight as its workers run at once: `jobs` threads here
+  (LocalWorkers), each checking a commit's package out with `git archive` (a whole worktree when capturing) and
+  running the extractor on it in a child process (``tgstore.extract.runner``), or the worker threads of a Dask
+  cluster (``tgstore.dask_workers``). The calling thread is the only writer and ingests the bundles one by one;
+  worktrees left behind by a killed sweep are removed by the next one.
+* Unchanged packages. A commit whose package (`tinygrad/` and the version files) is byte-identical to a stored
+  commit's, or to one ingested ok earlier in the sweep, has that run copied instead of being extracted
+  (package_keys, CommitQueue): the extraction sees nothing else of a commit.
 """
 
 from __future__ import annotations
@@ -24,11 +28,13 @@ import subprocess
 import tarfile
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from sqlalchemy import Engine, select
 
@@ -36,7 +42,7 @@ from tgstore import tempdirs
 from tgstore.db.models import Run, Suite, TinygradCommit
 from tgstore.extract import child
 from tgstore.extract.runner import ExtractionResult, TinygradNotFound, resolve_tinygrad_root
-from tgstore.ingest import ExtractionOutcome, StoredRun
+from tgstore.ingest import ExtractionOutcome, StoredRun, copy_run
 from tgstore.pipeline import ExtractionPlan, extract_bundle, ingest_result, record_failure
 
 WORKTREE_PREFIX = tempdirs.PREFIX + "wt-"
@@ -51,6 +57,10 @@ _worktree_lock = threading.Lock()
 
 class SweepError(Exception):
     """A problem with the repository or the revisions, worth a one-line message; nothing has been written."""
+
+
+class WorkerLost(Exception):
+    """A remote extraction that did not come back (its worker died more often than the cluster retries a task)."""
 
 
 @dataclass(frozen=True)
@@ -227,20 +237,47 @@ def clean_stale_worktrees(repo: Path) -> int:
 PACKAGE_PATHS = ("tinygrad", "setup.py", "pyproject.toml")
 
 
+def commit_archive(repo: Path, sha: str, *, whole_tree: bool = False) -> bytes:
+    """`git archive` (tar) of the commit's package and the files its version is read from, or of its whole tree."""
+    present = [] if whole_tree else _run_git(repo, "ls-tree", "--name-only", sha, "--", *PACKAGE_PATHS).stdout.split()
+    archive = subprocess.run(["git", "-C", str(repo), "archive", "--format=tar", sha, "--", *present],
+                             capture_output=True, timeout=300)
+    if archive.returncode != 0:
+        raise SweepError(f"git archive {sha[:12]} failed: {archive.stderr.decode(errors='replace').strip()}")
+    return archive.stdout
+
+
+def package_keys(repo: Path, shas: list[str]) -> dict[str, str]:
+    """Each commit's package identity: git's object ids of its PACKAGE_PATHS ("missing" where absent), one
+    `git cat-file --batch-check` for all of them. An extraction sees only those paths (package_checkout), so
+    commits with equal keys produce equal output: a sweep copies the run of one to the others (ingest.copy_run)
+    instead of extracting them; about 30% of tinygrad's first-parent commits (docs, tests, CI) keep the package."""
+    if not shas:
+        return {}
+    lines = "".join(f"{sha}:{path}\n" for sha in shas for path in PACKAGE_PATHS)
+    proc = subprocess.run(["git", "-C", str(repo), "cat-file", "--batch-check=%(objectname)"], input=lines,
+                          capture_output=True, text=True, env=_git_env())
+    if proc.returncode != 0:
+        raise SweepError(f"`git cat-file` in {repo} failed: {proc.stderr.strip()}")
+    # a path the commit lacks is reported as "<sha>:<path> missing"
+    ids = ["missing" if line.endswith(" missing") else line.split()[0] for line in proc.stdout.splitlines()]
+    width = len(PACKAGE_PATHS)
+    return {sha: " ".join(ids[i * width:(i + 1) * width]) for i, sha in enumerate(shas)}
+
+
+def unpack(archive: bytes, into: Path) -> Path:
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(into, filter="data")
+    return into
+
+
 @contextmanager
 def package_checkout(repo: Path, sha: str) -> Iterator[Path]:
     """A temporary directory holding only `sha`'s tinygrad package (and version files), written by `git archive`:
     a few MB instead of the whole tree, no worktree bookkeeping, and no lock shared with the other jobs."""
     base = tempdirs.make("pkg")
     try:
-        present = _run_git(repo, "ls-tree", "--name-only", sha, "--", *PACKAGE_PATHS).stdout.split()
-        archive = subprocess.run(["git", "-C", str(repo), "archive", "--format=tar", sha, "--", *present],
-                                 capture_output=True, timeout=300)
-        if archive.returncode != 0:
-            raise SweepError(f"git archive {sha[:12]} failed: {archive.stderr.decode(errors='replace').strip()}")
-        with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
-            tar.extractall(base / "tree", filter="data")
-        yield base / "tree"
+        yield unpack(commit_archive(repo, sha), base / "tree")
     finally:
         shutil.rmtree(base, ignore_errors=True)
 
@@ -293,15 +330,19 @@ def _kill_own_children() -> None:
 def extract_commit(repo: Path, commit: Commit, plan: ExtractionPlan, workdir: Path) -> tuple[dict, ExtractionResult]:
     """Check `commit` out and run the extractor on it (in a child process); the bundle goes to workdir/bundle.jsonl.
     Returns the tinygrad description for the run and the extraction result; never raises for tinygrad's failures."""
-    out = workdir / "bundle.jsonl"
     with (checkout if plan.capture is not None else package_checkout)(repo, commit.sha) as tree:
-        described = child.describe_tinygrad(tree, commit.git())
-        try:
-            root = resolve_tinygrad_root(tree)
-        except TinygradNotFound as exc:
-            return described, ExtractionResult(out, "failed", None, f"[tgstore] commit {commit.sha}: {exc}\n", 0.0)
-        result = extract_bundle(root, out, plan, git=commit.git())
-    return described, result
+        return extract_tree(tree, commit, plan, workdir)
+
+
+def extract_tree(tree: Path, commit: Commit, plan: ExtractionPlan, workdir: Path) -> tuple[dict, ExtractionResult]:
+    """Run the extractor on `commit`'s checked-out `tree`; the bundle goes to workdir/bundle.jsonl."""
+    out = workdir / "bundle.jsonl"
+    described = child.describe_tinygrad(tree, commit.git())
+    try:
+        root = resolve_tinygrad_root(tree)
+    except TinygradNotFound as exc:
+        return described, ExtractionResult(out, "failed", None, f"[tgstore] commit {commit.sha}: {exc}\n", 0.0)
+    return described, extract_bundle(root, out, plan, git=commit.git())
 
 
 def ok_commits(engine: Engine, plan: ExtractionPlan) -> set[str]:
@@ -330,6 +371,7 @@ class CommitOutcome:
     run_id: int | None = None
     new_case_results: int = 0
     error: str | None = None
+    copied_from: str | None = None  # not extracted: its package is this stored commit's (package_keys)
 
     @property
     def seconds(self) -> float:
@@ -365,75 +407,173 @@ class Reporter:
     def finished(self, outcome: CommitOutcome) -> None: ...
 
 
+class Workers(Protocol):
+    """Where a sweep's extractions run: threads here (LocalWorkers) or a Dask cluster (tgstore.dask_workers). The
+    sweep keeps `width` commits in flight and ingests each result itself: the client is the only writer."""
+
+    width: int
+
+    def submit(self, commit: Commit, plan: ExtractionPlan, workdir: Path) -> Future: ...
+
+    def result(self, future: Future, workdir: Path) -> tuple[dict, ExtractionResult, float]:
+        """(tinygrad description, extraction result with its bundle at workdir/bundle.jsonl, checkout seconds)."""
+        ...
+
+    def stop(self) -> None:
+        """Stop at once (Ctrl-C, a database error): cancel what has not started, end what has."""
+        ...
+
+
+class LocalWorkers:
+    """`jobs` threads on this machine, each checking a commit out of `repo` and running the extraction child."""
+
+    def __init__(self, repo: Path, jobs: int) -> None:
+        self.repo = repo
+        self.width = max(1, jobs)
+        self.pool = ThreadPoolExecutor(max_workers=self.width, thread_name_prefix="tgstore-sweep")
+        self.futures: list[Future] = []
+
+    def submit(self, commit: Commit, plan: ExtractionPlan, workdir: Path) -> Future:
+        self.futures.append(self.pool.submit(self._work, commit, plan, workdir))
+        return self.futures[-1]
+
+    def _work(self, commit: Commit, plan: ExtractionPlan, workdir: Path) -> tuple[dict, ExtractionResult, float]:
+        workdir.mkdir()
+        st = time.monotonic()
+        described, result = extract_commit(self.repo, commit, plan, workdir)
+        return described, result, time.monotonic() - st - result.seconds
+
+    def result(self, future: Future, workdir: Path) -> tuple[dict, ExtractionResult, float]:
+        return future.result()
+
+    def stop(self) -> None:
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        # the extraction children run in their own sessions, out of Ctrl-C's reach: kill them (their threads then
+        # remove their worktrees), again while a worker may still be starting one
+        deadline = time.monotonic() + 10
+        while not all(f.done() for f in self.futures) and time.monotonic() < deadline:
+            _kill_own_children()
+            time.sleep(0.1)
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True)
+
+
+class CommitQueue:
+    """The commits a sweep has still to store, in order. A commit whose package equals a stored commit's (or one
+    ingested ok earlier in this sweep) has that run copied instead of being extracted; while the first commit of a
+    package is in flight, the others wait for it. Capture runs run the commit's own tests: never copied."""
+
+    def __init__(self, engine: Engine, repo: Path, plan: ExtractionPlan, todo: list[Commit], stored: set[str]):
+        self.engine, self.plan = engine, plan
+        self.pending = deque(todo)
+        self.keys = package_keys(repo, [c.sha for c in todo] + sorted(stored)) if plan.capture is None else {}
+        self.stored = {self.keys[sha]: sha for sha in sorted(stored) if sha in self.keys}
+        self.leading: set[str] = set()  # packages whose first commit is being extracted
+        self.waiting: dict[str, list[Commit]] = {}
+
+    def next_to_extract(self, copied: Callable[[CommitOutcome], None]) -> Commit | None:
+        """The next commit to extract; the copies made on the way there are passed to `copied`."""
+        while self.pending:
+            commit = self.pending.popleft()
+            key = self.keys.get(commit.sha)
+            if key is None:
+                return commit
+            if key in self.stored:
+                st = time.monotonic()
+                report = copy_run(self.engine, self.stored[key], commit.git(), self.plan.suite["hash"],
+                                  self.plan.backend, self.plan.effective_renderers)
+                if report is not None:
+                    copied(CommitOutcome(commit, report.status, ingest_seconds=time.monotonic() - st,
+                                         run_id=report.run_id, copied_from=self.stored[key]))
+                    continue
+                del self.stored[key]  # that run is gone (replaced meanwhile): extract this one
+            if key in self.leading:
+                self.waiting.setdefault(key, []).append(commit)
+                continue
+            self.leading.add(key)
+            return commit
+        return None
+
+    def extracted(self, outcome: CommitOutcome) -> None:
+        """A commit came back: its package's waiting commits are copied from it if it is ok, else extracted."""
+        key = self.keys.get(outcome.commit.sha)
+        if key is None:
+            return
+        self.leading.discard(key)
+        if outcome.status in ("ok", "skipped"):
+            self.stored[key] = outcome.commit.sha
+        self.pending.extendleft(reversed(self.waiting.pop(key, [])))
+
+
 def sweep(engine: Engine, repo: Path, commits: list[Commit], plan: ExtractionPlan, *, jobs: int = 1,
           force: bool = False, reporter: Reporter | None = None,
-          on_ingested: Callable[[CommitOutcome], None] | None = None) -> SweepSummary:
-    """Extract and ingest `commits` of `repo` (see the module docstring); `jobs` extractions run at once, ingestion
-    happens in the calling thread. Never raises for a commit's failure: it is in the summary (and, when tinygrad
-    failed, stored as a failed run to be retried by the next sweep)."""
+          on_ingested: Callable[[CommitOutcome], None] | None = None, workers: Workers | None = None) -> SweepSummary:
+    """Extract and ingest `commits` of `repo` (see the module docstring); `jobs` extractions run at once here, or as
+    many as `workers` (a Dask cluster) runs; ingestion happens in the calling thread. Never raises for a commit's
+    failure: it is in the summary (and, when tinygrad failed, stored as a failed run to be retried by the next
+    sweep)."""
     started = time.monotonic()
     reporter = reporter or Reporter()
     summary = SweepSummary()
     clean_stale_worktrees(repo)
     done = set() if force else ok_commits(engine, plan)
     skipped = [c for c in commits if c.sha in done]
-    todo = [c for c in commits if c.sha not in done]
+    queue = CommitQueue(engine, repo, plan, [c for c in commits if c.sha not in done], done)
     summary.outcomes += [CommitOutcome(c, "skipped") for c in skipped]
     reporter.start(len(commits), skipped)
-    running: dict[str, Commit] = {}
-    running_lock = threading.Lock()
+    local = LocalWorkers(repo, jobs) if workers is None else None
+    runner: Workers = local or workers  # type: ignore[assignment]
+    in_flight: dict[Future, tuple[Commit, Path]] = {}
 
-    def work(commit: Commit, workdir: Path) -> tuple[dict, ExtractionResult, float]:
-        with running_lock:
-            running[commit.sha] = commit
-            reporter.running(list(running.values()))
-        try:
-            workdir.mkdir()
-            st = time.monotonic()
-            described, result = extract_commit(repo, commit, plan, workdir)
-            return described, result, time.monotonic() - st - result.seconds
-        finally:
-            with running_lock:
-                running.pop(commit.sha, None)
-                reporter.running(list(running.values()))
+    def stored(outcome: CommitOutcome) -> None:
+        summary.outcomes.append(outcome)
+        reporter.finished(outcome)
+        if on_ingested is not None:
+            on_ingested(outcome)
 
-    with tempdirs.owned("sweep") as tmp, \
-            ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="tgstore-sweep") as pool:
-        futures: dict[Future, tuple[Commit, Path]] = {}
-        for i, commit in enumerate(todo):
-            workdir = Path(tmp) / f"{i:06d}"
-            futures[pool.submit(work, commit, workdir)] = (commit, workdir)
+    with tempdirs.owned("sweep") as tmp:
+        def submit_next() -> None:
+            commit = queue.next_to_extract(stored)
+            if commit is not None:
+                workdir = Path(tmp) / commit.sha
+                in_flight[runner.submit(commit, plan, workdir)] = (commit, workdir)
+
         try:
-            for future in as_completed(futures):
-                commit, workdir = futures[future]
-                summary.outcomes.append(_ingest_one(engine, commit, future, plan, force))
-                shutil.rmtree(workdir, ignore_errors=True)
-                reporter.finished(summary.outcomes[-1])
-                if on_ingested is not None:
-                    on_ingested(summary.outcomes[-1])
+            # only `width` commits in flight: a resumed sweep redoes at most those, and bundles wait nowhere
+            for _ in range(runner.width):
+                submit_next()
+            while in_flight:
+                reporter.running([c for c, _w in in_flight.values()])
+                finished, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    commit, workdir = in_flight.pop(future)
+                    outcome = _ingest_one(engine, commit, runner, future, workdir, plan, force)
+                    shutil.rmtree(workdir, ignore_errors=True)
+                    stored(outcome)
+                    queue.extracted(outcome)
+                    submit_next()
         except BaseException:
-            # Ctrl-C or a database error: stop starting commits, kill the extractions in flight (their worker
-            # threads then remove their worktrees), keep what is ingested.
+            # Ctrl-C or a database error: stop starting commits, end the extractions in flight, keep what is ingested
             summary.interrupted = True
-            pool.shutdown(wait=False, cancel_futures=True)
-            deadline = time.monotonic() + 10
-            while not all(f.done() for f in futures) and time.monotonic() < deadline:
-                _kill_own_children()  # again: a worker may have started its child after the first round
-                time.sleep(0.1)
+            runner.stop()
             raise
         finally:
+            if local is not None and not summary.interrupted:
+                local.close()
             summary.seconds = time.monotonic() - started
     return summary
 
 
-def _ingest_one(engine: Engine, commit: Commit, future: Future, plan: ExtractionPlan, force: bool) -> CommitOutcome:
+def _ingest_one(engine: Engine, commit: Commit, runner: Workers, future: Future, workdir: Path, plan: ExtractionPlan,
+                force: bool) -> CommitOutcome:
     try:
-        described, result, checkout_seconds = future.result()
-    except (SweepError, OSError) as exc:  # git could not check it out: a failed run, retried by the next sweep
+        described, result, checkout_seconds = runner.result(future, workdir)
+    except (SweepError, OSError, WorkerLost) as exc:  # a failed run, retried by the next sweep
         lines = str(exc).splitlines()
         if len(lines) > 4:  # git names every file it could not write; the first and last lines say enough
             lines = [*lines[:2], f"... ({len(lines) - 3} more lines)", lines[-1]]
-        error = f"checkout failed: {chr(10).join(lines)}"
+        error = f"{'worker lost' if isinstance(exc, WorkerLost) else 'checkout failed'}: {chr(10).join(lines)}"
         described = {"path": None, "version": None, "tree_hash": "", "git": commit.git()}
         report = record_failure(engine, described, plan, ExtractionOutcome("failed", None, str(exc)), error)
         return CommitOutcome(commit, report.status, run_id=report.run_id, error=error)

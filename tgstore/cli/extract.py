@@ -34,7 +34,7 @@ from tgstore.cli.common import (
     open_db,
     resolve_root,
 )
-from tgstore.cli.output import emit, err, note, safe
+from tgstore.cli.output import emit, err, error, note, safe
 
 IgnoreNamesOption = Annotated[bool, typer.Option("--ignore-names", help="A change of kernel names alone is not a "
                                                  "change (names are masked in sources and ASTs before comparing).")]
@@ -80,7 +80,8 @@ def ingest(
     db: DbOption = Path("tgstore.db"),
     tinygrad: TinygradOption = None,
     bundle: Annotated[list[Path] | None, typer.Option("--bundle", help="Ingest bundle file(s) written by "
-                                                      "`tgstore extract` instead of extracting.")] = None,
+                                                      "`tgstore extract` instead of extracting, or a directory "
+                                                      "of them (*.jsonl, in name order).")] = None,
     cases: CasesOption = None,
     suite: SuiteOption = None,
     capture: CaptureOption = False,
@@ -98,6 +99,12 @@ def ingest(
                                                   "line after A, oldest first, B included), a sha, branch or tag "
                                                   "(repeatable).")] = None,
     jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Extractions run in parallel in a sweep.")] = 1,
+    dask: Annotated[str | None, typer.Option("--dask", help="Run a sweep's extractions on a Dask cluster: "
+                                             "tcp://HOST:PORT of a `dask scheduler`, or local:N to start N worker "
+                                             "processes here (needs tgstore[dask]).", show_default=False)] = None,
+    worker_repo: Annotated[str | None, typer.Option("--worker-repo", help="With --dask: the path of a tinygrad clone "
+                                                    "on every worker (else each commit's package is sent as a "
+                                                    "git archive).", show_default=False)] = None,
 ) -> None:
     """Extract a tinygrad (installed, or --tinygrad PATH) over the case suite and store it in the database.
 
@@ -110,13 +117,17 @@ def ingest(
     command); the command failing is recorded (the run is partial), what it lowered is kept.
     """
     argv = capture_command(capture, command_args)
+    if (dask or worker_repo) and not rev:
+        raise fail("--dask and --worker-repo run a sweep's extractions elsewhere: they need --rev")
+    if worker_repo and not dask:
+        raise fail("--worker-repo names a clone on the Dask workers: it needs --dask")
     if rev or given_on_command_line(ctx, "repo"):
         if not rev:
             raise fail("--repo needs --rev (the commits to sweep)")
         if tinygrad or bundle or keep_bundle:
             raise fail("--rev sweeps commits of --repo; it does not combine with --tinygrad, --bundle or --keep-bundle")
         plan = make_plan(cases, backend, renderers, debug, timeout, stages, rewrites, suite=suite, capture=argv)
-        sweep_commits(db, repo or DEFAULT_REPO, rev, plan, jobs, force)
+        sweep_commits(db, repo or DEFAULT_REPO, rev, plan, jobs, force, dask=dask, worker_repo=worker_repo)
         return
     if bundle:
         if argv is not None or suite or cases:
@@ -144,26 +155,50 @@ def given_on_command_line(ctx: typer.Context, parameter: str) -> bool:
 
 
 def ingest_bundles(db: Path, paths: list[Path], force: bool) -> None:
-    """Validate every bundle before the database is opened, then store each; a truncated bundle is stored as a
-    failed run (exit 1)."""
+    """Bundle files: every one validated before the database is opened, then each stored. A directory (bundles
+    handed back by workers): its *.jsonl files in name order, each read and stored in turn, a bad one reported on
+    one line and skipped. A truncated bundle is stored as a failed run. Exits 1 if any bundle failed."""
     from tgstore.bundle import BundleError, read_bundle
     from tgstore.ingest import ingest_bundle
 
+    files = [p for p in paths if not p.is_dir()]
+    folders = [p for p in paths if p.is_dir()]
+    if files and folders:
+        raise fail("--bundle takes bundle files or one directory of them, not both")
+    if len(folders) > 1:
+        raise fail("--bundle takes one directory of bundles at a time")
     try:
-        bundles = [read_bundle(path) for path in paths]
+        bundles = [read_bundle(path) for path in files]
     except BundleError as exc:
         raise fail(str(exc)) from None
+    batch = sorted(folders[0].glob("*.jsonl")) if folders else []
+    if folders and not batch:
+        raise fail(f"{folders[0]} holds no bundle (*.jsonl) files")
     engine = open_db(db)
     failed = False
-    for loaded in bundles:
+
+    def store(loaded) -> None:
+        nonlocal failed
         report = ingest_bundle(engine, loaded, force=force)
         print_report(report, str(loaded.path))
         failed |= report.status in ("failed", "timeout") and not report.skipped
+
+    for loaded in bundles:
+        store(loaded)
+    for i, path in enumerate(batch, 1):
+        try:
+            loaded = read_bundle(path)  # one at a time: a directory of bundles may not fit in memory together
+        except BundleError as exc:
+            error(f"[{i}/{len(batch)}] {exc}; skipped")
+            failed = True
+            continue
+        store(loaded)
     if failed:
         raise typer.Exit(1)
 
 
-def sweep_commits(db: Path, repo: Path, revs: list[str], plan, jobs: int, force: bool) -> None:
+def sweep_commits(db: Path, repo: Path, revs: list[str], plan, jobs: int, force: bool, *, dask: str | None = None,
+                  worker_repo: str | None = None) -> None:
     from tgstore.cli.progress import SweepReporter
     from tgstore.sweep import SweepError, open_repo, resolve_revs, sweep
 
@@ -178,14 +213,23 @@ def sweep_commits(db: Path, repo: Path, revs: list[str], plan, jobs: int, force:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, interrupt)  # like Ctrl-C: kill the extractions in flight, keep what is ingested
+    workers = None
     try:
+        if dask:
+            from tgstore.dask_workers import DaskWorkers
+
+            workers = DaskWorkers(dask, root, worker_repo=worker_repo)
+            note(f"Dask cluster at {dask}: {workers.width} worker thread{'s' * (workers.width != 1)}")
         with SweepReporter(err) as reporter:
-            summary = sweep(engine, root, commits, plan, jobs=jobs, force=force, reporter=reporter)
+            summary = sweep(engine, root, commits, plan, jobs=jobs, force=force, reporter=reporter, workers=workers)
             reporter.summary(summary)
     except SweepError as exc:
         raise fail(str(exc)) from None
     except KeyboardInterrupt:
         raise fail("interrupted; the commits ingested so far are kept, run the sweep again to resume", 130) from None
+    finally:
+        if workers is not None:
+            workers.close()
     if summary.failed:
         raise typer.Exit(1)
 

@@ -58,6 +58,8 @@ class SweepReporter(Reporter):
         line.append(f"{o.status:<8}", style=colour)
         seconds = f"{o.seconds:6.1f}s" if o.status != "skipped" else " " * 7
         line.append(f" {seconds}  {safe(o.commit.subject)}")
+        if o.copied_from:
+            line.append(f"  (package unchanged: run of {o.copied_from[:10]} copied)", style="dim")
         if o.error and o.status in FAILED:
             line.append(f"\n    {safe(o.error)}", style="red")
         self.console.print(line)
@@ -68,8 +70,10 @@ class SweepReporter(Reporter):
         if self.progress is not None:
             self.progress.stop()
             self.progress = None
-        ran = [o for o in s.outcomes if o.status != "skipped"]
+        ran = [o for o in s.outcomes if o.status != "skipped" and not o.copied_from]
         parts = [f"{s.count(k)} {k}" for k in ("ok", "partial", "failed", "timeout", "skipped") if s.count(k)]
+        if copied := sum(1 for o in s.outcomes if o.copied_from):
+            parts.append(f"{copied} of them copied (package unchanged)")
         extract = sum(o.checkout_seconds + o.extract_seconds for o in ran)
         ingest = sum(o.ingest_seconds for o in ran)
         verb = "interrupted after" if s.interrupted else "swept"
