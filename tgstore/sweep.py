@@ -314,7 +314,12 @@ def ok_commits(engine: Engine, plan: ExtractionPlan) -> set[str]:
             .where(Suite.hash == plan.suite["hash"], Run.backend == plan.backend, Run.status == "ok",
                    Run.is_current.is_(True)))
         wanted = plan.effective_renderers
-        return {sha for sha, *run in rows if StoredRun(*run).covers(wanted)}
+        done = {sha for sha, *run in rows if StoredRun(*run).covers(wanted)}
+        if plan.time:  # a timed sweep also needs this machine's timings of the commit
+            from tgstore.timings import this_machine, timed_commits
+
+            done &= timed_commits(conn, plan.suite["hash"], plan.backend, this_machine(plan.backend))
+        return done
 
 
 # ---------------------------------------------------------------- sweeps

@@ -25,7 +25,9 @@ from tgstore.cli.common import (
     RewritesOption,
     StagesOption,
     SuiteOption,
+    TimeOption,
     TimeoutOption,
+    TimeRunsOption,
     TinygradOption,
     capture_command,
     command,
@@ -61,7 +63,10 @@ def case_progress(plan, description: str) -> Iterator[Callable[[str], None]]:
 def print_report(report, source: str | None = None) -> None:
     where = f"{safe(source)}: " if source else ""
     if report.skipped:
-        note(f"{where}{report.commit[:12]}: already ingested (run {report.run_id}); --force to redo")
+        if report.timed:
+            note(f"{where}{report.commit[:12]}: already ingested (run {report.run_id}); its kernels were timed again")
+        else:
+            note(f"{where}{report.commit[:12]}: already ingested (run {report.run_id}); --force to redo")
         return
     colour = {"ok": "green", "partial": "yellow"}.get(report.status, "red")
     line = Text(f"{where}{safe(report.commit[:12])}: run {report.run_id} ")
@@ -98,6 +103,8 @@ def ingest(
                                                   "line after A, oldest first, B included), a sha, branch or tag "
                                                   "(repeatable).")] = None,
     jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Extractions run in parallel in a sweep.")] = 1,
+    time: TimeOption = False,
+    time_runs: TimeRunsOption = None,
 ) -> None:
     """Extract a tinygrad (installed, or --tinygrad PATH) over the case suite and store it in the database.
 
@@ -115,18 +122,21 @@ def ingest(
             raise fail("--repo needs --rev (the commits to sweep)")
         if tinygrad or bundle or keep_bundle:
             raise fail("--rev sweeps commits of --repo; it does not combine with --tinygrad, --bundle or --keep-bundle")
-        plan = make_plan(cases, backend, renderers, debug, timeout, stages, rewrites, suite=suite, capture=argv)
+        plan = with_timing(make_plan(cases, backend, renderers, debug, timeout, stages, rewrites, suite=suite,
+                                     capture=argv), time, time_runs)
         sweep_commits(db, repo or DEFAULT_REPO, rev, plan, jobs, force)
         return
     if bundle:
+        if time or time_runs:
+            raise fail("--time times an extraction; a bundle is ingested as it was extracted (extract --time)")
         if argv is not None or suite or cases:
             raise fail("--bundle ingests bundles as they are; it does not combine with --capture, --suite or --cases")
         ingest_bundles(db, bundle, force)
         return
     from tgstore.pipeline import extract_and_ingest
 
-    plan = make_plan(cases, backend, renderers, debug, timeout, stages, rewrites, suite=suite, capture=argv,
-                     capture_cwd=Path.cwd())
+    plan = with_timing(make_plan(cases, backend, renderers, debug, timeout, stages, rewrites, suite=suite,
+                                 capture=argv, capture_cwd=Path.cwd()), time, time_runs)
     root = resolve_root(tinygrad)
     engine = open_db(db)
     with case_progress(plan, "extracting") as on_case:
@@ -134,6 +144,12 @@ def ingest(
     print_report(report)
     if report.status in ("failed", "timeout"):
         raise typer.Exit(1)
+
+
+def with_timing(plan, time: bool, time_runs: int | None):
+    """The plan, timing kernels if asked (--time-runs alone asks too)."""
+    plan.time, plan.time_runs = bool(time or time_runs), time_runs
+    return plan
 
 
 def given_on_command_line(ctx: typer.Context, parameter: str) -> bool:
@@ -250,13 +266,16 @@ def extract(
     rewrites: RewritesOption = 0,
     debug: DebugOption = 4,
     timeout: TimeoutOption = 900.0,
+    time: TimeOption = False,
+    time_runs: TimeRunsOption = None,
 ) -> None:
     """Only extract: write a bundle (docs/bundle-format.md) for `tgstore ingest --bundle` here or elsewhere.
     --capture -- COMMAND captures the kernels a command lowers, as `ingest --capture` does."""
     from tgstore.pipeline import extract_bundle
 
-    plan = make_plan(cases, backend, renderers, debug, timeout, stages, rewrites, suite=suite,
-                     capture=capture_command(capture, command_args), capture_cwd=Path.cwd())
+    plan = with_timing(make_plan(cases, backend, renderers, debug, timeout, stages, rewrites, suite=suite,
+                                 capture=capture_command(capture, command_args), capture_cwd=Path.cwd()),
+                       time, time_runs)
     root = resolve_root(tinygrad)
     if out_file.is_dir():
         raise fail(f"{out_file} is a directory; --out names the bundle file to write")

@@ -88,21 +88,29 @@ COMPILERS: dict[str, tuple[str, list[str]]] = {
 }
 
 
-def machine(backend: str) -> dict[str, Any]:
+# env vars that only select the device (their spelling changed between eras: CLANG=1, DEV=CPU): not in the identity
+DEVICE_SELECTORS = ("DEV", "CPU", "CLANG", "CUDA", "NV")
+
+
+def machine(backend: str, environ: dict[str, str] | None = None) -> dict[str, Any]:
     """What a time depends on besides the code: where it ran. `fingerprint` identifies the machine; times are only
-    compared between runs with the same fingerprint."""
-    compiler, version_argv = COMPILERS.get(backend.upper(), (backend.lower(), []))
+    compared between runs with the same fingerprint. `environ`: the extraction child's environment (default: this
+    process's), so the parent can name the machine a child will report."""
+    environ = os.environ if environ is None else environ
+    backend = {"CLANG": "CPU"}.get(backend.upper(), backend.upper())
+    compiler, version_argv = COMPILERS.get(backend, (backend.lower(), []))
     gpu = _first_line(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"]) \
-        if backend.upper() in ("CUDA", "NV") else None
+        if backend in ("CUDA", "NV") else None
     affinity = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
     record = {
         "hostname": platform.node(), "cpu_model": cpu_model(), "cores": os.cpu_count(), "usable_cores": affinity,
         "arch": platform.machine(), "system": platform.system(), "device": backend.upper(), "gpu": gpu,
         "compiler": compiler, "compiler_version": _first_line(version_argv) if version_argv else None,
-        "settings": {k: os.environ[k] for k in SETTINGS if k in os.environ},
+        "settings": {k: environ[k] for k in SETTINGS if k in environ},
     }
     identity = {k: record[k] for k in ("hostname", "cpu_model", "cores", "usable_cores", "arch", "device", "gpu",
-                                       "compiler", "compiler_version", "settings")}
+                                       "compiler", "compiler_version")}
+    identity["settings"] = {k: v for k, v in record["settings"].items() if k not in DEVICE_SELECTORS}
     record["fingerprint"] = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
     return record
 
