@@ -46,7 +46,8 @@ def store_timings(conn: Connection, bundle: Bundle, *, commit_id: int, suite_id:
     hashes = {id(item): BundleStore.kernel_rows(item)[0] for case in bundle.cases for item in case["schedule"]
               if item.get("timing")}
     wanted = sorted(set(hashes.values()))
-    kernel_ids = dict(conn.exec_driver_sql(f"SELECT hash, id FROM kernels WHERE hash IN ({','.join('?' * len(wanted))})",
+    marks = ",".join("?" * len(wanted))
+    kernel_ids = dict(conn.exec_driver_sql(f"SELECT hash, id FROM kernels WHERE hash IN ({marks})",
                                            tuple(wanted)).fetchall()) if wanted else {}
     rows = []
     for case in bundle.cases:

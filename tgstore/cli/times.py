@@ -1,0 +1,80 @@
+"""`tgstore times`: how fast each kernel of a case ran at a commit, on one machine, optionally against another
+commit timed on the same machine."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from tgstore.cli import app
+from tgstore.cli.common import DbOption, JsonOption, command, fail, open_db
+from tgstore.cli.output import emit, note, print_table
+
+MachineOption = Annotated[str | None, typer.Option(
+    "--machine", help="The machine's fingerprint (or a prefix), when the commit was timed on several.",
+    show_default=False)]
+
+
+def format_ns(ns: int | None) -> str:
+    if ns is None:
+        return ""
+    for unit, scale in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
+        if ns >= scale:
+            return f"{ns / scale:.2f} {unit}"
+    return f"{ns} ns"
+
+
+@command(app)
+def times(
+    case: Annotated[str, typer.Argument(help="The case whose kernels to show (e.g. matmul).", show_default=False)],
+    commit: Annotated[str | None, typer.Option("--commit", help="A stored commit (sha or prefix); default: the "
+                                               "newest timed one.", show_default=False)] = None,
+    against: Annotated[str | None, typer.Option("--against", help="Compare with this commit, timed on the same "
+                                                "machine (refused otherwise).", show_default=False)] = None,
+    machine: MachineOption = None,
+    db: DbOption = Path("tgstore.db"),
+    as_json: JsonOption = False,
+) -> None:
+    """Each kernel of CASE at a commit: best and median time over the timed runs, their spread, tinygrad's ops and
+    memory estimates and the GFLOP/s and GB/s they give, on the machine that timed it (ingest --time)."""
+    from tgstore.timings import TimingError, case_times, kernel_changes, resolve_commit
+
+    engine = open_db(db, migrate=False, writer=False)
+    try:
+        with engine.connect() as conn:
+            sha = resolve_commit(conn, commit)
+            timed = case_times(conn, case, sha, machine)
+            base = None
+            if against is not None:
+                # the same machine as `timed`, whatever the other commit was also timed on
+                base = case_times(conn, case, resolve_commit(conn, against), machine or timed.machine["fingerprint"])
+                changes = kernel_changes(base, timed)
+    except TimingError as exc:
+        raise fail(str(exc)) from None
+    if as_json:
+        document = timed.as_json()
+        if base is not None:
+            document["against"] = {"commit": base.commit, "total_ns": base.total_ns, "kernels": changes}
+        typer.echo(json.dumps(document, ensure_ascii=False))
+        return
+    m = timed.machine
+    note(f"case {case} at {sha[:12]} on machine {m['fingerprint']} ({m.get('hostname')}, {m.get('cpu_model')}, "
+         f"{m.get('cores')} cores, {m.get('device')}, {m.get('compiler_version')}); calibration "
+         f"{format_ns(timed.calibration_ns)}")
+    print_table(["#", "kernel", "status", "best", "median", "spread", "GFLOP/s", "GB/s"],
+                [[k["index"], k["name"] or "", k["status"], format_ns(k["ns_min"]), format_ns(k["ns_median"]),
+                  f"{k['spread'] * 100:.1f}%" if k["spread"] is not None else "",
+                  f"{k['gflops']:.2f}" if k["gflops"] is not None else "",
+                  f"{k['gbps']:.2f}" if k["gbps"] is not None else ""] for k in timed.kernels])
+    failed = [k for k in timed.kernels if k["status"] != "ok"]
+    for k in failed:
+        note(f"kernel {k['index']} {k['status']}: {(k['error'] or '').strip().splitlines()[-1:] or ''}", "red")
+    emit(f"total (best): {format_ns(timed.total_ns)}")
+    if base is not None:
+        emit(f"against {base.commit[:12]}: {format_ns(base.total_ns)} -> {format_ns(timed.total_ns)} "
+             f"({timed.total_ns / base.total_ns if base.total_ns else float('nan'):.3f}x)")
+        for c in changes[:10]:
+            emit(f"  #{c['index']} {c['name']}: {format_ns(c['base_ns'])} -> {format_ns(c['ns'])} ({c['ratio']}x)")
