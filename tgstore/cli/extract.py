@@ -213,6 +213,12 @@ def bisect(
     bad: Annotated[str, typer.Option("--bad", help="The newer commit, a descendant of --good.", show_default=False)],
     repo: RepoOption = None,
     what: Annotated[str, typer.Option("--what", help="Compare the generated source or the kernel ASTs.")] = "source",
+    metric: Annotated[str, typer.Option("--metric", help="output: the first commit whose output (--what) differs; "
+                                        "time: the first commit where the case's kernels got slower (--threshold) "
+                                        "on this machine, timing commits as needed.")] = "output",
+    threshold: Annotated[str, typer.Option("--threshold", help="--metric time: how much slower counts, as a "
+                                           "percentage or fraction, beyond the timings' noise.")] = "10%",
+    time_runs: TimeRunsOption = None,
     renderer: Annotated[str, typer.Option("--renderer", help="Whose generated source (--what source).")] = "C",
     ignore_names: IgnoreNamesOption = False,
     db: DbOption = Path("tgstore.db"),
@@ -229,6 +235,13 @@ def bisect(
     from tgstore.sweep import SweepError, open_repo, verify_rev
 
     plan = make_plan(cases, backend, renderers, debug, timeout, suite=suite)
+    if metric not in ("output", "time"):
+        raise fail(f"--metric must be output or time, not {metric!r}")
+    if metric == "time":
+        from tgstore.cli.times import bisect_on_time
+
+        bisect_on_time(case, good, bad, repo or DEFAULT_REPO, db, with_timing(plan, True, time_runs), threshold)
+        return
     try:
         root = open_repo(repo or DEFAULT_REPO)
         known = case_names(plan.case_files)  # the cheap checks first: nothing is written when they fail
