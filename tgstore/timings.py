@@ -116,21 +116,24 @@ class CaseTimes:
 
 
 def resolve_commit(conn: Connection, commit: str | None) -> str:
-    """A stored commit's full sha from a prefix (the newest timed commit when None); TimingError if none or
-    ambiguous."""
+    """A stored commit's full sha from a sha, a prefix or a version (the newest timed commit when None); TimingError
+    if none or ambiguous."""
     if commit is None:
         sha = conn.execute(text("SELECT c.sha FROM timing_sessions s JOIN v_commits c ON c.commit_id = s.commit_id "
                                 "ORDER BY c.history_rank DESC, s.id DESC LIMIT 1")).scalar()
         if sha is None:
             raise TimingError("no timings stored: ingest with --time first")
         return sha
-    found = conn.execute(text("SELECT sha FROM tinygrad_commits WHERE sha LIKE :p || '%' LIMIT 2"),
+    found = conn.execute(text("SELECT sha FROM tinygrad_commits WHERE sha = :p OR sha LIKE :p || '%' LIMIT 2"),
                          {"p": commit}).scalars().all()
+    if len(found) > 1 and commit not in found:
+        raise TimingError(f"commit {commit!r} is ambiguous: give more of the sha")
+    if not found:  # a version: its newest commit in history order
+        found = conn.execute(text("SELECT sha FROM v_commits WHERE version = :p ORDER BY history_rank DESC LIMIT 1"),
+                             {"p": commit}).scalars().all()
     if not found:
         raise TimingError(f"no stored commit {commit!r}")
-    if len(found) > 1:
-        raise TimingError(f"commit {commit!r} is ambiguous: give more of the sha")
-    return found[0]
+    return commit if commit in found else found[0]
 
 
 def machines_for(conn: Connection, sha: str, case: str) -> list[str]:
@@ -178,6 +181,18 @@ def same_machine(a: CaseTimes, b: CaseTimes) -> None:
                           f"({a.machine.get('hostname')}, {a.machine.get('cpu_model')}) and {b.commit[:12]} on "
                           f"{b.machine['fingerprint']} ({b.machine.get('hostname')}, {b.machine.get('cpu_model')}): "
                           "times from different machines are not compared")
+
+
+def comparable(conn: Connection, case: str, sha: str, against: str, machine: str | None) -> tuple[CaseTimes, CaseTimes]:
+    """`case` at `sha` and at `against`, timed on one machine (`machine`, else the one `sha` was timed on); a
+    TimingError saying so when `against` was timed only on other machines."""
+    timed = case_times(conn, case, sha, machine)
+    fingerprint = timed.machine["fingerprint"]
+    others = machines_for(conn, against, case)
+    if others and fingerprint not in others:
+        base = case_times(conn, case, against, others[0])
+        same_machine(base, timed)
+    return timed, case_times(conn, case, against, fingerprint)
 
 
 def slower(base: CaseTimes, other: CaseTimes, threshold: float) -> bool:

@@ -40,17 +40,17 @@ def times(
 ) -> None:
     """Each kernel of CASE at a commit: best and median time over the timed runs, their spread, tinygrad's ops and
     memory estimates and the GFLOP/s and GB/s they give, on the machine that timed it (ingest --time)."""
-    from tgstore.timings import TimingError, case_times, kernel_changes, resolve_commit
+    from tgstore.timings import TimingError, case_times, comparable, kernel_changes, resolve_commit
 
     engine = open_db(db, migrate=False, writer=False)
     try:
         with engine.connect() as conn:
             sha = resolve_commit(conn, commit)
-            timed = case_times(conn, case, sha, machine)
             base = None
-            if against is not None:
-                # the same machine as `timed`, whatever the other commit was also timed on
-                base = case_times(conn, case, resolve_commit(conn, against), machine or timed.machine["fingerprint"])
+            if against is None:
+                timed = case_times(conn, case, sha, machine)
+            else:  # both on one machine, or refused
+                timed, base = comparable(conn, case, sha, resolve_commit(conn, against), machine)
                 changes = kernel_changes(base, timed)
     except TimingError as exc:
         raise fail(str(exc)) from None
