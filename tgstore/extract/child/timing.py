@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import faulthandler
 import fcntl
 import hashlib
 import inspect
@@ -47,6 +48,8 @@ BUFFER_MAKERS = [
     ("bufs_from_lin", "tinygrad.engine.search", "bufs_from_lin"),  # 0.10
 ]
 KERNEL_CLASSES = [("tinygrad.codegen.opt.kernel", "Kernel"), ("tinygrad.codegen.kernel", "Kernel")]
+# Compiled programs kept per process: after a fork they belong to devices whose threads did not come along
+RUNTIME_CACHES = [("tinygrad.engine.realize", "runtime_cache"), ("tinygrad.engine.realize", "method_cache")]
 SYM_INFER = [("tinygrad.uop.ops", "sym_infer"), ("tinygrad.ops", "sym_infer")]
 # env settings that change what a kernel is or how it runs: part of the machine record
 SETTINGS = ("DEV", "CPU", "CLANG", "LLVM", "CPU_LLVM", "CPU_COUNT", "NUM_CPU_THREADS", "THREADS", "CUDA", "NV",
@@ -56,6 +59,7 @@ WARMUP = 2
 # --time-runs not given: as many runs as fit this budget per kernel, within these bounds
 RUN_BUDGET_S, MIN_RUNS, MAX_RUNS = 0.15, 5, 50
 STDERR_KEEP = 8000
+LOCKED = b"\x00locked\x00"  # the grandchild's first bytes on its pipe once it holds the timing lock
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -159,6 +163,7 @@ class KernelTimer:
         self.runs, self.timeout = runs, timeout
         self.kind: str | None = None
         self.reason: str | None = None
+        self.on_locked: Callable[[], None] | None = None  # the grandchild tells its parent when it holds the lock
         self.time_program: Any = None
         self.search_module: str | None = None
         for name in SEARCH_MODULES:
@@ -180,6 +185,24 @@ class KernelTimer:
         return {"timer": self.kind, "timing_buffers": self.buffers[0] if self.buffers else None}
 
     # --- in the grandchild ---------------------------------------------------------------------------------------
+    def fresh_devices(self) -> None:
+        """Forget the devices (and programs) the extraction child opened: a device's worker threads (the CPU device
+        runs some since mid-2026) do not survive the fork, and using it would wait on them forever."""
+        device = self.tg.attr("tinygrad.device", "Device")
+        if device is None:
+            return
+        for name in dir(type(device)):
+            with contextlib.suppress(Exception):
+                attr = inspect.getattr_static(type(device), name)
+                if callable(getattr(attr, "cache_clear", None)):
+                    attr.cache_clear()
+        opened = getattr(device, "_opened_devices", None)
+        if isinstance(opened, set):
+            opened.clear()
+        for module, name in RUNTIME_CACHES:
+            if isinstance(cache := self.tg.attr(module, name), dict):
+                cache.clear()
+
     def device(self) -> Any:
         from tinygrad import Device
 
@@ -268,6 +291,8 @@ class KernelTimer:
                 return self.time_program(prg, var_vals, bufs, max_global_size=None, cnt=n)
         ops, mem = self.estimates(prg, var_vals)
         with timing_lock():
+            if self.on_locked is not None:
+                self.on_locked()
             warm = timed(WARMUP)
             if any(t == float("inf") for t in warm):
                 raise RuntimeError("tinygrad's runner refused the program (its _time_program returned inf)")
@@ -304,8 +329,13 @@ class KernelTimer:
                 _die_with_parent()
                 os.dup2(err.fileno(), 1)
                 os.dup2(err.fileno(), 2)
+                # a crash or a hang leaves the Python stack in stderr: where it happened
+                faulthandler.enable(all_threads=True)
+                faulthandler.dump_traceback_later(max(1.0, self.timeout - 2), exit=False)
+                self.on_locked = lambda: os.write(write_fd, LOCKED)
                 try:
                     fresh_names()
+                    self.fresh_devices()
                     result = self.measure(ast)
                 except BaseException:
                     result = {"status": "error", "error": clean(traceback.format_exc(limit=-8))}
@@ -346,9 +376,11 @@ class KernelTimer:
         return failure("crashed", f"exited {os.WEXITSTATUS(status) if os.WIFEXITED(status) else status}", stderr)
 
     def _collect(self, pid: int, read_fd: int) -> tuple[bytes, Any]:
-        """The grandchild's output and wait status, or 'timeout' after killing it."""
+        """The grandchild's output and wait status, or 'timeout' after killing it. The time waiting for the timing
+        lock (another process timing) does not count: the clock starts again when the grandchild holds it."""
         deadline = time.monotonic() + self.timeout
         chunks: list[bytes] = []
+        locked = False
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
@@ -359,6 +391,9 @@ class KernelTimer:
             ready, _, _ = select.select([read_fd], [], [], min(left, 0.5))
             if ready:
                 chunk = os.read(read_fd, 65536)
+                if chunk and not locked and chunk.startswith(LOCKED):
+                    locked, chunk = True, chunk[len(LOCKED):]
+                    deadline = time.monotonic() + self.timeout
                 if chunk:
                     chunks.append(chunk)
                     continue
