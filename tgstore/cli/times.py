@@ -71,7 +71,8 @@ def times(
                   f"{k['gbps']:.2f}" if k["gbps"] is not None else ""] for k in timed.kernels])
     failed = [k for k in timed.kernels if k["status"] != "ok"]
     for k in failed:
-        note(f"kernel {k['index']} {k['status']}: {(k['error'] or '').strip().splitlines()[-1:] or ''}", "red")
+        first = (k["error"] or "").strip().splitlines()[:1] or [""]
+        note(f"kernel {k['index']} {k['status']}: {first[0]}", "red")
     emit(f"total (best): {format_ns(timed.total_ns)}")
     if base is not None:
         emit(f"against {base.commit[:12]}: {format_ns(base.total_ns)} -> {format_ns(timed.total_ns)} "
