@@ -59,7 +59,6 @@ WARMUP = 2
 # --time-runs not given: as many runs as fit this budget per kernel, within these bounds
 RUN_BUDGET_S, MIN_RUNS, MAX_RUNS = 0.15, 5, 50
 STDERR_KEEP = 8000
-LOCKED = b"\x00locked\x00"  # the grandchild's first bytes on its pipe once it holds the timing lock
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -310,99 +309,135 @@ class KernelTimer:
                    fresh_names: Callable[[], None] = lambda: None) -> None:
         """Add `timing` to each kernel item (root SINK). `fresh_names` puts the kernel-name counter back to its
         after-scheduling state in the grandchild, so the program's name does not depend on the renderers run."""
-        for item, ast in zip(items, asts, strict=True):
-            if item["root_op"] == "SINK":
-                item["timing"] = self.isolated(ast, fresh_names)
+        todo = [(item, ast) for item, ast in zip(items, asts, strict=True) if item["root_op"] == "SINK"]
+        while todo:  # one grandchild for the case's kernels; after a crash, a new one for the kernels left
+            done = self.isolated([ast for _, ast in todo], fresh_names)
+            for (item, _), result in zip(todo, done, strict=False):
+                item["timing"] = result
+            todo = todo[len(done):]
 
-    def isolated(self, ast: Any, fresh_names: Callable[[], None] = lambda: None) -> dict[str, Any]:
-        """measure(ast) in a forked grandchild: a segfault, an abort or a hang there is recorded, with its
-        stderr, instead of ending the extraction."""
+    def isolated(self, asts: list[Any], fresh_names: Callable[[], None]) -> list[dict[str, Any]]:
+        """measure() of each AST in order, in one forked grandchild (the device is opened once per case): the
+        results of the kernels it finished, then, if it crashed or hung, that kernel's failure with its stderr.
+        A segfault, an abort or a hang never ends the extraction."""
         sys.stdout.flush()
         sys.stderr.flush()
         read_fd, write_fd = os.pipe()
         err = tempfile.TemporaryFile()
         pid = os.fork()
         if pid == 0:  # the grandchild: never returns
-            code = 0
-            try:
-                os.close(read_fd)
-                _die_with_parent()
-                os.dup2(err.fileno(), 1)
-                os.dup2(err.fileno(), 2)
-                # a crash or a hang leaves the Python stack in stderr: where it happened
-                faulthandler.enable(all_threads=True)
-                faulthandler.dump_traceback_later(max(1.0, self.timeout - 2), exit=False)
-                self.on_locked = lambda: os.write(write_fd, LOCKED)
-                try:
-                    fresh_names()
-                    self.fresh_devices()
-                    result = self.measure(ast)
-                except BaseException:
-                    result = {"status": "error", "error": clean(traceback.format_exc(limit=-8))}
-                    traceback.print_exc()
-                data = json.dumps(result).encode()
-                while data:
-                    data = data[os.write(write_fd, data):]
-            except BaseException:
-                code = 70
-            finally:
-                with contextlib.suppress(Exception):
-                    sys.stdout.flush()
-                    sys.stderr.flush()
-                os._exit(code)
+            self._grandchild(asts, fresh_names, read_fd, write_fd, err.fileno())
         os.close(write_fd)
         try:
-            data, status = self._collect(pid, read_fd)
+            results, current, error_from, status = self._collect(pid, read_fd, err)
         finally:
             os.close(read_fd)
-        err.seek(0, os.SEEK_END)
-        err.seek(max(0, err.tell() - STDERR_KEEP))
-        stderr = clean(err.read().decode("utf-8", "replace"))
+        if current is not None:  # the kernel it was on when it died or was killed
+            err.seek(error_from)
+            stderr = clean(err.read()[-STDERR_KEEP:].decode("utf-8", "replace"))
+            if status == "timeout":
+                results.append(failure("timeout", f"killed after {self.timeout:g}s: the kernel did not finish",
+                                       stderr))
+            elif os.WIFSIGNALED(status):
+                sig = os.WTERMSIG(status)
+                name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
+                results.append(failure("crashed", f"killed by signal {sig} ({name})", stderr))
+            else:
+                code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else status
+                results.append(failure("crashed", f"exited {code}", stderr))
+        elif len(results) < len(asts):  # it ended between kernels without saying why
+            results.append(failure("crashed", "the timing process ended without a result", ""))
         err.close()
-        if status == "timeout":
-            return failure("timeout", f"killed after {self.timeout:g}s: the kernel did not finish", stderr)
-        with contextlib.suppress(ValueError):
-            if data and os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
-                result = json.loads(data)
-                if result.get("status") != "ok":  # a Python error: its traceback is the error, the rest stderr
-                    error = result.get("error") or ""
-                    result = failure("error", error, stderr.replace(error, "").strip())
-                return result
-        if os.WIFSIGNALED(status):
-            sig = os.WTERMSIG(status)
-            with contextlib.suppress(ValueError):
-                sig_name = signal.Signals(sig).name
-            return failure("crashed", f"killed by signal {sig} ({sig_name if 'sig_name' in dir() else sig})", stderr)
-        return failure("crashed", f"exited {os.WEXITSTATUS(status) if os.WIFEXITED(status) else status}", stderr)
+        return results
 
-    def _collect(self, pid: int, read_fd: int) -> tuple[bytes, Any]:
-        """The grandchild's output and wait status, or 'timeout' after killing it. The time waiting for the timing
-        lock (another process timing) does not count: the clock starts again when the grandchild holds it."""
+    def _grandchild(self, asts: list[Any], fresh_names: Callable[[], None], read_fd: int, write_fd: int,
+                    err_fd: int) -> None:
+        code = 0
+        try:
+            os.close(read_fd)
+            _die_with_parent()
+            os.dup2(err_fd, 1)
+            os.dup2(err_fd, 2)
+            faulthandler.enable(all_threads=True)  # a crash leaves the Python stack in stderr
+
+            def say(kind: bytes, payload: bytes = b"") -> None:
+                data = kind + b" " + payload + b"\n"
+                while data:
+                    data = data[os.write(write_fd, data):]
+
+            def locked() -> None:
+                say(b"L")
+                # a hang leaves the stacks in stderr just before the parent's deadline
+                faulthandler.dump_traceback_later(max(1.0, self.timeout - 2), exit=False)
+
+            self.on_locked = locked
+            fresh_names()
+            self.fresh_devices()
+            for i, ast in enumerate(asts):
+                say(b"S", str(i).encode())
+                faulthandler.dump_traceback_later(max(1.0, self.timeout - 2), exit=False)
+                try:
+                    result = self.measure(ast)
+                except Exception:
+                    traceback.print_exc()
+                    result = {"status": "error", "error": clean(traceback.format_exc(limit=-8))}
+                faulthandler.cancel_dump_traceback_later()
+                say(b"R", json.dumps(result).encode())
+        except BaseException:
+            code = 70
+        finally:
+            with contextlib.suppress(Exception):
+                sys.stdout.flush()
+                sys.stderr.flush()
+            os._exit(code)
+
+    def _collect(self, pid: int, read_fd: int, err: Any) -> tuple[list[dict[str, Any]], int | None, int, Any]:
+        """Read the grandchild's messages until it exits or a kernel overruns the timeout (then kill it): the
+        results, the kernel it was on (None if between kernels), where that kernel's stderr starts, and the wait
+        status (or 'timeout'). Each kernel's clock starts when it starts and again when it holds the timing lock
+        (waiting for another process's timing does not count)."""
+        results: list[dict[str, Any]] = []
+        current: int | None = None
+        error_from = 0
         deadline = time.monotonic() + self.timeout
-        chunks: list[bytes] = []
-        locked = False
+        pending = b""
         while True:
             left = deadline - time.monotonic()
-            if left <= 0:
+            if left <= 0:  # on a kernel, or stuck before the next one starts: that one is the culprit
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
                 os.waitpid(pid, 0)
-                return b"", "timeout"
-            ready, _, _ = select.select([read_fd], [], [], min(left, 0.5))
-            if ready:
-                chunk = os.read(read_fd, 65536)
-                if chunk and not locked and chunk.startswith(LOCKED):
-                    locked, chunk = True, chunk[len(LOCKED):]
-                    deadline = time.monotonic() + self.timeout
-                if chunk:
-                    chunks.append(chunk)
-                    continue
-            done, status = _waitpid_nohang(pid)
-            if done:
-                with contextlib.suppress(OSError):
-                    while chunk := os.read(read_fd, 65536):
-                        chunks.append(chunk)
-                return b"".join(chunks), status
+                return results, len(results) if current is None else current, error_from, "timeout"
+            ready, _, _ = select.select([read_fd], [], [], max(0.0, min(left, 0.5)))
+            chunk = os.read(read_fd, 1 << 20) if ready else b""
+            if chunk:
+                *lines, pending = (pending + chunk).split(b"\n")
+                for line in lines:
+                    kind, _, payload = line.partition(b" ")
+                    if kind == b"S":
+                        current, error_from = int(payload), os.fstat(err.fileno()).st_size
+                        deadline = time.monotonic() + self.timeout
+                    elif kind == b"L":
+                        deadline = time.monotonic() + self.timeout
+                    elif kind == b"R":
+                        results.append(self._result(json.loads(payload), err, error_from))
+                        current = None
+                continue
+            if ready or current is None:  # EOF, or waiting for the next kernel to start
+                finished, status = _waitpid_nohang(pid)
+                if finished:
+                    return results, current, error_from, status
+                if ready:
+                    time.sleep(0.01)
+
+    @staticmethod
+    def _result(result: dict[str, Any], err: Any, error_from: int) -> dict[str, Any]:
+        if result.get("status") == "ok":
+            return result
+        err.seek(error_from)  # a Python error: its traceback is the error, the rest of what it printed stderr
+        stderr = clean(err.read()[-STDERR_KEEP:].decode("utf-8", "replace"))
+        error = result.get("error") or ""
+        return failure("error", error, stderr.replace(error, "").strip())
 
 
 def global_buffers(ast: Any, dev_name: str) -> list[Any] | None:
