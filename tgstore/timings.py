@@ -105,7 +105,8 @@ class CaseTimes:
 
     @property
     def noise_ns(self) -> float:
-        return sum((k["spread"] or 0) * (k["ns_median"] or 0) for k in self.kernels)
+        """The uncertainty of total_ns: each kernel's spread (of its best time) times its best time, summed."""
+        return sum((k["spread"] or 0) * (k["ns_min"] or 0) for k in self.kernels)
 
     @property
     def complete(self) -> bool:
@@ -197,7 +198,7 @@ def comparable(conn: Connection, case: str, sha: str, against: str, machine: str
 
 def slower(base: CaseTimes, other: CaseTimes, threshold: float) -> bool:
     """Whether `other` is slower than `base` by more than `threshold` (a fraction) and more than both timings'
-    noise (each kernel's spread x median, summed): the case's kernels' best times added up."""
+    noise (each kernel's spread x best time, summed): the case's kernels' best times added up."""
     same_machine(base, other)
     delta = other.total_ns - base.total_ns
     return delta > threshold * base.total_ns and delta > base.noise_ns + other.noise_ns

@@ -399,7 +399,7 @@ class KernelTiming(Base):
     ns_min: Mapped[int | None] = mapped_column(Integer)
     ns_median: Mapped[int | None] = mapped_column(Integer)
     ns_max: Mapped[int | None] = mapped_column(Integer)
-    spread: Mapped[float | None] = mapped_column(Float)  # interquartile range / median of the timed runs
+    spread: Mapped[float | None] = mapped_column(Float)  # (first quartile - best) / best of the timed runs
     samples: Mapped[str | None] = mapped_column(Text)  # JSON list of ns
     ops: Mapped[int | None] = mapped_column(Integer)
     mem_bytes: Mapped[int | None] = mapped_column(Integer)

@@ -492,12 +492,13 @@ def failure(status: str, error: str, stderr: str) -> dict[str, Any]:
 
 
 def spread(ns: list[int]) -> float:
-    """The noise of a kernel's runs: interquartile range over the median (0 for a single run)."""
-    if len(ns) < 2:
+    """The noise of a kernel's best time: how far the first quartile of its runs is above the best one, relative
+    to it (0 for a single run). Comparisons use the best time; on a shared machine the slow tail says more about
+    the other processes than about the kernel, so it is left out."""
+    if len(ns) < 2 or not ns[0]:
         return 0.0
-    q = statistics.quantiles(ns, n=4, method="inclusive")
-    median = statistics.median(ns)
-    return round((q[2] - q[0]) / median, 4) if median else 0.0
+    q1 = statistics.quantiles(ns, n=4, method="inclusive")[0]
+    return round((q1 - ns[0]) / ns[0], 4)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
