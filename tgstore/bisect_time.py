@@ -15,7 +15,7 @@ from tgstore import tempdirs
 from tgstore.bisect import BisectError, case_names
 from tgstore.pipeline import ExtractionPlan, ingest_result
 from tgstore.sweep import Commit, extract_commit, is_ancestor, line_of, single, verify_rev
-from tgstore.timings import CaseTimes, TimingError, case_times, kernel_changes, slower, this_machine
+from tgstore.timings import CaseTimes, TimingError, case_times, kernel_changes, slower, slower_kernels, this_machine
 
 
 def parse_threshold(value: str) -> float:
@@ -43,13 +43,20 @@ class TimeBisectResult:
     looked_at: list[tuple[Commit, str]] = field(default_factory=list)
     untestable_before: list[Commit] = field(default_factory=list)
 
+    kernel: int | None = None
+
     @property
     def changes(self) -> list[dict]:
+        """The kernels slower at `first` than just before it (beyond threshold and noise), else every change."""
         return kernel_changes(self.before_times, self.first_times)
+
+    def slower_kernels(self, threshold: float) -> list[dict]:
+        return slower_kernels(self.good, self.first_times, threshold, self.kernel)
 
 
 def bisect_time(engine: Engine, repo: Path, case: str, good: str, bad: str, plan: ExtractionPlan, *,
-                threshold: float = 0.1, log: Callable[[str], None] = lambda _msg: None) -> TimeBisectResult:
+                threshold: float = 0.1, kernel: int | None = None,
+                log: Callable[[str], None] = lambda _msg: None) -> TimeBisectResult:
     if case not in case_names(plan.case_files):
         raise BisectError(f"unknown case {case!r}; the suite's cases are: {', '.join(case_names(plan.case_files))}")
     plan.time = True
@@ -94,13 +101,13 @@ def bisect_time(engine: Engine, repo: Path, case: str, good: str, bad: str, plan
 
     good_times = usable(line[0], time_commit(line[0]), "good")
     bad_times = usable(line[-1], time_commit(line[-1]), "bad")
-    if not slower(good_times, bad_times, threshold):
-        raise BisectError(_no_slowdown(case, good_times, bad_times, threshold))
+    if not slower(good_times, bad_times, threshold, kernel):
+        raise BisectError(_no_slowdown(case, good_times, bad_times, threshold, kernel))
     # confirm: both ends timed again; a slowdown that does not repeat was noise
     good_times = usable(line[0], time_commit(line[0], again=True), "good")
     bad_times = usable(line[-1], time_commit(line[-1], again=True), "bad")
-    if not slower(good_times, bad_times, threshold):
-        raise BisectError("not confirmed: timed again, " + _no_slowdown(case, good_times, bad_times, threshold))
+    if not slower(good_times, bad_times, threshold, kernel):
+        raise BisectError("not confirmed: timed again, " + _no_slowdown(case, good_times, bad_times, threshold, kernel))
     log(f"{case}: {good_times.total_ns} ns at {line[0].sha[:10]} -> {bad_times.total_ns} ns at {line[-1].sha[:10]}")
     looked_at: list[tuple[Commit, str]] = []
     lo, hi = 0, len(line) - 1
@@ -115,7 +122,7 @@ def bisect_time(engine: Engine, repo: Path, case: str, good: str, bad: str, plan
             untestable.add(mid)
             looked_at.append((line[mid], "untestable"))
             continue
-        is_slower = slower(good_times, times, threshold)
+        is_slower = slower(good_times, times, threshold, kernel)
         looked_at.append((line[mid], "slower" if is_slower else "not slower"))
         log(f"{line[mid].sha[:10]} {times.total_ns} ns: {'slower' if is_slower else 'not slower'}  "
             f"{line[mid].subject}")
@@ -128,12 +135,16 @@ def bisect_time(engine: Engine, repo: Path, case: str, good: str, bad: str, plan
     assert first_times is not None and before_times is not None
     return TimeBisectResult(first=line[hi], before=line[lo], good=good_times, bad=bad_times,
                             first_times=first_times, before_times=before_times, commits=len(line) - 1,
-                            timings=timings, looked_at=looked_at,
+                            timings=timings, looked_at=looked_at, kernel=kernel,
                             untestable_before=[line[i] for i in range(lo + 1, hi)])
 
 
-def _no_slowdown(case: str, good: CaseTimes, bad: CaseTimes, threshold: float) -> str:
+def _no_slowdown(case: str, good: CaseTimes, bad: CaseTimes, threshold: float, kernel: int | None) -> str:
     ratio = bad.total_ns / good.total_ns if good.total_ns else float("nan")
-    return (f"case {case!r} is not slower at {bad.commit[:10]} than at {good.commit[:10]} beyond {threshold:.0%} and "
-            f"the noise: {good.total_ns} ns -> {bad.total_ns} ns ({ratio:.3f}x, noise "
-            f"{good.noise_ns + bad.noise_ns:.0f} ns): no slowdown to bisect")
+    changes = kernel_changes(good, bad)
+    worst = next((c for c in changes if kernel is None or c["index"] == kernel), None)
+    detail = f"; most changed kernel #{worst['index']} {worst['base_ns']} -> {worst['ns']} ns ({worst['ratio']}x)" \
+        if worst else ""
+    return (f"case {case!r} has no kernel{'' if kernel is None else f' #{kernel}'} slower at {bad.commit[:10]} than "
+            f"at {good.commit[:10]} beyond {threshold:.0%} and the noise (total {good.total_ns} ns -> {bad.total_ns} "
+            f"ns, {ratio:.3f}x{detail}): no slowdown to bisect")

@@ -196,10 +196,39 @@ def comparable(conn: Connection, case: str, sha: str, against: str, machine: str
     return timed, case_times(conn, case, against, fingerprint)
 
 
-def slower(base: CaseTimes, other: CaseTimes, threshold: float) -> bool:
-    """Whether `other` is slower than `base` by more than `threshold` (a fraction) and more than both timings'
-    noise (each kernel's spread x best time, summed): the case's kernels' best times added up."""
+MIN_KERNEL_NS = 10_000  # kernels faster than this at the base are launch overhead and noise, not compared alone
+
+
+def slower_kernels(base: CaseTimes, other: CaseTimes, threshold: float,
+                   kernel: int | None = None) -> list[dict[str, Any]]:
+    """Kernels (same position) whose best time in `other` exceeds `base`'s by more than `threshold` (a fraction)
+    and by more than both timings' noise (spread x best time of each); kernels under MIN_KERNEL_NS at the base are
+    skipped. `kernel`: only that position."""
     same_machine(base, other)
+    by_index = {k["index"]: k for k in base.kernels}
+    found = []
+    for k in other.kernels:
+        b = by_index.get(k["index"])
+        if b is None or (kernel is not None and k["index"] != kernel) or not b["ns_min"] or not k["ns_min"]:
+            continue
+        if b["ns_min"] < MIN_KERNEL_NS and kernel is None:
+            continue
+        delta = k["ns_min"] - b["ns_min"]
+        noise = (b["spread"] or 0) * b["ns_min"] + (k["spread"] or 0) * k["ns_min"]
+        if delta > threshold * b["ns_min"] and delta > noise:
+            found.append({"index": k["index"], "name": k["name"], "base_name": b["name"], "base_ns": b["ns_min"],
+                          "ns": k["ns_min"], "ratio": round(k["ns_min"] / b["ns_min"], 3), "noise_ns": round(noise)})
+    return found
+
+
+def slower(base: CaseTimes, other: CaseTimes, threshold: float, kernel: int | None = None) -> bool:
+    """Whether `other` is slower than `base`: a kernel slower beyond threshold and noise (slower_kernels), or, when
+    the schedules differ in length (kernels split or fused), the case's kernels' best times added up, beyond the
+    threshold and the summed noise."""
+    if slower_kernels(base, other, threshold, kernel):
+        return True
+    if kernel is not None or len(base.kernels) == len(other.kernels):
+        return False
     delta = other.total_ns - base.total_ns
     return delta > threshold * base.total_ns and delta > base.noise_ns + other.noise_ns
 

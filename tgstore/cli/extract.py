@@ -219,6 +219,9 @@ def bisect(
     threshold: Annotated[str, typer.Option("--threshold", help="--metric time: how much slower counts, as a "
                                            "percentage or fraction, beyond the timings' noise.")] = "10%",
     time_runs: TimeRunsOption = None,
+    kernel: Annotated[int | None, typer.Option("--kernel", help="--metric time: follow only the kernel at this "
+                                               "schedule position (default: any kernel of 10 us or more).",
+                                               show_default=False)] = None,
     renderer: Annotated[str, typer.Option("--renderer", help="Whose generated source (--what source).")] = "C",
     ignore_names: IgnoreNamesOption = False,
     db: DbOption = Path("tgstore.db"),
@@ -240,7 +243,8 @@ def bisect(
     if metric == "time":
         from tgstore.cli.times import bisect_on_time
 
-        bisect_on_time(case, good, bad, repo or DEFAULT_REPO, db, with_timing(plan, True, time_runs), threshold)
+        bisect_on_time(case, good, bad, repo or DEFAULT_REPO, db, with_timing(plan, True, time_runs), threshold,
+                       kernel)
         return
     try:
         root = open_repo(repo or DEFAULT_REPO)

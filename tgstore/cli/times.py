@@ -81,7 +81,8 @@ def times(
             emit(f"  #{c['index']} {c['name']}: {format_ns(c['base_ns'])} -> {format_ns(c['ns'])} ({c['ratio']}x)")
 
 
-def bisect_on_time(case: str, good: str, bad: str, repo: Path, db: Path, plan, threshold: str) -> None:
+def bisect_on_time(case: str, good: str, bad: str, repo: Path, db: Path, plan, threshold: str,
+                   kernel: int | None = None) -> None:
     """`tgstore bisect CASE --metric time`: print the first slower commit, the kernels that changed most there, and
     the diff command that shows which pass explains it."""
     from tgstore.bisect import BisectError
@@ -94,17 +95,18 @@ def bisect_on_time(case: str, good: str, bad: str, repo: Path, db: Path, plan, t
         root = open_repo(repo)
         verify_rev(root, good), verify_rev(root, bad)
         engine = open_db(db)
-        result = bisect_time(engine, root, case, good, bad, plan, threshold=fraction, log=note)
+        result = bisect_time(engine, root, case, good, bad, plan, threshold=fraction, kernel=kernel, log=note)
     except (BisectError, SweepError, TimingError) as exc:
         raise fail(str(exc)) from None
     first = result.first
     emit(f"{first.sha} {first.date} {first.subject}")
     ratio = result.first_times.total_ns / result.before_times.total_ns
-    note(f"first commit where case {case!r} is slower than at {good} by more than {fraction:.0%} and the noise: "
+    note(f"first commit where case {case!r}{'' if kernel is None else f' kernel #{kernel}'} is slower than at "
+         f"{good} by more than {fraction:.0%} and the noise; case total "
          f"{format_ns(result.before_times.total_ns)} at {result.before.sha[:10]} -> "
          f"{format_ns(result.first_times.total_ns)} ({ratio:.2f}x); {result.commits} commits in range, "
          f"{len(result.looked_at)} looked at, {result.timings} timed")
-    for change in result.changes[:5]:
+    for change in result.slower_kernels(fraction) or result.changes[:5]:
         note(f"  kernel #{change['index']} {change['base_name']} -> {change['name']}: "
              f"{format_ns(change['base_ns'])} -> {format_ns(change['ns'])} ({change['ratio']}x)")
     note(f"what changed: tgstore diff {result.before.sha[:10]} {first.sha[:10]} --case {case} --stages")
