@@ -184,6 +184,26 @@ def bundle_c() -> list[dict[str, Any]]:
     # no end record: the extraction crashed after the last case
 
 
+MACHINE = {"fingerprint": "5a3b1e0f5a3b1e0f", "hostname": "sample-host", "cpu_model": "Sample CPU", "cores": 4,
+           "device": "CPU", "compiler": "clang", "compiler_version": "clang version 14", "settings": {}}
+
+
+def timed(records: list[dict[str, Any]], matmul_factor: int) -> list[dict[str, Any]]:
+    """The bundle as extracted with --time: 100 µs per kernel (x matmul_factor for matmul's first kernel)."""
+    records = json.loads(json.dumps(records))
+    for record in records:
+        if record["kind"] == "header":
+            record["timing"] = {"machine": MACHINE, "timer": "time_program_uop", "runs": 5, "warmup": 2,
+                                "calibration_ns": 20_000_000}
+        if record["kind"] == "case":
+            for item in record["schedule"]:
+                ns = 100_000 * (matmul_factor if record["name"] == "matmul" and item["position"] == 0 else 1)
+                item["timing"] = {"status": "ok", "ns_min": ns, "ns_median": ns + 1000, "ns_max": ns + 5000,
+                                  "spread": 0.01, "samples": [ns, ns + 1000, ns + 5000], "ops": 4096,
+                                  "mem": 8192, "program": item["programs"][0]["name"], "error": None}
+    return records
+
+
 @dataclass
 class SampleDb:
     """An ingested database and what the tests may ask of it."""
@@ -207,6 +227,9 @@ def build_sample_db(directory: Path) -> SampleDb:
     ingest_bundle(engine, read_bundle(write_bundle(directory / "b.jsonl", bundle_b())))
     ingest_bundle(engine, read_bundle(write_bundle(directory / "c.jsonl", bundle_c())),
                   outcome=ExtractionOutcome("failed", returncode=-11, stderr=CRASH_STDERR))
+    # kernel timings of a and b (--time): the runs stay, a timing session each; b's first matmul kernel is 3x slower
+    ingest_bundle(engine, read_bundle(write_bundle(directory / "a_timed.jsonl", timed(bundle_a(), 1))))
+    ingest_bundle(engine, read_bundle(write_bundle(directory / "b_timed.jsonl", timed(bundle_b(), 3))))
     engine.dispose()
     return SampleDb(path=path)
 
@@ -234,4 +257,6 @@ def query_params(db: SampleDb) -> dict[str, dict[str, str]]:
         "op_first_pass": {"case_name": "matmul", "op": "RANGE", "commit": db.version_b},
         "commits": {},
         "case_at_commit": {"commit": db.version_b, "case_name": "matmul", "renderer": "C"},
+        "kernel_time_history": {"case_name": "matmul", "machine": ""},
+        "kernel_slowdowns": {"a": db.version_a, "b": db.sha_b[:8], "threshold": "0.5"},
     }

@@ -194,6 +194,25 @@ def check_op_first_pass(db: SampleDb) -> None:
     assert run(db, "op_first_pass", op="WMMA") == []
 
 
+def check_kernel_time_history(db: SampleDb) -> None:
+    rows = run(db, "kernel_time_history")
+    assert [(r["sha"], r["position"], r["ns_min"]) for r in rows] == [
+        (db.sha_a, 0, 100_000), (db.sha_a, 1, 100_000), (db.sha_b, 0, 300_000), (db.sha_b, 1, 100_000)]
+    assert [r["ratio_to_previous"] for r in rows] == [None, None, 3.0, 1.0]
+    assert {r["machine"] for r in rows} == {"5a3b1e0f5a3b1e0f"} and rows[0]["gflops"] == round(4096 / 100_000, 4)
+    assert run(db, "kernel_time_history", machine="nosuch") == []
+
+
+def check_kernel_slowdowns(db: SampleDb) -> None:
+    rows = run(db, "kernel_slowdowns")
+    assert [(r["case"], r["position"], r["ratio"], r["kernel_a"], r["kernel_b"]) for r in rows] == [
+        ("matmul", 0, 3.0, "r_16_16", "r_16_16_4")]
+    assert run(db, "kernel_slowdowns", threshold="3") == []  # 3x is not more than 300% slower
+    assert run(db, "kernel_slowdowns", a=db.sha_b, b=db.version_a) == []  # faster is no slowdown
+
+
+CHECKS["kernel_time_history"] = check_kernel_time_history
+CHECKS["kernel_slowdowns"] = check_kernel_slowdowns
 CHECKS["passes_changed"] = check_passes_changed
 CHECKS["pass_history"] = check_pass_history
 CHECKS["op_first_pass"] = check_op_first_pass

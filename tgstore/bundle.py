@@ -62,6 +62,45 @@ class CanonicalEntry(TypedDict):
     unsupported: NotRequired[dict[str, str]]
 
 
+class Timing(TypedDict):
+    """A kernel's run time on the run's machine (--time): ns over the timed runs, tinygrad's estimates, or why
+    there is none (status error | crashed | timeout, with stderr)."""
+
+    __pydantic_config__ = STRICT  # type: ignore[misc]
+    status: Literal["ok", "error", "crashed", "timeout"]
+    ns_min: int | None
+    ns_median: int | None
+    ns_max: NotRequired[int | None]
+    spread: float | None
+    samples: NotRequired[list[int] | None]
+    ops: int | None
+    mem: int | None
+    program: NotRequired[str | None]
+    error: NotRequired[str | None]
+    stderr: NotRequired[str | None]
+
+
+class Machine(TypedDict):
+    __pydantic_config__ = STRICT  # type: ignore[misc]
+    fingerprint: str
+    hostname: NotRequired[str | None]
+    cpu_model: NotRequired[str | None]
+    cores: NotRequired[int | None]
+    device: NotRequired[str | None]
+    compiler: NotRequired[str | None]
+    compiler_version: NotRequired[str | None]
+    settings: NotRequired[dict[str, str]]
+
+
+class TimingHeader(TypedDict):
+    __pydantic_config__ = STRICT  # type: ignore[misc]
+    machine: Machine
+    timer: str | None  # tinygrad's timer in this era; None: it cannot time (a `timing` missing record says why)
+    runs: int | None
+    warmup: int | None
+    calibration_ns: int | None
+
+
 class Item(TypedDict):
     __pydantic_config__ = STRICT  # type: ignore[misc]
     position: int
@@ -72,6 +111,7 @@ class Item(TypedDict):
     programs: list[Program]
     canonical: NotRequired[dict[str, CanonicalEntry] | None]
     call_site: NotRequired[str | None]  # capture mode: file:line in function where tinygrad lowered it (v3)
+    timing: NotRequired[Timing | None]  # --time: kernels (root SINK) only
 
 
 class Match(TypedDict):
@@ -169,6 +209,7 @@ class Header(TypedDict):
     suite: Suite
     features: dict[str, Any]
     env: NotRequired[dict[str, str] | None]
+    timing: NotRequired[TimingHeader | None]  # --time: the machine and calibration
 
 
 class Command(TypedDict):
@@ -189,6 +230,7 @@ class End(TypedDict):
     finished_at: str | None
     cases: int
     failed_cases: int
+    calibration_end_ns: NotRequired[int | None]  # --time: the calibration loop again after the last case
 
 
 class Other(TypedDict):

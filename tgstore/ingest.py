@@ -79,6 +79,7 @@ class IngestReport:
     skipped: bool = False
     kept_run_id: int | None = None  # the better run that stayed current; this one was stored as an attempt
     error: str | None = None
+    timed: bool = False  # skipped, but its kernel timings were stored (a re-timing)
 
 
 @dataclass
@@ -460,7 +461,10 @@ def store_bundle(conn: Connection, bundle: Bundle, *, outcome: ExtractionOutcome
     backend = header["backend"]
     existing = find_run(conn, sha, suite["hash"], backend)
     if existing and existing.covers(header["renderers"]) and not force:
-        return IngestReport(existing.id, sha, existing.status, 0, 0, 0, skipped=True)
+        if header.get("timing"):  # re-timing a stored commit: the run stays, the timings are added
+            store_bundle_timings(conn, bundle, sha, existing.id)
+        return IngestReport(existing.id, sha, existing.status, 0, 0, 0, skipped=True,
+                            timed=bool(header.get("timing")))
     failed_cases = sum(1 for case in bundle.cases if case["status"] == "error")  # unsupported is no failure
     command = bundle.command
     status = _run_status(bundle, outcome, failed_cases + bool(command and command_failed(command)))
@@ -494,12 +498,26 @@ def store_bundle(conn: Connection, bundle: Bundle, *, outcome: ExtractionOutcome
         case_seconds=json.dumps([case.get("seconds") for case, _r, _m in stored], separators=(",", ":")),
         command=json.dumps({k: command.get(k) for k in ("argv", "cwd", "exit_status", "seconds", "error")})
         if command else None)
+    store_bundle_timings(conn, bundle, sha, run_id)
     if bundle.missing:
         conn.execute(insert(RunMissing), [{"run_id": run_id, "case_name": m.get("case"), "feature": m["feature"],
                                            "reason": m.get("reason")} for m in bundle.missing])
     return IngestReport(run_id, sha, status, len(bundle.cases), failed_cases, contents.new_case_results,
                         kept_run_id=None if current else existing.id if existing else None,
                         error="; ".join(errors) or None)
+
+
+def store_bundle_timings(conn: Connection, bundle: Bundle, sha: str, run_id: int) -> None:
+    """The bundle's kernel timings (tgstore.timings), if it was extracted with --time."""
+    if not bundle.header.get("timing"):
+        return
+    from tgstore.timings import store_timings
+
+    commit_id = conn.execute(select(TinygradCommit.id).where(TinygradCommit.sha == sha)).scalar_one()
+    suite = bundle.header["suite"]
+    suite_id = get_or_create(conn, Suite, {"hash": suite["hash"]}, {"name": suite["name"]})
+    store_timings(conn, bundle, commit_id=commit_id, suite_id=suite_id, run_id=run_id,
+                  case_ids=case_ids(conn, [case["name"] for case in bundle.cases]), now=now_iso())
 
 
 def record_failed_run(engine: Engine, *, sha: str, tree_hash: str, version: str | None, git: dict[str, Any],

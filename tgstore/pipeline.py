@@ -50,6 +50,8 @@ class ExtractionPlan:
     rewrites: int = 0  # rewrite steps recorded per pass (0: none)
     capture: list[str] | None = None  # capture mode: the command whose lowered kernels are stored
     capture_cwd: Path | None = None  # where the command runs; None: the tinygrad root (a sweep's checkout)
+    time: bool = False  # also time every kernel (tgstore/extract/child/timing.py)
+    time_runs: int | None = None  # timed runs per kernel; None: the child's adaptive default
 
     @property
     def suite(self) -> dict:
@@ -77,6 +79,8 @@ class ExtractionPlan:
             args += ["--stages", self.stages]
         if self.rewrites:
             args += ["--rewrites", str(self.rewrites)]
+        if self.time:
+            args += ["--time"] + (["--time-runs", str(self.time_runs)] if self.time_runs else [])
         return args
 
 
@@ -101,12 +105,21 @@ def extract_and_ingest(engine: Engine, tinygrad_root: Path, plan: ExtractionPlan
     if not force:
         with engine.connect() as conn:
             found = find_run(conn, sha, plan.suite["hash"], plan.backend)
-        if found is not None and found.covers(plan.effective_renderers):
+        if found is not None and found.covers(plan.effective_renderers) and not (plan.time and not timed(
+                engine, sha, plan)):
             return IngestReport(found.id, sha, "ok", 0, 0, 0, skipped=True)
     with tempdirs.owned("bundle") as tmp:
         out = keep_bundle or Path(tmp) / "bundle.jsonl"
         result = extract_bundle(tinygrad_root, out, plan, git=git, on_case=on_case)
         return ingest_result(engine, result, described, plan, force=force)
+
+
+def timed(engine: Engine, sha: str, plan: ExtractionPlan) -> bool:
+    """Whether the commit has timings of the plan's suite on this machine."""
+    from tgstore.timings import this_machine, timed_commits
+
+    with engine.connect() as conn:
+        return sha in timed_commits(conn, plan.suite["hash"], plan.backend, this_machine(plan.backend))
 
 
 def ingest_result(engine: Engine, result: ExtractionResult, described: dict, plan: ExtractionPlan, *,

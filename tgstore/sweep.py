@@ -355,7 +355,12 @@ def ok_commits(engine: Engine, plan: ExtractionPlan) -> set[str]:
             .where(Suite.hash == plan.suite["hash"], Run.backend == plan.backend, Run.status == "ok",
                    Run.is_current.is_(True)))
         wanted = plan.effective_renderers
-        return {sha for sha, *run in rows if StoredRun(*run).covers(wanted)}
+        done = {sha for sha, *run in rows if StoredRun(*run).covers(wanted)}
+        if plan.time:  # a timed sweep also needs this machine's timings of the commit
+            from tgstore.timings import this_machine, timed_commits
+
+            done &= timed_commits(conn, plan.suite["hash"], plan.backend, this_machine(plan.backend))
+        return done
 
 
 # ---------------------------------------------------------------- sweeps
@@ -462,12 +467,14 @@ class LocalWorkers:
 class CommitQueue:
     """The commits a sweep has still to store, in order. A commit whose package equals a stored commit's (or one
     ingested ok earlier in this sweep) has that run copied instead of being extracted; while the first commit of a
-    package is in flight, the others wait for it. Capture runs run the commit's own tests: never copied."""
+    package is in flight, the others wait for it. Capture and timed runs are never copied."""
 
     def __init__(self, engine: Engine, repo: Path, plan: ExtractionPlan, todo: list[Commit], stored: set[str]):
         self.engine, self.plan = engine, plan
         self.pending = deque(todo)
-        self.keys = package_keys(repo, [c.sha for c in todo] + sorted(stored)) if plan.capture is None else {}
+        # capture runs the commit's own tests, and a timed sweep wants each commit's own timings: neither copies
+        copies = plan.capture is None and not plan.time
+        self.keys = package_keys(repo, [c.sha for c in todo] + sorted(stored)) if copies else {}
         self.stored = {self.keys[sha]: sha for sha in sorted(stored) if sha in self.keys}
         self.leading: set[str] = set()  # packages whose first commit is being extracted
         self.waiting: dict[str, list[Commit]] = {}

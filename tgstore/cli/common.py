@@ -49,6 +49,13 @@ StagesOption = Annotated[str | None, typer.Option(
 RewritesOption = Annotated[int, typer.Option(
     "--rewrites", min=0, help="Also record up to N rewrite steps of each pass (the rule that matched, the node "
     "before and after), as tinygrad's VIZ does. 0: off.")]
+TimeOption = Annotated[bool, typer.Option(
+    "--time", help="Also compile every kernel with the device's compiler and time it on deterministic buffers "
+    "(tinygrad's own timer, one kernel at a time on this machine; a kernel that crashes or hangs is recorded). "
+    "`tgstore times CASE` shows the result. A commit already stored is timed again and keeps its run.")]
+TimeRunsOption = Annotated[int | None, typer.Option(
+    "--time-runs", min=1, help="Timed runs per kernel after the warm-up (default: as many as fit about 0.15 s, "
+    "5 to 50).", show_default=False)]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
 DEFAULT_REPO = Path("submodules/tinygrad")
 RepoOption = Annotated[Path | None, typer.Option("--repo", envvar="TGSTORE_REPO",

@@ -25,7 +25,9 @@ from tgstore.cli.common import (
     RewritesOption,
     StagesOption,
     SuiteOption,
+    TimeOption,
     TimeoutOption,
+    TimeRunsOption,
     TinygradOption,
     capture_command,
     command,
@@ -61,7 +63,10 @@ def case_progress(plan, description: str) -> Iterator[Callable[[str], None]]:
 def print_report(report, source: str | None = None) -> None:
     where = f"{safe(source)}: " if source else ""
     if report.skipped:
-        note(f"{where}{report.commit[:12]}: already ingested (run {report.run_id}); --force to redo")
+        if report.timed:
+            note(f"{where}{report.commit[:12]}: already ingested (run {report.run_id}); its kernels were timed again")
+        else:
+            note(f"{where}{report.commit[:12]}: already ingested (run {report.run_id}); --force to redo")
         return
     colour = {"ok": "green", "partial": "yellow"}.get(report.status, "red")
     line = Text(f"{where}{safe(report.commit[:12])}: run {report.run_id} ")
@@ -105,6 +110,8 @@ def ingest(
     worker_repo: Annotated[str | None, typer.Option("--worker-repo", help="With --dask: the path of a tinygrad clone "
                                                     "on every worker (else each commit's package is sent as a "
                                                     "git archive).", show_default=False)] = None,
+    time: TimeOption = False,
+    time_runs: TimeRunsOption = None,
 ) -> None:
     """Extract a tinygrad (installed, or --tinygrad PATH) over the case suite and store it in the database.
 
@@ -126,18 +133,21 @@ def ingest(
             raise fail("--repo needs --rev (the commits to sweep)")
         if tinygrad or bundle or keep_bundle:
             raise fail("--rev sweeps commits of --repo; it does not combine with --tinygrad, --bundle or --keep-bundle")
-        plan = make_plan(cases, backend, renderers, debug, timeout, stages, rewrites, suite=suite, capture=argv)
+        plan = with_timing(make_plan(cases, backend, renderers, debug, timeout, stages, rewrites, suite=suite,
+                                     capture=argv), time, time_runs)
         sweep_commits(db, repo or DEFAULT_REPO, rev, plan, jobs, force, dask=dask, worker_repo=worker_repo)
         return
     if bundle:
+        if time or time_runs:
+            raise fail("--time times an extraction; a bundle is ingested as it was extracted (extract --time)")
         if argv is not None or suite or cases:
             raise fail("--bundle ingests bundles as they are; it does not combine with --capture, --suite or --cases")
         ingest_bundles(db, bundle, force)
         return
     from tgstore.pipeline import extract_and_ingest
 
-    plan = make_plan(cases, backend, renderers, debug, timeout, stages, rewrites, suite=suite, capture=argv,
-                     capture_cwd=Path.cwd())
+    plan = with_timing(make_plan(cases, backend, renderers, debug, timeout, stages, rewrites, suite=suite,
+                                 capture=argv, capture_cwd=Path.cwd()), time, time_runs)
     root = resolve_root(tinygrad)
     engine = open_db(db)
     with case_progress(plan, "extracting") as on_case:
@@ -145,6 +155,12 @@ def ingest(
     print_report(report)
     if report.status in ("failed", "timeout"):
         raise typer.Exit(1)
+
+
+def with_timing(plan, time: bool, time_runs: int | None):
+    """The plan, timing kernels if asked (--time-runs alone asks too)."""
+    plan.time, plan.time_runs = bool(time or time_runs), time_runs
+    return plan
 
 
 def given_on_command_line(ctx: typer.Context, parameter: str) -> bool:
@@ -241,6 +257,15 @@ def bisect(
     bad: Annotated[str, typer.Option("--bad", help="The newer commit, a descendant of --good.", show_default=False)],
     repo: RepoOption = None,
     what: Annotated[str, typer.Option("--what", help="Compare the generated source or the kernel ASTs.")] = "source",
+    metric: Annotated[str, typer.Option("--metric", help="output: the first commit whose output (--what) differs; "
+                                        "time: the first commit where the case's kernels got slower (--threshold) "
+                                        "on this machine, timing commits as needed.")] = "output",
+    threshold: Annotated[str, typer.Option("--threshold", help="--metric time: how much slower counts, as a "
+                                           "percentage or fraction, beyond the timings' noise.")] = "10%",
+    time_runs: TimeRunsOption = None,
+    kernel: Annotated[int | None, typer.Option("--kernel", help="--metric time: follow only the kernel at this "
+                                               "schedule position (default: any kernel of 10 us or more).",
+                                               show_default=False)] = None,
     renderer: Annotated[str, typer.Option("--renderer", help="Whose generated source (--what source).")] = "C",
     ignore_names: IgnoreNamesOption = False,
     db: DbOption = Path("tgstore.db"),
@@ -257,6 +282,14 @@ def bisect(
     from tgstore.sweep import SweepError, open_repo, verify_rev
 
     plan = make_plan(cases, backend, renderers, debug, timeout, suite=suite)
+    if metric not in ("output", "time"):
+        raise fail(f"--metric must be output or time, not {metric!r}")
+    if metric == "time":
+        from tgstore.cli.times import bisect_on_time
+
+        bisect_on_time(case, good, bad, repo or DEFAULT_REPO, db, with_timing(plan, True, time_runs), threshold,
+                       kernel)
+        return
     try:
         root = open_repo(repo or DEFAULT_REPO)
         known = case_names(plan.case_files)  # the cheap checks first: nothing is written when they fail
@@ -294,13 +327,16 @@ def extract(
     rewrites: RewritesOption = 0,
     debug: DebugOption = 4,
     timeout: TimeoutOption = 900.0,
+    time: TimeOption = False,
+    time_runs: TimeRunsOption = None,
 ) -> None:
     """Only extract: write a bundle (docs/bundle-format.md) for `tgstore ingest --bundle` here or elsewhere.
     --capture -- COMMAND captures the kernels a command lowers, as `ingest --capture` does."""
     from tgstore.pipeline import extract_bundle
 
-    plan = make_plan(cases, backend, renderers, debug, timeout, stages, rewrites, suite=suite,
-                     capture=capture_command(capture, command_args), capture_cwd=Path.cwd())
+    plan = with_timing(make_plan(cases, backend, renderers, debug, timeout, stages, rewrites, suite=suite,
+                                 capture=capture_command(capture, command_args), capture_cwd=Path.cwd()),
+                       time, time_runs)
     root = resolve_root(tinygrad)
     if out_file.is_dir():
         raise fail(f"{out_file} is a directory; --out names the bundle file to write")

@@ -1,5 +1,5 @@
 """Charts over commits in git order (the history order of v_commits), drawn as SVG on the server by pygal: UOp
-count, kernel count, pattern matches, and node count per pass, for one case."""
+count, kernel count, pattern matches, node count per pass, and kernel run times (--time), for one case."""
 
 from __future__ import annotations
 
@@ -46,6 +46,24 @@ METRICS: dict[str, tuple[str, str, str]] = {
         SELECT r.run_id, r.sha, r.version, r.history_rank, p.name AS series, p.value
         FROM runs_of_case r JOIN per_result p ON p.case_result_id = r.case_result_id
         ORDER BY r.history_rank, r.run_id"""),
+    # kernel run times (ingest --time): the best time of each kernel position and their sum, latest timing per
+    # commit; a case timed on several machines gets one series per machine (times are never mixed across machines)
+    "time": ("Kernel run time (best of runs)", "µs", """
+        WITH t AS (
+          SELECT coalesce(kt.run_id, -kt.session_id) AS run_id, kt.sha, c.version, kt.history_rank, kt.machine,
+                 '#' || kt.position AS kernel, kt.ns_min
+          FROM v_kernel_times kt JOIN v_commits c ON c.sha = kt.sha WHERE kt."case" = :case AND kt.status = 'ok'
+        ), machines AS (SELECT count(DISTINCT machine) AS n FROM t),
+        points AS (
+          SELECT run_id, sha, version, history_rank, machine, kernel, ns_min FROM t
+          UNION ALL
+          SELECT run_id, sha, version, history_rank, machine, 'total', sum(ns_min) FROM t
+          GROUP BY run_id, sha, version, history_rank, machine
+        )
+        SELECT run_id, sha, version, history_rank,
+               CASE WHEN (SELECT n FROM machines) > 1 THEN substr(machine, 1, 8) || ' ' ELSE '' END || kernel,
+               round(ns_min / 1000.0, 3)
+        FROM points ORDER BY history_rank, run_id"""),
 }
 MAX_SERIES = 24  # pass_nodes: the passes whose counts vary most, so the legend stays readable
 ALL_POINTS_UP_TO = 200  # commits; beyond, only the commits around a change are drawn (the line is flat between)

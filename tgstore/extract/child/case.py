@@ -36,8 +36,9 @@ class Options:
 class CaseRunner:
     def __init__(self, tg: Tinygrad, options: Options, lowering: Lowering, scheduler: Scheduler,
                  patterns: PatternRegistry, recorder: PassRecorder | None, encoder: Encoder,
-                 canonical: Any = None) -> None:
+                 canonical: Any = None, timer: Any = None) -> None:
         self.tg, self.options = tg, options
+        self.timer = timer  # a timing.KernelTimer when kernels are timed
         self.lowering, self.scheduler, self.patterns = lowering, scheduler, patterns
         self.recorder, self.encoder, self.canonical = recorder, encoder, canonical
         self.names = NameCounter(tg)
@@ -93,7 +94,13 @@ class CaseRunner:
             # after the counts and the DEBUG text: this lowering (with the base CPU renderer) is not the case's
             rec["canonical"] = self.canonical.case_documents(captured)
             self.kernel_canonical(rec["schedule"], asts)
+        if self.timer is not None and rec["status"] == "ok":
+            # last, each kernel in a forked grandchild: nothing above sees the timing
+            self.timer.time_items(rec["schedule"], asts, self._fresh_names)
         return rec
+
+    def _fresh_names(self) -> None:
+        self.names.restore(self.after_schedule)
 
     def kernel_canonical(self, items: list[dict[str, Any]], asts: list[Any]) -> None:
         # the name counter restored once, then kept across the kernels: a fresh process lowering the schedule in
@@ -118,6 +125,8 @@ class CaseRunner:
             self.lower_all(rec["schedule"], asts)
             if self.canonical is not None:
                 self.kernel_canonical(rec["schedule"], asts)
+            if self.timer is not None:
+                self.timer.time_items(rec["schedule"], asts, self._fresh_names)
         except Exception:
             rec["status"], rec["error"] = "error", clean(traceback.format_exc())
         rec["seconds"] = round(time.perf_counter() - start, 4)

@@ -14,11 +14,13 @@ from .lower import Lowering
 from .passes import PassRecorder
 from .patterns import PatternRegistry, import_compiler_modules
 from .schedule import Scheduler
+from .timing import KernelTimer
 
 
 class Extractor:
     def __init__(self, root: pathlib.Path, write: Callable[[dict], None], renderers: list[str],
-                 stage_renderers: list[str], rewrites: int, debug: int) -> None:
+                 stage_renderers: list[str], rewrites: int, debug: int,
+                 timing: tuple[str, int | None, float] | None = None) -> None:
         import tinygrad
 
         tg_file = pathlib.Path(tinygrad.__file__).resolve()
@@ -48,9 +50,14 @@ class Extractor:
             from .canonical import CanonicalCapture
 
             canonical = CanonicalCapture(tg, self.recorder)
+        self.timer: KernelTimer | None = None
+        if timing is not None:
+            self.timer = KernelTimer(tg, self.lowering, *timing)
+            if self.timer.kind is None:
+                self.add_missing("timing", self.timer.reason or "this tinygrad cannot time kernels")
         self.runner = CaseRunner(tg, Options(renderers, stage_renderers if self.recorder else [], debug),
                                  self.lowering, self.scheduler, self.patterns, self.recorder, self.encoder,
-                                 canonical)
+                                 canonical, self.timer if self.timer and self.timer.kind else None)
         self.features = self._features(root, renderers)
         for name, reason in self.lowering.errors.items():
             self.add_missing(f"renderer:{name}", reason)
@@ -84,4 +91,5 @@ class Extractor:
             "unimportable_modules": ",".join(self.unimportable),
             "device_env": ",".join(f"{k}={os.environ[k]}" for k in ("DEV", "CPU", "CLANG") if k in os.environ),
             **self.lowering.features,
+            **(self.timer.features if self.timer else {}),
         }

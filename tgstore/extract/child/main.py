@@ -40,6 +40,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--git-json", default=None,
                     help='header git info as JSON {"sha","date","subject","position"}, instead of asking git')
     ap.add_argument("--tinygrad-root", default=None, help="dir holding tinygrad/ (default: first PYTHONPATH entry)")
+    ap.add_argument("--time", action="store_true",
+                    help="also compile every kernel with the device's compiler and time it (timing.py)")
+    ap.add_argument("--time-runs", type=int, default=None,
+                    help="timed runs per kernel after the warm-up (default: as many as fit ~0.15 s, 5 to 50)")
+    ap.add_argument("--time-timeout", type=float, default=60.0,
+                    help="seconds one kernel may take to compile and run before it is recorded as a timeout")
     return ap.parse_args(argv)
 
 
@@ -144,7 +150,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         from .extractor import Extractor
 
-        ex = Extractor(root, out.write, renderer_names, stage_renderers, args.rewrites, args.debug)
+        ex = Extractor(root, out.write, renderer_names, stage_renderers, args.rewrites, args.debug,
+                       timing=(args.backend, args.time_runs, args.time_timeout) if args.time else None)
     except Exception:
         out.write(header)
         out.write({"kind": "missing", "feature": "tinygrad", "reason": clean(traceback.format_exc()), "case": None})
@@ -152,6 +159,8 @@ def main(argv: list[str] | None = None) -> int:
         print(traceback.format_exc(), file=sys.stderr)
         return 3
     header["features"] = ex.features
+    if args.time:
+        header["timing"] = timing_header(ex, args)
     out.write(header)
     for m in ex.missing:
         out.write({"kind": "missing", "case": None, **m})
@@ -176,9 +185,27 @@ def main(argv: list[str] | None = None) -> int:
         rec = ex.runner.run(name, fn, doc)
         failed += rec["status"] == "error"
         out.write(rec)
-    out.write({"kind": "end", "finished_at": now(), "cases": len(cases), "failed_cases": failed})
+    out.write(end_record(ex, len(cases), failed))
     out.close()
     return 0
+
+
+def timing_header(ex: Any, args: argparse.Namespace) -> dict[str, Any]:
+    """The header's `timing` block: the machine, tinygrad's timer in this era, and the calibration figure."""
+    from .timing import WARMUP, calibrate, machine
+
+    return {"machine": machine(args.backend), "timer": ex.timer.kind if ex.timer else None,
+            "runs": args.time_runs, "warmup": WARMUP,
+            "calibration_ns": calibrate() if ex.timer and ex.timer.kind else None}
+
+
+def end_record(ex: Any, cases: int, failed: int) -> dict[str, Any]:
+    record: dict[str, Any] = {"kind": "end", "finished_at": now(), "cases": cases, "failed_cases": failed}
+    if ex.timer is not None and ex.timer.kind:
+        from .timing import calibrate
+
+        record["calibration_end_ns"] = calibrate()  # the same loop after the run: did the load change meanwhile?
+    return record
 
 
 def capture_command(ex: Any, root: pathlib.Path, argv: list[str], cwd: str | None, out: BundleWriter) -> int:
@@ -197,7 +224,7 @@ def capture_command(ex: Any, root: pathlib.Path, argv: list[str], cwd: str | Non
         rec["missing"].append({"feature": "match_counts", "reason": "capture mode counts no matches per case"})
         failed += rec["status"] == "error"
         out.write(rec)
-    out.write({"kind": "end", "finished_at": now(), "cases": len(hooks.origins), "failed_cases": failed})
+    out.write(end_record(ex, len(hooks.origins), failed))
     out.close()
     return 0
 

@@ -1,0 +1,109 @@
+"""Kernel timing (--time): repeatability and cost. Prints `figure NAME VALUE` lines.
+
+    .venv/bin/python bench/bench_timing.py                                  # built-in suite, installed tinygrad
+    .venv/bin/python bench/bench_timing.py --tinygrad ~/src/tinygrad --cases my_cases.py --repeats 5
+
+The same tinygrad is extracted once without timing and `--repeats` times with `--time` (C renderer, no stages).
+- timing_cv_median / timing_cv_max: coefficient of variation (stdev / mean) of each kernel's best time across the
+  repeats, over the kernels whose median is above 100 µs (target: ≤ 5% on an idle machine). `timing_cv_median_of_
+  medians` is the same for the per-run medians.
+- time_overhead_seconds_per_case: (wall time with --time - without) / cases.
+- calibration_cv: the calibration loop's variation across the repeats (how steady the machine was).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT)]
+
+from tgstore.extract.runner import BUILTIN_CASES  # noqa: E402
+
+LONG_NS = 100_000  # kernels above 100 µs: the ones whose repeatability is the target
+
+
+def figure(name: str, value: float, note: str = "") -> None:
+    print(f"figure {name} {value:.4g}" + (f"  # {note}" if note else ""), flush=True)
+
+
+def extract(out: Path, args: argparse.Namespace, timed: bool) -> float:
+    command = [sys.executable, "-m", "tgstore", "extract", "--out", str(out), "--renderers", "C", "--stages", "none"]
+    command += ["--cases", str(args.cases)]
+    if args.tinygrad:
+        command += ["--tinygrad", str(args.tinygrad)]
+    if timed:
+        command += ["--time"] + (["--time-runs", str(args.time_runs)] if args.time_runs else [])
+    start = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"extraction failed: {done.stderr[-2000:]}")
+    return time.perf_counter() - start
+
+
+def kernel_times(bundle: Path) -> tuple[dict[tuple[str, int], tuple[int, int]], int, int, dict]:
+    """(case, position) -> (ns_min, ns_median) of the kernels timed ok; cases; calibration; counts by status."""
+    found, cases, calibration, statuses = {}, 0, 0, {}
+    for line in bundle.read_text().splitlines():
+        record = json.loads(line)
+        if record["kind"] == "header":
+            calibration = record["timing"]["calibration_ns"] or 0
+        elif record["kind"] == "case":
+            cases += 1
+            for item in record["schedule"]:
+                timing = item.get("timing")
+                if timing:
+                    statuses[timing["status"]] = statuses.get(timing["status"], 0) + 1
+                    if timing["status"] == "ok":
+                        found[(record["name"], item["position"])] = (timing["ns_min"], timing["ns_median"])
+    return found, cases, calibration, statuses
+
+
+def cv(values: list[float]) -> float:
+    return statistics.stdev(values) / statistics.mean(values) if len(values) > 1 and statistics.mean(values) else 0.0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--tinygrad", type=Path, default=None, help="default: the installed tinygrad")
+    ap.add_argument("--cases", type=Path, default=BUILTIN_CASES)
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--time-runs", type=int, default=None, help="default: the extractor's adaptive count")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        plain = extract(Path(tmp) / "plain.jsonl", args, timed=False)
+        runs, walls, calibrations = [], [], []
+        for i in range(args.repeats):
+            bundle = Path(tmp) / f"timed{i}.jsonl"
+            walls.append(extract(bundle, args, timed=True))
+            found, cases, calibration, statuses = kernel_times(bundle)
+            runs.append(found)
+            calibrations.append(calibration)
+            print(f"repeat {i + 1}: {walls[-1]:.1f}s, {len(found)} kernels timed ok, statuses {statuses}, "
+                  f"calibration {calibration / 1e6:.1f} ms", flush=True)
+    keys = set.intersection(*(set(r) for r in runs))
+    long = [k for k in keys if statistics.median(r[k][1] for r in runs) > LONG_NS]
+    cvs = sorted((cv([r[k][0] for r in runs]), k) for k in long)
+    cvs_median = sorted(cv([r[k][1] for r in runs]) for k in long)
+    print(f"plain extraction {plain:.1f}s; with --time {statistics.median(walls):.1f}s (median of {args.repeats}); "
+          f"{cases} cases, {len(keys)} kernels timed in every repeat, {len(long)} above 100 µs")
+    for value, (case, position) in cvs[-5:]:
+        print(f"  least repeatable: {case} #{position}: cv {value:.1%}, best times "
+              f"{[r[(case, position)][0] for r in runs]}")
+    if cvs:
+        figure("timing_cv_median", statistics.median(v for v, _ in cvs), "target <= 0.05 on an idle machine")
+        figure("timing_cv_max", cvs[-1][0])
+        figure("timing_cv_median_of_medians", statistics.median(cvs_median))
+    figure("time_overhead_seconds_per_case", (statistics.median(walls) - plain) / max(cases, 1))
+    figure("calibration_cv", cv(calibrations), "the reference loop across repeats: machine load")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,281 @@
+"""Kernel timing (--time) on real tinygrad releases: every kernel compiled with clang and run by tinygrad's own timer,
+crashes contained, the machine recorded, and times never compared across machines. No test asserts a timing
+threshold except the bisect test, whose regression (-O0 instead of -O2) is several times any noise."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from git_history import build_release_history, git
+
+TGSTORE = [sys.executable, "-m", "tgstore"]
+needs_clang = pytest.mark.skipif(shutil.which("clang") is None, reason="timing compiles kernels with clang")
+
+CASES = """\
+from tinygrad import Tensor
+
+
+def case_add():
+    return Tensor.ones(16, 16).contiguous() + Tensor.ones(16, 16).contiguous()
+
+
+def case_matmul():
+    return Tensor.ones(32, 32).contiguous() @ Tensor.ones(32, 32).contiguous()
+
+
+def case_sum():
+    return Tensor.ones(8, 64).contiguous().sum(1)
+"""
+
+# A case whose kernel's buffer of 77 floats makes the timing grandchild (only it: not the extraction child) read
+# address 0: a real SIGSEGV while the kernel is being set up for timing. Buffer.ensure_allocated is what the timer
+# calls to fill each buffer in every era. The next case must still be timed.
+CRASHING_CASES = """\
+import ctypes
+import os
+
+from tinygrad import Tensor
+from tinygrad.device import Buffer
+
+EXTRACTION_CHILD = os.getpid()
+_ensure_allocated = Buffer.ensure_allocated
+
+
+def _segfault_in_grandchild(self):
+    if os.getpid() != EXTRACTION_CHILD and self.size == 77:
+        ctypes.string_at(0)
+    return _ensure_allocated(self)
+
+
+Buffer.ensure_allocated = _segfault_in_grandchild
+
+
+def case_crashes_when_timed():
+    return Tensor.ones(77).contiguous() * 3
+
+
+def case_after_the_crash():
+    return Tensor.ones(16).contiguous() + 1
+"""
+
+
+def tgstore(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*TGSTORE, *map(str, args)], capture_output=True, text=True, timeout=900, cwd=cwd,
+                          stdin=subprocess.DEVNULL)
+
+
+def rows(db: Path, sql: str, *params) -> list[tuple]:
+    with sqlite3.connect(db) as conn:
+        return conn.execute(sql, params).fetchall()
+
+
+def rewrite(bundle: Path, factor: int, host: str | None = None) -> None:
+    """Scale every kernel time in a bundle by `factor` and, with `host`, make it another machine's: what a slower
+    machine (or a slower commit) would have written."""
+    records = [json.loads(line) for line in bundle.read_text().splitlines()]
+    for record in records:
+        if record["kind"] == "header" and host:
+            record["timing"]["machine"].update(hostname=host, fingerprint="0123456789abcdef")
+        for item in record.get("schedule", []) if record["kind"] == "case" else []:
+            timing = item.get("timing") or {}
+            for key in ("ns_min", "ns_median", "ns_max"):
+                if timing.get(key):
+                    timing[key] *= factor
+    bundle.write_text("".join(json.dumps(r) + "\n" for r in records))
+
+
+def times_json(db: Path, case: str, *extra: str) -> dict:
+    proc = tgstore("times", case, "--db", db, "--json", *extra)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+@needs_clang
+@pytest.mark.parametrize("release", ["0.11.0", "0.14.0"])  # ProgramSpec era (and its fallback buffers); PROGRAM era
+def test_every_kernel_timed_with_positive_times_and_estimates(tmp_path, tinygrad_release, release):
+    cases = tmp_path / "cases.py"
+    cases.write_text(CASES)
+    db = tmp_path / "t.db"
+    proc = tgstore("ingest", "--db", db, "--tinygrad", tinygrad_release(release), "--cases", cases, "--renderers",
+                   "C", "--stages", "none", "--time", "--time-runs", "3")
+    assert proc.returncode == 0, proc.stderr
+    kernel_items = rows(db, "SELECT count(*) FROM schedule_items WHERE root_op = 'SINK'")[0][0]
+    assert rows(db, "SELECT count(*) FROM kernel_timings")[0][0] == kernel_items > 0
+    for case in ("add", "matmul", "sum"):
+        doc = times_json(db, case)
+        assert doc["case"] == case and len(doc["commit"]) > 0
+        assert doc["kernels"], case
+        for k in doc["kernels"]:
+            assert k["status"] == "ok", k
+            assert 0 < k["ns_min"] <= k["ns_median"]
+            assert k["spread"] is not None and k["spread"] >= 0
+            assert k["ops"] is not None and k["bytes"] > 0 and k["gbps"] > 0
+            assert k["name"]
+    # the matmul's reduce kernel does work tinygrad counts: about 2 * 32^3 ops (32 * 32 * 63 in some eras)
+    assert max(k["ops"] for k in times_json(db, "matmul")["kernels"]) >= 32 ** 3
+    samples = rows(db, "SELECT samples FROM kernel_timings")
+    assert all(len(json.loads(s)) == 3 for (s,) in samples)  # --time-runs 3 after the warm-up
+
+    # the machine: what it is, recorded once, with the run's calibration figure
+    machine = times_json(db, "add")["machine"]
+    assert machine["cores"] >= 1 and machine["cpu_model"] and machine["device"] == "CPU"
+    assert machine["compiler"] == "clang" and "clang" in machine["compiler_version"]
+    assert machine["settings"]["NUM_CPU_THREADS"] == "8"
+    (fingerprint, calibration, calibration_end), = rows(
+        db, "SELECT m.fingerprint, s.calibration_ns, s.calibration_end_ns FROM timing_sessions s "
+            "JOIN machines m ON m.id = s.machine_id")
+    assert fingerprint == machine["fingerprint"] and calibration > 0 and calibration_end > 0
+
+    # timed again: the run stays, a second session is added, and `times` shows the latest
+    again = tgstore("ingest", "--db", db, "--tinygrad", tinygrad_release(release), "--cases", cases, "--renderers",
+                    "C", "--stages", "none", "--time", "--time-runs", "3", "--force")
+    assert again.returncode == 0, again.stderr
+    assert rows(db, "SELECT count(*) FROM timing_sessions")[0][0] == 2
+    assert rows(db, "SELECT count(DISTINCT machine_id) FROM timing_sessions")[0][0] == 1
+
+
+@needs_clang
+def test_a_kernel_that_segfaults_is_recorded_and_the_run_goes_on(tmp_path, tinygrad_release):
+    cases = tmp_path / "crash.py"
+    cases.write_text(CRASHING_CASES)
+    db = tmp_path / "t.db"
+    proc = tgstore("ingest", "--db", db, "--tinygrad", tinygrad_release("0.14.0"), "--cases", cases, "--renderers",
+                   "C", "--stages", "none", "--time", "--time-runs", "2")
+    assert proc.returncode == 0, proc.stderr
+    assert rows(db, "SELECT status FROM runs") == [("ok",)]  # the extraction itself is whole
+    crashed = times_json(db, "crashes_when_timed")["kernels"]
+    assert crashed and all(k["status"] == "crashed" for k in crashed)  # both kernels have a 77-float buffer
+    assert all("SIGSEGV" in k["error"] and k["ns_min"] is None for k in crashed)
+    after = times_json(db, "after_the_crash")["kernels"]
+    assert after and all(k["status"] == "ok" and k["ns_min"] > 0 for k in after)
+    table = tgstore("times", "crashes_when_timed", "--db", db)
+    assert table.returncode == 0 and "crashed" in table.stdout and "SIGSEGV" in table.stderr
+
+
+@needs_clang
+def test_times_of_different_machines_are_never_compared(tmp_path, tinygrad_release):
+    """Two releases timed on two machines (the second bundle's machine record is another host's): `times --against`
+    refuses, kernel_slowdowns pairs nothing, a commit timed on both needs --machine."""
+    cases = tmp_path / "cases.py"
+    cases.write_text(CASES)
+    db = tmp_path / "t.db"
+    bundles = []
+    for release, host in (("0.13.0", None), ("0.14.0", "other-host")):
+        bundle = tmp_path / f"{release}.jsonl"
+        proc = tgstore("extract", "--out", bundle, "--tinygrad", tinygrad_release(release), "--cases", cases,
+                       "--renderers", "C", "--stages", "none", "--time", "--time-runs", "2")
+        assert proc.returncode == 0, proc.stderr
+        if host:  # another machine, where everything ran 1000 times slower: mixing machines would show it
+            rewrite(bundle, 1000, host)
+        bundles.append(bundle)
+    assert tgstore("ingest", "--db", db, "--bundle", bundles[0], "--bundle", bundles[1]).returncode == 0
+    refused = tgstore("times", "matmul", "--db", db, "--commit", "0.14.0", "--against", "0.13.0")
+    assert refused.returncode == 1
+    assert "different machines" in refused.stderr and "other-host" in refused.stderr, refused.stderr
+    proc = tgstore("query", "kernel_slowdowns", "--db", db, "-p", "a=0.13.0", "-p", "b=0.14.0", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == ""  # same machine pairs only: across the two machines every kernel is 1000x
+
+    # the same commit also timed on this machine: `times` asks which machine, and --machine answers
+    mine = tmp_path / "mine.jsonl"
+    assert tgstore("extract", "--out", mine, "--tinygrad", tinygrad_release("0.14.0"), "--cases", cases,
+                   "--renderers", "C", "--stages", "none", "--time", "--time-runs", "2").returncode == 0
+    rewrite(mine, 1000)  # this machine, 1000 times slower at 0.14.0: kernel_slowdowns must list it
+    assert tgstore("ingest", "--db", db, "--bundle", mine).returncode == 0
+    ambiguous = tgstore("times", "matmul", "--db", db, "--commit", "0.14.0")
+    assert ambiguous.returncode == 1 and "2 machines" in ambiguous.stderr
+    other = times_json(db, "matmul", "--commit", "0.14.0", "--machine", "0123")
+    assert other["machine"]["hostname"] == "other-host"
+    # on this machine both releases were timed: they compare, and the query pairs them
+    mine_fp = json.loads(mine.read_text().splitlines()[0])["timing"]["machine"]["fingerprint"]
+    compared = times_json(db, "matmul", "--commit", "0.14.0", "--against", "0.13.0", "--machine", mine_fp)
+    assert compared["machine"]["fingerprint"] == mine_fp and compared["against"]["kernels"]
+    proc = tgstore("query", "kernel_slowdowns", "--db", db, "-p", "a=0.13.0", "-p", "b=0.14.0", "--json")
+    slowdowns = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert slowdowns and {row["machine"] for row in slowdowns} == {mine_fp}
+    assert all(row["ratio"] > 100 for row in slowdowns)
+
+
+@needs_clang
+def test_history_query_and_chart_of_kernel_times(tmp_path, tinygrad_release):
+    cases = tmp_path / "cases.py"
+    cases.write_text(CASES)
+    db = tmp_path / "t.db"
+    for release in ("0.13.0", "0.14.0"):
+        proc = tgstore("ingest", "--db", db, "--tinygrad", tinygrad_release(release), "--cases", cases,
+                       "--renderers", "C", "--stages", "none", "--time", "--time-runs", "2")
+        assert proc.returncode == 0, proc.stderr
+    proc = tgstore("query", "kernel_time_history", "--db", db, "-p", "case_name=matmul", "--json")
+    assert proc.returncode == 0, proc.stderr
+    history = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [h["sha"] for h in history] == sorted([h["sha"] for h in history], key=lambda s: next(
+        r["history_rank"] for r in history if r["sha"] == s))
+    assert len({h["sha"] for h in history}) == 2 and len({h["machine"] for h in history}) == 1
+    assert all(h["ns_min"] > 0 for h in history) and any(h["ratio_to_previous"] for h in history)
+
+    from tgstore.web import charts
+
+    with sqlite3.connect(db) as conn:
+        chart = charts.chart_data(conn, "time", "matmul")
+    assert len(chart.commits) == 2 and "total" in chart.series
+    assert all(v is not None and v > 0 for v in chart.series["total"])
+    assert "<svg" in charts.render(chart)
+
+
+@needs_clang
+def test_bisect_metric_time_finds_the_commit_that_made_kernels_slower(tmp_path, tinygrad_release):
+    """A history of 0.14.0 trees where one commit compiles kernels with -O0 instead of -O2 (several times slower
+    for a matmul): bisect --metric time names that commit, having re-timed the endpoints."""
+    repo = tmp_path / "repo"
+    shas = build_release_history(repo, [("0.14.0", "release"), (None, "docs 1"), (None, "docs 2")],
+                                 tinygrad_release)
+    compiler = repo / "tinygrad" / "runtime" / "support" / "compiler_cpu.py"
+    compiler.write_text(compiler.read_text().replace("'-O2'", "'-O0'"))
+    git(repo, "commit", "--quiet", "-am", "compile kernels without optimisation",
+        env={"GIT_AUTHOR_DATE": "2025-01-04T12:00:00+00:00", "GIT_COMMITTER_DATE": "2025-01-04T12:00:00+00:00"})
+    slow = git(repo, "rev-parse", "HEAD")
+    for i, subject in enumerate(("docs 3", "docs 4")):
+        with open(repo / "README.md", "a") as f:
+            f.write(subject + "\n")
+        date = f"2025-01-0{5 + i}T12:00:00+00:00"
+        git(repo, "commit", "--quiet", "-am", subject, env={"GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date})
+    cases = tmp_path / "cases.py"
+    cases.write_text("from tinygrad import Tensor\n\n\ndef case_matmul():\n"
+                     "    return Tensor.ones(128, 128).contiguous() @ Tensor.ones(128, 128).contiguous()\n")
+    db = tmp_path / "t.db"
+    proc = tgstore("bisect", "matmul", "--metric", "time", "--threshold", "50%", "--good", shas[0], "--bad", "master",
+                   "--repo", repo, "--db", db, "--cases", cases, "--renderers", "C", "--time-runs", "5")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split()[0] == slow
+    assert "again, to confirm" in proc.stderr and f"tgstore diff {shas[2][:10]} {slow[:10]}" in proc.stderr
+    no_slowdown = tgstore("bisect", "matmul", "--metric", "time", "--good", shas[0], "--bad", shas[2], "--repo",
+                          repo, "--db", db, "--cases", cases, "--renderers", "C", "--threshold", "200%")
+    assert no_slowdown.returncode == 1 and "no slowdown to bisect" in no_slowdown.stderr
+    bad_threshold = tgstore("bisect", "matmul", "--metric", "time", "--good", shas[0], "--bad", slow, "--repo", repo,
+                            "--db", db, "--cases", cases, "--threshold", "ten")
+    assert bad_threshold.returncode == 1 and "--threshold" in bad_threshold.stderr
+
+
+GPU = shutil.which("nvidia-smi") is not None and Path("/dev/nvidiactl").exists()
+
+
+@pytest.mark.skipif(not GPU, reason="needs an NVIDIA GPU with its driver (tinygrad's CUDA device)")
+def test_kernels_timed_on_a_cuda_gpu(tmp_path):
+    """With a GPU: the same timing through tinygrad's CUDA device (the installed tinygrad), the GPU recorded."""
+    cases = tmp_path / "cases.py"
+    cases.write_text(CASES)
+    bundle = tmp_path / "gpu.jsonl"
+    proc = tgstore("extract", "--out", bundle, "--cases", cases, "--backend", "CUDA", "--renderers", "CUDA",
+                   "--stages", "none", "--time", "--time-runs", "3")
+    assert proc.returncode == 0, proc.stderr
+    records = [json.loads(line) for line in bundle.read_text().splitlines()]
+    machine = records[0]["timing"]["machine"]
+    assert machine["device"] == "CUDA" and machine["gpu"]
+    items = [i for r in records if r["kind"] == "case" for i in r["schedule"] if i["root_op"] == "SINK"]
+    assert items and all(i["timing"]["status"] == "ok" and i["timing"]["ns_min"] > 0 for i in items), items

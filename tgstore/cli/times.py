@@ -1,0 +1,115 @@
+"""`tgstore times`: how fast each kernel of a case ran at a commit, on one machine, optionally against another
+commit timed on the same machine."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from tgstore.cli import app
+from tgstore.cli.common import DbOption, JsonOption, command, fail, open_db
+from tgstore.cli.output import emit, note, print_table
+
+MachineOption = Annotated[str | None, typer.Option(
+    "--machine", help="The machine's fingerprint (or a prefix), when the commit was timed on several.",
+    show_default=False)]
+
+
+def format_ns(ns: int | None) -> str:
+    if ns is None:
+        return ""
+    for unit, scale in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
+        if ns >= scale:
+            return f"{ns / scale:.2f} {unit}"
+    return f"{ns} ns"
+
+
+@command(app)
+def times(
+    case: Annotated[str, typer.Argument(help="The case whose kernels to show (e.g. matmul).", show_default=False)],
+    commit: Annotated[str | None, typer.Option("--commit", help="A stored commit (sha or prefix); default: the "
+                                               "newest timed one.", show_default=False)] = None,
+    against: Annotated[str | None, typer.Option("--against", help="Compare with this commit, timed on the same "
+                                                "machine (refused otherwise).", show_default=False)] = None,
+    machine: MachineOption = None,
+    db: DbOption = Path("tgstore.db"),
+    as_json: JsonOption = False,
+) -> None:
+    """Each kernel of CASE at a commit: best and median time over the timed runs, their spread, tinygrad's ops and
+    memory estimates and the GFLOP/s and GB/s they give, on the machine that timed it (ingest --time)."""
+    from tgstore.timings import TimingError, case_times, comparable, kernel_changes, resolve_commit
+
+    engine = open_db(db, migrate=False, writer=False)
+    try:
+        with engine.connect() as conn:
+            sha = resolve_commit(conn, commit)
+            base = None
+            if against is None:
+                timed = case_times(conn, case, sha, machine)
+            else:  # both on one machine, or refused
+                timed, base = comparable(conn, case, sha, resolve_commit(conn, against), machine)
+                changes = kernel_changes(base, timed)
+    except TimingError as exc:
+        raise fail(str(exc)) from None
+    if as_json:
+        document = timed.as_json()
+        if base is not None:
+            document["against"] = {"commit": base.commit, "total_ns": base.total_ns, "kernels": changes}
+        typer.echo(json.dumps(document, ensure_ascii=False))
+        return
+    m = timed.machine
+    note(f"case {case} at {sha[:12]} on machine {m['fingerprint']} ({m.get('hostname')}, {m.get('cpu_model')}, "
+         f"{m.get('cores')} cores, {m.get('device')}, {m.get('compiler_version')}); calibration "
+         f"{format_ns(timed.calibration_ns)}")
+    print_table(["#", "kernel", "status", "best", "median", "spread", "GFLOP/s", "GB/s"],
+                [[k["index"], k["name"] or "", k["status"], format_ns(k["ns_min"]), format_ns(k["ns_median"]),
+                  f"{k['spread'] * 100:.1f}%" if k["spread"] is not None else "",
+                  f"{k['gflops']:.2f}" if k["gflops"] is not None else "",
+                  f"{k['gbps']:.2f}" if k["gbps"] is not None else ""] for k in timed.kernels])
+    failed = [k for k in timed.kernels if k["status"] != "ok"]
+    for k in failed:
+        first = (k["error"] or "").strip().splitlines()[:1] or [""]
+        note(f"kernel {k['index']} {k['status']}: {first[0]}", "red")
+    emit(f"total (best): {format_ns(timed.total_ns)}")
+    if base is not None:
+        emit(f"against {base.commit[:12]}: {format_ns(base.total_ns)} -> {format_ns(timed.total_ns)} "
+             f"({timed.total_ns / base.total_ns if base.total_ns else float('nan'):.3f}x)")
+        for c in changes[:10]:
+            emit(f"  #{c['index']} {c['name']}: {format_ns(c['base_ns'])} -> {format_ns(c['ns'])} ({c['ratio']}x)")
+
+
+def bisect_on_time(case: str, good: str, bad: str, repo: Path, db: Path, plan, threshold: str,
+                   kernel: int | None = None) -> None:
+    """`tgstore bisect CASE --metric time`: print the first slower commit, the kernels that changed most there, and
+    the diff command that shows which pass explains it."""
+    from tgstore.bisect import BisectError
+    from tgstore.bisect_time import bisect_time, parse_threshold
+    from tgstore.sweep import SweepError, open_repo, verify_rev
+    from tgstore.timings import TimingError
+
+    try:
+        fraction = parse_threshold(threshold)
+        root = open_repo(repo)
+        verify_rev(root, good), verify_rev(root, bad)
+        engine = open_db(db)
+        result = bisect_time(engine, root, case, good, bad, plan, threshold=fraction, kernel=kernel, log=note)
+    except (BisectError, SweepError, TimingError) as exc:
+        raise fail(str(exc)) from None
+    first = result.first
+    emit(f"{first.sha} {first.date} {first.subject}")
+    ratio = result.first_times.total_ns / result.before_times.total_ns
+    note(f"first commit where case {case!r}{'' if kernel is None else f' kernel #{kernel}'} is slower than at "
+         f"{good} by more than {fraction:.0%} and the noise; case total "
+         f"{format_ns(result.before_times.total_ns)} at {result.before.sha[:10]} -> "
+         f"{format_ns(result.first_times.total_ns)} ({ratio:.2f}x); {result.commits} commits in range, "
+         f"{len(result.looked_at)} looked at, {result.timings} timed")
+    for change in result.slower_kernels(fraction) or result.changes[:5]:
+        note(f"  kernel #{change['index']} {change['base_name']} -> {change['name']}: "
+             f"{format_ns(change['base_ns'])} -> {format_ns(change['ns'])} ({change['ratio']}x)")
+    note(f"what changed: tgstore diff {result.before.sha[:10]} {first.sha[:10]} --case {case} --stages")
+    if result.untestable_before:
+        note(f"warning: {len(result.untestable_before)} commits just before it could not be timed; the change may "
+             f"be in one of them: {' '.join(c.sha[:10] for c in result.untestable_before)}")
