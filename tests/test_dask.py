@@ -348,3 +348,23 @@ def test_commits_that_keep_the_package_are_copied_not_extracted(history, local_d
         assert len(copies) == 1
         (copy, path), = copies.items()
         assert path == f"not extracted: its package is {first if copy == second else second}'s"
+
+
+def test_merge_carries_kernel_timings(tinygrad_release, tmp_path):
+    """Tables a later migration added (timing sessions, kernel timings, machines) merge without code of their own."""
+    cases = tmp_path / "cases.py"
+    cases.write_text("from tinygrad import Tensor\n\n\ndef case_add():\n    return Tensor.empty(64, 64) + "
+                     "Tensor.empty(64, 64)\n")
+    timed, merged = tmp_path / "timed.db", tmp_path / "merged.db"
+    proc = tgstore("ingest", "--db", timed, "--tinygrad", tinygrad_release("0.14.0"), "--cases", cases,
+                   "--renderers", "C", "--stages", "none", "--time", "--time-runs", "5")
+    assert proc.returncode == 0, proc.stderr
+    query = ("SELECT m.fingerprint, c.sha, t.position, t.ns_min, t.status FROM kernel_timings t JOIN timing_sessions s "
+             "ON s.id = t.session_id JOIN machines m ON m.id = s.machine_id JOIN tinygrad_commits c ON "
+             "c.id = s.commit_id")
+    expected = rows(timed, query)
+    assert expected and all(r[3] > 0 for r in expected)
+    for _ in range(2):
+        assert tgstore("merge", timed, "--db", merged).returncode == 0
+    assert rows(merged, query) == expected
+    assert rows(merged, "SELECT count(*) FROM timing_sessions") == [(1,)]

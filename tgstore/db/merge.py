@@ -8,7 +8,8 @@ migration adds is merged without touching this module. Every table falls in one 
   `(case_result_id, position)` for schedule items, ...). A source row maps to the destination row with the same key
   (foreign keys in the key translated first); only rows whose key is absent are inserted, with new ids.
 * owned: an id and no other key (a run's `run_missing`, a Svod run's problems). Copied with their owner (the row
-  their ON DELETE CASCADE key points at) when that owner is new, never otherwise.
+  their ON DELETE CASCADE key points at) when that owner is new, never otherwise. A table with an id, no other
+  key and no owner (timing sessions) is keyed by all its other columns.
 * parts: no id, a composite primary key (a graph's nodes, a set's members). Inserted where absent.
 * runs: the one table with rules of its own. A run already present (same commit, suite, backend, status, times,
   renderers and case set) maps to it; another becomes current as ingest would make it (an ok run is never replaced
@@ -98,6 +99,9 @@ def read_schema(raw: sqlite3.Connection) -> list[Table]:
         for _seq, index, is_unique, origin, partial in raw.execute(f"PRAGMA main.index_list({quote_name(name)})"):
             if is_unique and not partial and origin != "pk":
                 unique.append([r[2] for r in raw.execute(f"PRAGMA main.index_info({quote_name(index)})")])
+        if not unique and primary_key == ["id"] and not any(fk.cascade for fk in fks):
+            # a row of its own, owned by nothing (a timing session): it is what its values say
+            unique.append([c for c in columns if c != "id"])
         tables[name] = Table(name, columns, primary_key, fks, unique)
     ordered: list[Table] = []
     placed: set[str] = set()
