@@ -6,10 +6,11 @@
 --   draws node_count per pass at every commit.
 -- parameters: case_name (case name, e.g. matmul), renderer (optional: one renderer, e.g. C; empty for all),
 --   kernel (optional: one kernel position, e.g. 0; empty for all)
-WITH runs_of_case AS (
-  SELECT rc.run_id, rc.case_result_id, c.history_rank, c.sha, c.version, c.committed_at, s.name AS suite, r.backend
-  FROM run_cases rc JOIN runs r ON r.id = rc.run_id AND r.is_current = 1 JOIN cases k ON k.id = rc.case_id
-  JOIN v_commits c ON c.commit_id = r.commit_id JOIN suites s ON s.id = r.suite_id
+WITH runs_of_case AS (  -- from the case's memberships to the runs that hold them; only numbers go through the sorts
+  SELECT r.id AS run_id, m.case_result_id, c.history_rank, s.name AS suite, r.backend
+  FROM cases k CROSS JOIN case_set_members m ON m.case_id = k.id
+  CROSS JOIN runs r ON r.case_set_id = m.case_set_id AND r.is_current = 1
+  JOIN tinygrad_commits c ON c.id = r.commit_id JOIN suites s ON s.id = r.suite_id
   WHERE k.name = :case_name
 ), programs_of AS (  -- once per distinct case result, not once per run: most commits share their predecessor's
   SELECT si.case_result_id, si.position, kn.name AS kernel_name, p.renderer, p.pass_list_id
@@ -18,13 +19,13 @@ WITH runs_of_case AS (
   JOIN programs p ON p.schedule_item_id = si.id
   WHERE p.pass_list_id IS NOT NULL AND (:renderer = '' OR p.renderer = :renderer)
     AND (:kernel = '' OR si.position = CAST(:kernel AS INTEGER))
-), signatures AS (
-  SELECT case_result_id, group_concat(position || ':' || renderer || ':' || kernel_name || ':' || pass_list_id, ',')
-           AS signature
-  FROM (SELECT * FROM programs_of ORDER BY case_result_id, position, renderer) GROUP BY case_result_id
+), signatures AS (  -- each distinct signature as a small number
+  SELECT case_result_id, dense_rank() OVER (ORDER BY signature) AS sig_id
+  FROM (SELECT case_result_id,
+               group_concat(position || ':' || renderer || ':' || kernel_name || ':' || pass_list_id, ',') AS signature
+        FROM (SELECT * FROM programs_of ORDER BY case_result_id, position, renderer) GROUP BY case_result_id)
 ), hist AS (
-  SELECT r.*, coalesce(sg.signature, '') AS signature,
-         coalesce(sg.signature, '') IS NOT lag(coalesce(sg.signature, ''))
+  SELECT r.*, coalesce(sg.sig_id, 0) IS NOT lag(coalesce(sg.sig_id, 0))
            OVER (PARTITION BY r.suite, r.backend ORDER BY r.history_rank, r.run_id) AS starts
   FROM runs_of_case r LEFT JOIN signatures sg ON sg.case_result_id = r.case_result_id
 ), numbered AS (
@@ -32,17 +33,15 @@ WITH runs_of_case AS (
            AS span
   FROM hist
 ), spans AS (  -- a lone min() makes SQLite take the bare columns from the span's first run
-  SELECT min(history_rank) AS history_rank, run_id, case_result_id, sha, version, committed_at, suite, backend, span,
-         count(*) AS commits
+  SELECT min(history_rank) AS history_rank, run_id, case_result_id, suite, backend, span, count(*) AS commits,
+         max(history_rank) AS last_rank
   FROM numbered GROUP BY suite, backend, span
-), span_ends AS (
-  SELECT suite, backend, span, max(history_rank) AS last_rank FROM numbered GROUP BY suite, backend, span
 )
-SELECT sp.history_rank, sp.sha, sp.version, sp.committed_at, sp.commits, last.sha AS until_sha, sp.suite, sp.backend,
+SELECT sp.history_rank, c.sha, c.version, c.committed_at, sp.commits, last.sha AS until_sha, sp.suite, sp.backend,
        pr.position, pr.kernel_name, pr.renderer, pe.position AS pass_position, pe.name AS pass_name, pe.depth,
        pe.node_count, pe.changed, g.hash AS graph, 'pass_nodes ' || :case_name || ' ' || pr.renderer AS chart
-FROM spans sp JOIN span_ends se ON se.suite = sp.suite AND se.backend = sp.backend AND se.span = sp.span
-JOIN v_commits last ON last.history_rank = se.last_rank
+FROM spans sp JOIN tinygrad_commits c ON c.history_rank = sp.history_rank
+JOIN tinygrad_commits last ON last.history_rank = sp.last_rank
 JOIN programs_of pr ON pr.case_result_id = sp.case_result_id
 JOIN pass_entries pe ON pe.pass_list_id = pr.pass_list_id LEFT JOIN graphs g ON g.id = pe.graph_id
 ORDER BY pr.position, pr.renderer, sp.suite, sp.backend, sp.history_rank, sp.run_id, pe.position
