@@ -10,12 +10,25 @@ WITH matched AS (
   SELECT DISTINCT mt.matcher, mt.upat, mt.function_name, m.pattern_set_id
   FROM matched mt JOIN pattern_set_members m ON m.pattern_id = mt.id
 ), set_commits AS (
-  SELECT DISTINCT r.pattern_set_id, c.commit_id, c.history_rank FROM runs r JOIN v_commits c ON c.commit_id = r.commit_id
+  SELECT DISTINCT r.pattern_set_id, r.commit_id, c.history_rank FROM runs r JOIN tinygrad_commits c ON c.id = r.commit_id
   WHERE r.is_current = 1 AND r.pattern_set_id IN (SELECT pattern_set_id FROM key_sets)
+), per_set AS (  -- each set's commits counted once, not once per rule: rules x commits would be the work
+  SELECT pattern_set_id, min(history_rank) AS first_rank, max(history_rank) AS last_rank, count(*) AS commits
+  FROM set_commits GROUP BY pattern_set_id
+), shared AS (  -- commits holding several of the sets (several suites or backends): counted once per rule below
+  SELECT sc.commit_id, sc.pattern_set_id FROM set_commits sc
+  WHERE sc.commit_id IN (SELECT commit_id FROM set_commits GROUP BY commit_id HAVING count(*) > 1)
+), overcount AS (  -- per rule, the commits its sets' counts hold more than once
+  SELECT matcher, upat, function_name, sum(k - 1) AS extra
+  FROM (SELECT ks.matcher, ks.upat, ks.function_name, sh.commit_id, count(*) AS k
+        FROM key_sets ks JOIN shared sh ON sh.pattern_set_id = ks.pattern_set_id
+        GROUP BY ks.matcher, ks.upat, ks.function_name, sh.commit_id)
+  GROUP BY matcher, upat, function_name
 ), spans AS (
-  SELECT ks.matcher, ks.upat, ks.function_name, min(sc.history_rank) AS first_rank, max(sc.history_rank) AS last_rank,
-         count(DISTINCT sc.commit_id) AS commits_present
-  FROM key_sets ks JOIN set_commits sc ON sc.pattern_set_id = ks.pattern_set_id
+  SELECT ks.matcher, ks.upat, ks.function_name, min(ps.first_rank) AS first_rank, max(ps.last_rank) AS last_rank,
+         sum(ps.commits) - coalesce((SELECT extra FROM overcount o WHERE o.matcher IS ks.matcher AND o.upat IS ks.upat
+                                     AND o.function_name IS ks.function_name), 0) AS commits_present
+  FROM key_sets ks JOIN per_set ps ON ps.pattern_set_id = ks.pattern_set_id
   GROUP BY ks.matcher, ks.upat, ks.function_name
 ), first_place AS (  -- where the rule stood at its first commit
   SELECT sp.matcher, sp.upat, sp.function_name, min(mt.line) AS line, mt.ops, mt.file
