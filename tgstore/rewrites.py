@@ -14,14 +14,17 @@ from tgstore.stages import StageError
 # One row per pass of each kernel's program (or of the case's scheduler), with its stored trace if any.
 PASSES_SQL = """
 SELECT si.position AS kernel, kn.name AS kernel_name, p.renderer, pe.position AS pass_position, pe.name, pe.depth,
-       pe.node_count, g.hash AS graph_hash, b.text AS trace
+       pe.node_count, g.hash AS graph_hash, CASE WHEN :want IS NULL OR pe.position = :want THEN b.text END AS trace,
+       pe.rewrites_blob_id IS NOT NULL AS has_trace
 FROM run_cases rc JOIN cases k ON k.id = rc.case_id
 JOIN schedule_items si ON si.case_result_id = rc.case_result_id JOIN kernels kn ON kn.id = si.kernel_id
 JOIN programs p ON p.schedule_item_id = si.id JOIN pass_entries pe ON pe.pass_list_id = p.pass_list_id
 LEFT JOIN graphs g ON g.id = pe.graph_id LEFT JOIN blobs b ON b.id = pe.rewrites_blob_id
-WHERE rc.run_id = :run AND k.name = :case AND NOT :schedule
+WHERE rc.run_id = :run AND k.name = :case AND NOT :schedule AND (:kernel IS NULL OR si.position = :kernel)
+  AND (:renderer IS NULL OR p.renderer = :renderer)
 UNION ALL
-SELECT NULL, NULL, NULL, pe.position, pe.name, pe.depth, pe.node_count, g.hash, b.text
+SELECT NULL, NULL, NULL, pe.position, pe.name, pe.depth, pe.node_count, g.hash,
+       CASE WHEN :want IS NULL OR pe.position = :want THEN b.text END, pe.rewrites_blob_id IS NOT NULL
 FROM run_cases rc JOIN cases k ON k.id = rc.case_id JOIN case_results cr ON cr.id = rc.case_result_id
 JOIN pass_entries pe ON pe.pass_list_id = cr.schedule_pass_list_id
 LEFT JOIN graphs g ON g.id = pe.graph_id LEFT JOIN blobs b ON b.id = pe.rewrites_blob_id
@@ -57,10 +60,12 @@ class PassSteps:
     total: int | None  # steps tinygrad made (None: not recorded)
     limit: int | None
     steps: list[Step] = field(default_factory=list)
+    has_trace: bool = False
+    node_count: int | None = None
 
     @property
     def recorded(self) -> bool:
-        return self.total is not None
+        return self.has_trace
 
     def to_json(self, graphs: bool = False) -> dict[str, Any]:
         return {"name": self.name, "position": self.position, "depth": self.depth, "renderer": self.renderer,
@@ -105,16 +110,15 @@ def parse_steps(trace: dict[str, Any]) -> list[Step]:
 
 
 def case_steps(conn: Connection, run_id: int, case: str, *, kernel: int | None = None, pass_name: str | None = None,
-               renderer: str | None = None, schedule: bool = False, pass_position: int | None = None
-               ) -> list[KernelSteps]:
-    """Per kernel (and renderer) of `case` in run `run_id`, its passes with their recorded steps, in order."""
-    rows = conn.execute(text(PASSES_SQL), {"run": run_id, "case": case, "schedule": schedule}).mappings().all()
+               renderer: str | None = None, schedule: bool = False, pass_position: int | None = None,
+               trace_of: int | None = None) -> list[KernelSteps]:
+    """Per kernel (and renderer) of `case` in run `run_id`, its passes with their recorded steps, in order. With
+    `trace_of`, only the pass at that position has its steps read (the others say only whether they have some)."""
+    rows = conn.execute(text(PASSES_SQL), {"run": run_id, "case": case, "schedule": schedule, "kernel": kernel,
+                                           "renderer": renderer.upper() if renderer else None,
+                                           "want": trace_of}).mappings().all()
     out: dict[tuple, KernelSteps] = {}
     for r in rows:
-        if kernel is not None and r["kernel"] != kernel:
-            continue
-        if renderer is not None and r["renderer"] is not None and r["renderer"].upper() != renderer.upper():
-            continue
         if pass_name is not None and r["name"] != pass_name:
             continue
         if pass_position is not None and r["pass_position"] != pass_position:
@@ -123,7 +127,7 @@ def case_steps(conn: Connection, run_id: int, case: str, *, kernel: int | None =
         entry = out.setdefault((r["kernel"], r["renderer"]), KernelSteps(r["kernel"], r["kernel_name"], r["renderer"]))
         entry.passes.append(PassSteps(r["pass_position"], r["name"], r["depth"], r["renderer"], r["graph_hash"],
                                       trace.get("total") if trace else None, trace.get("limit") if trace else None,
-                                      parse_steps(trace) if trace else []))
+                                      parse_steps(trace) if trace else [], bool(r["has_trace"]), r["node_count"]))
     return list(out.values())
 
 

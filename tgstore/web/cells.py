@@ -94,7 +94,20 @@ class CellRenderer:
             if isinstance(kernel_hash, str) and HASH.match(kernel_hash):
                 parts.append(link(self.route_url(f"/-/graph/{kernel_hash}"), "graph"))
             return Markup(" · ".join(parts)) if len(parts) > 1 else None
+        if column == "pass_name" and isinstance(value, str) and run_id is not None and "pass_position" in keys:
+            return self.pass_links(row, value, run_id)
         return None
+
+    def pass_links(self, row: Any, name: str, run_id: int) -> Markup:
+        """A pass: its graph in its kernel's pipeline (previous / next, what it changed) and its rewrite steps."""
+        where = urlencode({k: v for k, v in {"run": run_id, "case": _get(row, "case"), "kernel": _get(row, "position"),
+                                             "renderer": _get(row, "renderer"),
+                                             "pass": _get(row, "pass_position")}.items() if v is not None})
+        graph_hash = _get(row, "graph_hash")
+        parts = [link(self.route_url(f"/-/graph/{graph_hash}?{where}"), name, "this pass's graph: what it changed")
+                 if isinstance(graph_hash, str) and HASH.match(graph_hash) else str(escape(name))]
+        parts.append(link(self.route_url(f"/-/rewrites?{where}"), "steps", "the rewrite steps inside this pass"))
+        return Markup(" · ".join(parts))
 
 
 def is_code(value: Any, column: str | None) -> bool:
