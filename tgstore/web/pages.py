@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 from datasette.utils.asgi import Response
 from markupsafe import Markup
 
-from tgstore.web import charts, graphpage, steps
+from tgstore.web import charts, diffsummary, graphpage, steps
 from tgstore.web.highlight import stylesheet
 from tgstore.web.sidebyside import table
 
@@ -81,6 +81,11 @@ def compute_diff(path: str, a: str, b: str, case: str | None, renderer: str | No
         return diff_commits(conn, a, b, case=case, renderer=renderer, stages=True)
 
 
+def compute_summary(path: str, a: str, b: str) -> diffsummary.Summary:
+    with reader_engine(path).connect() as conn:
+        return diffsummary.summarize(conn, a, b)
+
+
 def language(kind: str, renderer: str | None) -> str | None:
     return "pyrender" if kind == "ast" else renderer
 
@@ -96,10 +101,17 @@ async def diff(datasette: Any, request: Any) -> Response:
     context: dict[str, Any] = {"a": a, "b": b, "case": case or "", "renderer": renderer or "", "result": None}
     if not a or not b:
         return await render(datasette, request, "tgstore_diff.html", context)
+    if not case:  # every case: a summary table, each row linking to its case's diff
+        try:
+            found = await asyncio.to_thread(compute_summary, db.path, a, b)
+        except (DiffError, CommitNotFound) as exc:
+            return await render(datasette, request, "tgstore_diff.html", {**context, "error": str(exc)}, 400)
+        return await render(datasette, request, "tgstore_diff.html", {**context, **diffsummary.context(found)})
     try:
         result = await asyncio.to_thread(compute_diff, db.path, a, b, case, renderer)
     except (DiffError, CommitNotFound) as exc:
         return await render(datasette, request, "tgstore_diff.html", {**context, "error": str(exc)}, 400)
+    one_sided, other_notes = diffsummary.one_sided_notes(result.notes, result.a, result.b)
     kernels: dict[tuple[str, int], dict[str, Any]] = {}
     for d in result.diffs:
         entry = kernels.setdefault((d.case, d.position), {"case": d.case, "position": d.position, "texts": [],
@@ -114,7 +126,8 @@ async def diff(datasette: Any, request: Any) -> Response:
         entry["stages"].append({"title": s.title, "table": table(s.lines, None), "graph": graph_link,
                                 "graph_a": f"/-/graph/{s.graph_a}" if s.graph_a else None})
     return await render(datasette, request, "tgstore_diff.html", {
-        **context, "result": result, "summary": summary_line(result),
+        **context, "result": result, "summary": summary_line(result), "one_sided": one_sided, "notes": other_notes,
+        "label_a": diffsummary.label(result.a), "label_b": diffsummary.label(result.b),
         "kernels": [kernels[k] for k in sorted(kernels)]})
 
 
