@@ -10,6 +10,7 @@ from urllib.parse import urlencode
 
 from markupsafe import Markup, escape
 
+from tgstore.store import sha256_text
 from tgstore.web.highlight import highlighted
 
 # Columns that always hold code or program output, in tables, views and canned queries alike.
@@ -18,6 +19,7 @@ CODE_COLUMNS = frozenset({"source", "code", "pyrender", "ast_text", "debug", "st
 MULTILINE_COLUMNS = frozenset({"text", "error", "reason", "arg"})
 WRAPPED_COLUMNS = frozenset({"upat"})  # one long line each: wrap rather than scroll
 HASH = re.compile(r"^[0-9a-f]{64}$")
+TRUNCATE_LINES = 8  # a code cell in a table shows this many lines and links to the rest
 GRAPH_COLUMNS = frozenset({"kernel_hash", "graph_hash", "graph", "graph_a", "graph_b", "norm_hash"})
 
 
@@ -54,6 +56,10 @@ class CellRenderer:
         return self.table_url(name) + "?" + urlencode({k: v for k, v in filters.items() if v is not None})
 
     def render(self, row: Any, value: Any, column: str, table: str | None) -> Markup | None:
+        if isinstance(value, str) and table is not None and value.count("\n") >= TRUNCATE_LINES \
+                and (column in ("source", "pyrender") or is_code(value, column)):
+            return self.truncated(value, column, _get(row, "renderer") if column == "source" else
+                                  "pyrender" if column == "pyrender" else None)
         if column == "source" and isinstance(value, str):
             return code_block(value, _get(row, "renderer"))
         if column == "pyrender" and isinstance(value, str):
@@ -72,6 +78,15 @@ class CellRenderer:
             query = {"metric": metric, "case": case, **({"renderer": renderer[0]} if renderer else {})}
             return Markup(link(self.route_url("/-/chart?" + urlencode(query)), "chart", f"{metric} of {case}"))
         return self.navigation(row, value, column, table)
+
+    def truncated(self, value: str, column: str, language: str | None) -> Markup:
+        """A long text in a table: its first lines, and a link to the whole (stored once, by hash, as a blob)."""
+        lines = value.split("\n")
+        head = "\n".join(lines[:TRUNCATE_LINES])
+        query = urlencode({"language": language} if language else {})
+        href = self.route_url(f"/-/blob/{sha256_text(value)}" + (f"?{query}" if query else ""))
+        return Markup(f'<pre class="tgstore-code tgstore-short">{highlighted(head, language)}</pre>'
+                      + link(href, f"all {len(lines)} lines", f"the whole {column}", "tgstore-more"))
 
     def navigation(self, row: Any, value: Any, column: str, table: str | None) -> Markup | None:
         keys = _keys(row)

@@ -152,6 +152,24 @@ async def chart(datasette: Any, request: Any) -> Response:
     return await render(datasette, request, "tgstore_chart.html", {**context, "svg": Markup(svg), "chart": data})
 
 
+# ---------------------------------------------------------------- blob
+
+
+async def blob(datasette: Any, request: Any) -> Response:
+    """A stored text (source, pyrender, AST, DEBUG output) whole, highlighted: where a table's cell links."""
+    from tgstore.web.cells import code_block
+
+    digest = request.url_vars["hash"]
+    db = database(datasette)
+    found = await db.execute_fn(lambda conn: conn.execute("SELECT text FROM blobs WHERE hash = ?", (digest,))
+                                .fetchone())
+    if found is None:
+        return await not_found(datasette, request, f"no stored text has the hash {digest}")
+    language = request.args.get("language") or None
+    return await render(datasette, request, "tgstore_message.html", {
+        "title": f"text {digest[:12]}", "message": "", "body": code_block(found[0], language)})
+
+
 # ---------------------------------------------------------------- static
 
 
@@ -171,6 +189,7 @@ ROUTES = [
     (r"^/$", index),
     (r"^/-/graph/(?P<hash>[0-9a-f]{64})(\.(?P<format>svg))?$", graphpage.graph),
     (r"^/-/rewrites$", steps.rewrites),
+    (r"^/-/blob/(?P<hash>[0-9a-f]{64})$", blob),
     (r"^/-/diff$", diff),
     (r"^/-/chart$", chart),
     (r"^/-/tgstore/(?P<name>[A-Za-z0-9_.-]+)$", static),
