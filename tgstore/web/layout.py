@@ -186,7 +186,8 @@ def svg(nodes: Sequence[Node], *, highlight: Collection[int] = (), marks: dict[i
     boxes, width, height = place(nodes, folded)
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="tgstore-graph" width="{width:.0f}" '
            f'height="{height:.0f}" viewBox="0 0 {width:.0f} {height:.0f}" font-family="ui-monospace, DejaVu Sans '
-           f'Mono, monospace" font-size="11" data-nodes="{len(nodes) - len(folded)}" data-folded="{len(folded)}">',
+           f'Mono, monospace" font-size="11" data-nodes="{len(nodes) - len(folded)}" '
+           f'data-folded-count="{len(folded)}">',
            '<defs><marker id="arrow" viewBox="0 0 8 8" refX="8" refY="4" markerWidth="7" markerHeight="7" '
            'orient="auto"><path d="M0,0 L8,4 L0,8 z" fill="#777"/></marker></defs>', '<g class="edges">']
     for i, node in enumerate(nodes):
