@@ -46,9 +46,12 @@ DebugOption = Annotated[int, typer.Option("--debug", help="tinygrad DEBUG level 
 StagesOption = Annotated[str | None, typer.Option(
     "--stages", help="Renderers whose codegen passes (the graph after each named pass) are recorded: "
     "comma-separated, 'all' or 'none'. Default: C,LLVM.", show_default=False)]
+# Rewrite steps cost about a third more extraction time (tinygrad's own trace, TRACK_MATCH_STATS=2) whatever the
+# cap; the cap bounds what is stored (see docs/design.md, "Rewrite steps").
+DEFAULT_REWRITES = 50
 RewritesOption = Annotated[int, typer.Option(
-    "--rewrites", min=0, help="Also record up to N rewrite steps of each pass (the rule that matched, the node "
-    "before and after), as tinygrad's VIZ does. 0: off.")]
+    "--rewrites", min=0, help="Record up to N rewrite steps of each pass (the rule that matched, the node before "
+    "and after), as tinygrad's VIZ does; `tgstore rewrites` and the web pages show them. 0: off.")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
 DEFAULT_REPO = Path("submodules/tinygrad")
 RepoOption = Annotated[Path | None, typer.Option("--repo", envvar="TGSTORE_REPO",

@@ -14,6 +14,7 @@ from rich.text import Text
 from tgstore.cli import app
 from tgstore.cli.common import (
     DEFAULT_REPO,
+    DEFAULT_REWRITES,
     BackendOption,
     CaptureOption,
     CasesOption,
@@ -88,7 +89,7 @@ def ingest(
     backend: BackendOption = "CPU",
     renderers: RenderersOption = None,
     stages: StagesOption = None,
-    rewrites: RewritesOption = 0,
+    rewrites: RewritesOption = DEFAULT_REWRITES,
     debug: DebugOption = 4,
     timeout: TimeoutOption = 900.0,
     force: Annotated[bool, typer.Option("--force", help="Re-extract and replace runs that are already ok.")] = False,
@@ -247,7 +248,7 @@ def extract(
     backend: BackendOption = "CPU",
     renderers: RenderersOption = None,
     stages: StagesOption = None,
-    rewrites: RewritesOption = 0,
+    rewrites: RewritesOption = DEFAULT_REWRITES,
     debug: DebugOption = 4,
     timeout: TimeoutOption = 900.0,
 ) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 from .text import clean
 
 NEIGHBOURHOOD_DEPTH = 3  # source levels kept below a rewritten node for its drawing
-NEIGHBOURHOOD_NODES = 40  # at most this many nodes per drawing (the nearest ones, breadth first)
+NEIGHBOURHOOD_NODES = 24  # at most this many nodes per drawing (the nearest ones, breadth first)
 UPAT_LINES = 8  # a UPat spanning more lines than this is cut
 
 
