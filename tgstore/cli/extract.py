@@ -35,7 +35,7 @@ from tgstore.cli.common import (
     open_db,
     resolve_root,
 )
-from tgstore.cli.output import emit, err, note, safe
+from tgstore.cli.output import emit, err, note, plural, safe
 
 IgnoreNamesOption = Annotated[bool, typer.Option("--ignore-names", help="A change of kernel names alone is not a "
                                                  "change (names are masked in sources and ASTs before comparing).")]
@@ -67,7 +67,8 @@ def print_report(report, source: str | None = None) -> None:
     colour = {"ok": "green", "partial": "yellow"}.get(report.status, "red")
     line = Text(f"{where}{safe(report.commit[:12])}: run {report.run_id} ")
     line.append(report.status, style=colour)
-    line.append(f", {report.cases} cases ({report.failed_cases} failed), {report.new_case_results} new case results")
+    line.append(f", {plural(report.cases, 'case')} ({report.failed_cases} failed), "
+                f"{plural(report.new_case_results, 'new case result')}")
     if report.kept_run_id is not None:
         line.append(f"; the ok run {report.kept_run_id} stays current (this attempt is kept in failed_runs)")
     err.print(line)

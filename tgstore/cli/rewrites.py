@@ -11,12 +11,8 @@ import typer
 
 from tgstore.cli import app
 from tgstore.cli.common import DbOption, JsonOption, command, fail, open_db
-from tgstore.cli.output import emit, note, print_table
+from tgstore.cli.output import emit, note, plural, print_table
 from tgstore.cli.stages import CaseArgument, CommitOption, KernelOption
-
-
-def plural(n: int, word: str, many: str | None = None) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {many or word + 's'}"
 
 
 @command(app)
