@@ -64,15 +64,26 @@ def rows(unified: Iterable[str]) -> list[Row]:
 
 SIMILAR = 0.4  # a changed pair of lines this alike gets its differing characters marked; less alike, the whole line
 TAG = re.compile(r"(<[^>]+>)")
+WORD = re.compile(r"\w+|\s+|.")
 
 
 def intra_line(old: str, new: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
     """The character ranges that differ between a removed line and the added line paired with it."""
-    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    a, b = WORD.findall(old), WORD.findall(new)  # by words, so `int` -> `long` marks both words whole
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
     if matcher.ratio() < SIMILAR:
         return [], []
+    starts_a, starts_b = _offsets(a), _offsets(b)
     ops = [op for op in matcher.get_opcodes() if op[0] != "equal"]
-    return [(i1, i2) for _t, i1, i2, _j1, _j2 in ops if i2 > i1], [(j1, j2) for _t, _i1, _i2, j1, j2 in ops if j2 > j1]
+    return ([(starts_a[i1], starts_a[i2]) for _t, i1, i2, _j1, _j2 in ops if i2 > i1],
+            [(starts_b[j1], starts_b[j2]) for _t, _i1, _i2, j1, j2 in ops if j2 > j1])
+
+
+def _offsets(tokens: list[str]) -> list[int]:
+    out = [0]
+    for t in tokens:
+        out.append(out[-1] + len(t))
+    return out
 
 
 def mark_ranges(html: str, ranges: list[tuple[int, int]]) -> str:
