@@ -222,6 +222,8 @@ def main() -> None:
         for seconds, page in pages[:8]:
             print(f"# page {page}: {seconds * 1000:.0f} ms")
         figure(f"page_max_seconds_{args.commits}", pages[0][0], f"{pages[0][1]}; target <= 0.3")
+        for page, size in sorted(SIZES.items(), key=lambda kv: -kv[1])[:6]:
+            print(f"# page {page}: {size / 1e3:.0f} KB")
         largest = max(SIZES, key=SIZES.__getitem__)
         seconds = next(s for s, p in pages if p == largest)
         figure(f"page_max_bytes_{args.commits}", SIZES[largest], f"{largest}; {seconds * 1000:.0f} ms")
