@@ -208,7 +208,9 @@ async def time_pages(db: Path) -> list[tuple[float, str]]:
     pages = ["/", f"/{name}", *[f"/{name}/{t}" for t in tables]]
     for qname, query in load_queries().items():
         pages.append(f"/{name}/{qname}?" + urlencode({p: values.get(p, "") for p in query.parameter_names}))
-    pages += [f"/-/graph/{kernel}", f"/-/graph/{graph}", "/-/diff?a=0.13.0&b=0.14.0&case=softmax",
+    pages += [f"/-/graph/{kernel}", f"/-/graph/{graph}", f"/-/graph/{graph}?fold=0",
+              "/-/diff?a=0.13.0&b=0.14.0", "/-/diff?a=0.12.0&b=0.14.0", "/-/diff?a=0.13.0&b=0.14.0&case=softmax",
+              *pass_pages(db), f"/{name}/v_passes?case=softmax&pass_name=expander",
               "/-/chart?metric=uops&case=softmax", "/-/chart?metric=kernels&case=softmax",
               "/-/chart?metric=matches&case=softmax", "/-/chart?metric=pass_nodes&case=softmax"]
     timings = []
@@ -220,8 +222,27 @@ async def time_pages(db: Path) -> list[tuple[float, str]]:
             runs.append(time.perf_counter() - start)
             if response.status_code != 200:
                 print(f"# {page}: HTTP {response.status_code}", flush=True)
+        SIZES[page] = len(response.content)
         timings.append((statistics.median(runs), page))
     return sorted(timings, reverse=True)
+
+
+SIZES: dict[str, int] = {}  # page -> bytes of its last response
+
+
+def pass_pages(db: Path) -> list[str]:
+    """The newest softmax kernel's biggest pass graph in its pipeline (stepping, what it changed) and that pass's
+    rewrite steps page."""
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    row = conn.execute("SELECT run_id, position, renderer, pass_position, graph_hash FROM v_passes WHERE "
+                       "\"case\" = 'softmax' AND scope = 'lower' AND graph_hash IS NOT NULL "
+                       "ORDER BY history_rank DESC, node_count DESC LIMIT 1").fetchone()
+    conn.close()
+    if row is None:
+        return []
+    run, kernel, renderer, position, graph = row
+    where = f"run={run}&case=softmax&kernel={kernel}&renderer={renderer}&pass={position}"
+    return [f"/-/graph/{graph}?{where}", f"/-/rewrites?{where}"]
 
 
 def main() -> None:
@@ -249,6 +270,11 @@ def main() -> None:
         for seconds, page in pages[:8]:
             print(f"# page {page}: {seconds * 1000:.0f} ms")
         figure(f"page_max_seconds_{args.commits}", pages[0][0], f"{pages[0][1]}; target <= {page_target}")
+        for page, size in sorted(SIZES.items(), key=lambda kv: -kv[1])[:6]:
+            print(f"# page {page}: {size / 1e3:.0f} KB")
+        largest = max(SIZES, key=SIZES.__getitem__)
+        seconds = next(s for s, p in pages if p == largest)
+        figure(f"page_max_bytes_{args.commits}", SIZES[largest], f"{largest}; {seconds * 1000:.0f} ms")
         print("# all: " + json.dumps({name: round(s, 4) for s, name in queries}))
 
 

@@ -46,7 +46,7 @@ def one(db: Path, sql: str, *params) -> tuple:
 def test_graph_view_draws_every_node_of_a_kernel(site: Server, tmp_path: Path) -> None:
     digest, node_count, name = one(site.path, "SELECT kernel_hash, node_count, kernel_name FROM v_kernels "
                                               "WHERE \"case\" = 'matmul' AND version = '0.14.0' AND root_op = 'SINK'")
-    url = f"{site.root}/-/graph/{digest}"
+    url = f"{site.root}/-/graph/{digest}?fold=0"  # every node its own box (constants are folded by default)
     page = dom(url, tmp_path / "profile")
     assert len(re.findall(r'<g class="node[ "]', page)) == node_count
     with sqlite3.connect(f"file:{site.path}?mode=ro", uri=True) as conn:
@@ -70,12 +70,12 @@ def test_graph_view_highlights_what_changed_between_two_pass_graphs(site: Server
             "AND a.graph_hash <> b.graph_hash ORDER BY a.pass_position LIMIT 1").fetchall()
     assert pairs, "0.12.0 and 0.14.0 lower add's kernel differently"
     graph_a, graph_b = pairs[0]
-    page = site.get(f"/-/graph/{graph_b}", vs=graph_a).text
-    changed = len(re.findall(r'<g class="node changed"', page))
+    page = site.get(f"/-/graph/{graph_b}", vs=graph_a, fold="0").text
+    changed = len(re.findall(r'<g class="node (changed|added)"', page))
     assert changed > 0
     assert f'<strong class="tgstore-changed-count">{changed}</strong> nodes differ' in page
     same = site.get(f"/-/graph/{graph_b}", vs=graph_b).text
-    assert '<g class="node changed"' not in same
+    assert not re.search(r'<g class="node (changed|added|removed)"', same)
     svg = site.get(f"/-/graph/{graph_b}.svg")
     assert svg.headers["content-type"].startswith("image/svg+xml") and svg.text.startswith("<svg")
 
@@ -186,7 +186,7 @@ def test_the_datasette_1_line_serves_the_same_pages(releases_db: Path, tmp_path:
         assert 'class="facet-info' in server.get(f"/{db}/v_runs").text  # table options from configuration
         assert ">passes</a>" in server.get(f"/{db}/v_kernels", case="matmul").text  # links
         sources = server.get(f"/{db}/v_sources", case="add", renderer="C").text
-        assert '<pre class="tgstore-code"><span class="k">typedef</span>' in sources
+        assert re.search(r'<pre class="tgstore-code( tgstore-short)?"><span class="k">typedef</span>', sources)
         assert "core_id" in text_of(server.get("/-/diff", a="0.12.0", b="0.14.0", case="add").text)
         digest, = one(releases_db, "SELECT kernel_hash FROM v_kernels WHERE \"case\" = 'add' AND version = '0.14.0'")
         assert '<g class="node"' in server.get(f"/-/graph/{digest}").text
@@ -203,4 +203,6 @@ def test_side_by_side_rows_are_lexed_as_one_text_with_every_cell_closed() -> Non
     assert len(cells) == 6 and all(c.count("<span") == c.count("</span>") for c in cells)
     # the comment's second line is still a comment: lexed with the first, not on its own
     assert cells[2] == cells[3] == '<span class="cm">   over two lines */</span>'
-    assert '<span class="kt">int</span>' in cells[4] and '<span class="kt">long</span>' in cells[5]
+    # the changed word is marked within its highlighted token
+    assert '<span class="kt"><mark class="tgstore-intra">int</mark></span>' in cells[4]
+    assert '<span class="kt"><mark class="tgstore-intra">long</mark></span>' in cells[5]

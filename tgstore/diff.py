@@ -14,6 +14,7 @@ from typing import Any
 from sqlalchemy import Connection, text
 
 from tgstore.compare.names import mask_names
+from tgstore.compare.pyrender import canonical_pyrender
 from tgstore.history import CommitRow, resolve_commit
 
 WHAT = ("source", "ast", "all")
@@ -242,8 +243,10 @@ def diff_commits(conn: Connection, ref_a: str, ref_b: str, *, case: str | None =
                     texts_a = tuple(mask_names(t, ia["kernel_name"]) for t in texts_a)
                     texts_b = tuple(mask_names(t, ib["kernel_name"]) for t in texts_b)
                 # pyrender reads best; the AST text where pyrender is missing or the same on both sides
+                # (pyrender with its variables renumbered canonically: only real changes show)
+                pyrender_a, pyrender_b = (canonical_pyrender(t) if t else t for t in (texts_a[0], texts_b[0]))
                 kind, old, new = next(((k, x or "", y or "") for k, x, y in
-                                       (("pyrender", texts_a[0], texts_b[0]), ("ast", texts_a[1], texts_b[1]))
+                                       (("pyrender", pyrender_a, pyrender_b), ("ast", texts_a[1], texts_b[1]))
                                        if x and y and x != y), ("ast", texts_a[1] or "", texts_b[1] or ""))
                 if not (ignore_names and old == new):
                     names = ia["kernel_name"] if ia["kernel_name"] == ib["kernel_name"] else \

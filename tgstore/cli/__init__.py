@@ -36,7 +36,7 @@ def main(version: Annotated[bool, typer.Option("--version", callback=version_cal
 
 
 # The command modules register themselves on `app` and `db_app`.
-from tgstore.cli import browse, db, extract, gate, merge, stages, svod, times  # noqa: E402, F401
+from tgstore.cli import browse, db, extract, gate, merge, rewrites, stages, svod, times  # noqa: E402, F401
 
 
 def run() -> None:  # pragma: no cover - console entry for `python -m tgstore`

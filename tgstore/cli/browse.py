@@ -16,6 +16,7 @@ from tgstore.cli.common import DbOption, JsonOption, command, fail, open_db
 from tgstore.cli.extract import IgnoreNamesOption
 from tgstore.cli.output import emit, note, out, print_table, safe
 
+WEB_ONLY_COLUMNS = frozenset({"diff", "chart"})
 ParamOption = Annotated[
     list[str] | None, typer.Option("--param", "-p", help="A query parameter as key=value (repeatable).")]
 
@@ -89,9 +90,15 @@ def query(
         writer.writerow(result.columns)
         writer.writerows(result.rows)
         return
-    print_table(result.columns, [["" if v is None else v for v in row] for row in result.rows],
-                title=result.query.title)
-    note(f"{len(result.rows)} row{'' if len(result.rows) == 1 else 's'}")
+    # `diff` and `chart` columns are links for the web pages ("A B case"); a terminal shows the rest (--json and
+    # --csv keep every column)
+    shown = [i for i, c in enumerate(result.columns) if c not in WEB_ONLY_COLUMNS]
+    print_table([result.columns[i] for i in shown], [["" if row[i] is None else row[i] for i in shown]
+                                                     for row in result.rows], title=result.query.title)
+    hidden = [c for c in result.columns if c in WEB_ONLY_COLUMNS]
+    note(f"{len(result.rows)} row{'' if len(result.rows) == 1 else 's'}"
+         + (f" (link column{'s' if len(hidden) > 1 else ''} {', '.join(hidden)} shown in `tgstore serve` and "
+            "--json)" if hidden else ""))
 
 
 @command(app, "queries")

@@ -14,6 +14,7 @@ from rich.text import Text
 from tgstore.cli import app
 from tgstore.cli.common import (
     DEFAULT_REPO,
+    DEFAULT_REWRITES,
     BackendOption,
     CaptureOption,
     CasesOption,
@@ -36,7 +37,7 @@ from tgstore.cli.common import (
     open_db,
     resolve_root,
 )
-from tgstore.cli.output import emit, err, error, note, safe
+from tgstore.cli.output import emit, err, error, note, plural, safe
 
 IgnoreNamesOption = Annotated[bool, typer.Option("--ignore-names", help="A change of kernel names alone is not a "
                                                  "change (names are masked in sources and ASTs before comparing).")]
@@ -71,7 +72,8 @@ def print_report(report, source: str | None = None) -> None:
     colour = {"ok": "green", "partial": "yellow"}.get(report.status, "red")
     line = Text(f"{where}{safe(report.commit[:12])}: run {report.run_id} ")
     line.append(report.status, style=colour)
-    line.append(f", {report.cases} cases ({report.failed_cases} failed), {report.new_case_results} new case results")
+    line.append(f", {plural(report.cases, 'case')} ({report.failed_cases} failed), "
+                f"{plural(report.new_case_results, 'new case result')}")
     if report.kept_run_id is not None:
         line.append(f"; the ok run {report.kept_run_id} stays current (this attempt is kept in failed_runs)")
     err.print(line)
@@ -94,7 +96,7 @@ def ingest(
     backend: BackendOption = "CPU",
     renderers: RenderersOption = None,
     stages: StagesOption = None,
-    rewrites: RewritesOption = 0,
+    rewrites: RewritesOption = DEFAULT_REWRITES,
     debug: DebugOption = 4,
     timeout: TimeoutOption = 900.0,
     force: Annotated[bool, typer.Option("--force", help="Re-extract and replace runs that are already ok.")] = False,
@@ -324,7 +326,7 @@ def extract(
     backend: BackendOption = "CPU",
     renderers: RenderersOption = None,
     stages: StagesOption = None,
-    rewrites: RewritesOption = 0,
+    rewrites: RewritesOption = DEFAULT_REWRITES,
     debug: DebugOption = 4,
     timeout: TimeoutOption = 900.0,
     time: TimeOption = False,

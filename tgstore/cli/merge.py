@@ -10,11 +10,7 @@ import typer
 
 from tgstore.cli import app
 from tgstore.cli.common import DbOption, command, fail, open_db
-from tgstore.cli.output import emit, note
-
-
-def plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+from tgstore.cli.output import emit, note, plural
 
 
 @command(app, "merge")

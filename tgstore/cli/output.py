@@ -33,6 +33,11 @@ def one_line(value: Any) -> str:
     return "; ".join(part.strip() for part in safe(value).replace("\t", " ").splitlines() if part.strip())
 
 
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """`1 case`, `2 cases`; `many` for irregular plurals (`pass` -> `passes`)."""
+    return f"{n} {word}" if n == 1 else f"{n} {many or word + 's'}"
+
+
 def error(message: str) -> None:
     """`error: MESSAGE` on one line of stderr."""
     text = Text("error:", style="red")

@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
-from tgstore.cli.output import err, safe
+from tgstore.cli.output import err, plural, safe
 from tgstore.sweep import FAILED, Commit, CommitOutcome, Reporter, SweepSummary
 
 
@@ -78,7 +78,7 @@ class SweepReporter(Reporter):
         ingest = sum(o.ingest_seconds for o in ran)
         verb = "interrupted after" if s.interrupted else "swept"
         self.console.print(
-            Text(f"{verb} {len(s.outcomes)} commits in {s.seconds:.1f}s: {', '.join(parts) or 'nothing'}"
+            Text(f"{verb} {plural(len(s.outcomes), 'commit')} in {s.seconds:.1f}s: {', '.join(parts) or 'nothing'}"
                  + (f"; extraction {extract:.1f}s, ingestion {ingest:.1f}s in all "
                     f"({extract / len(ran):.1f}s + {ingest / len(ran):.2f}s a commit)" if ran else "")))
         for o in s.failed:

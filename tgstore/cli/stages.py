@@ -11,7 +11,7 @@ import typer
 
 from tgstore.cli import app
 from tgstore.cli.common import DbOption, JsonOption, command, fail, open_db
-from tgstore.cli.output import emit, note, print_table
+from tgstore.cli.output import emit, note, plural, print_table
 
 CaseArgument = Annotated[str, typer.Argument(help="The case (e.g. matmul).", show_default=False)]
 CommitOption = Annotated[str | None, typer.Option("--commit", help="A sha, sha prefix or version. Default: the newest "
@@ -58,7 +58,7 @@ def stages(
         print_table(["#", "pass", "nodes", "changed", "graph"],
                     [[p.position, "  " * p.depth + p.name, "" if p.node_count is None else p.node_count,
                       "*" if p.changed else "", (p.graph_hash or "")[:12]] for p in kp.passes])
-    note(f"{sum(len(k.passes) for k in found)} passes")
+    note(plural(sum(len(k.passes) for k in found), "pass", "passes"))
 
 
 @command(app)

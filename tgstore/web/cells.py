@@ -10,6 +10,7 @@ from urllib.parse import urlencode
 
 from markupsafe import Markup, escape
 
+from tgstore.store import sha256_text
 from tgstore.web.highlight import highlighted
 
 # Columns that always hold code or program output, in tables, views and canned queries alike.
@@ -18,6 +19,7 @@ CODE_COLUMNS = frozenset({"source", "code", "pyrender", "ast_text", "debug", "st
 MULTILINE_COLUMNS = frozenset({"text", "error", "reason", "arg"})
 WRAPPED_COLUMNS = frozenset({"upat"})  # one long line each: wrap rather than scroll
 HASH = re.compile(r"^[0-9a-f]{64}$")
+TRUNCATE_LINES = 8  # a code cell in a table shows this many lines and links to the rest
 GRAPH_COLUMNS = frozenset({"kernel_hash", "graph_hash", "graph", "graph_a", "graph_b", "norm_hash"})
 
 
@@ -54,6 +56,10 @@ class CellRenderer:
         return self.table_url(name) + "?" + urlencode({k: v for k, v in filters.items() if v is not None})
 
     def render(self, row: Any, value: Any, column: str, table: str | None) -> Markup | None:
+        if isinstance(value, str) and table is not None and value.count("\n") >= TRUNCATE_LINES \
+                and (column in ("source", "pyrender") or is_code(value, column)):
+            return self.truncated(value, column, _get(row, "renderer") if column == "source" else
+                                  "pyrender" if column == "pyrender" else None)
         if column == "source" and isinstance(value, str):
             return code_block(value, _get(row, "renderer"))
         if column == "pyrender" and isinstance(value, str):
@@ -72,6 +78,15 @@ class CellRenderer:
             query = {"metric": metric, "case": case, **({"renderer": renderer[0]} if renderer else {})}
             return Markup(link(self.route_url("/-/chart?" + urlencode(query)), "chart", f"{metric} of {case}"))
         return self.navigation(row, value, column, table)
+
+    def truncated(self, value: str, column: str, language: str | None) -> Markup:
+        """A long text in a table: its first lines, and a link to the whole (stored once, by hash, as a blob)."""
+        lines = value.split("\n")
+        head = "\n".join(lines[:TRUNCATE_LINES])
+        query = urlencode({"language": language} if language else {})
+        href = self.route_url(f"/-/blob/{sha256_text(value)}" + (f"?{query}" if query else ""))
+        return Markup(f'<pre class="tgstore-code tgstore-short">{highlighted(head, language)}</pre>'
+                      + link(href, f"all {len(lines)} lines", f"the whole {column}", "tgstore-more"))
 
     def navigation(self, row: Any, value: Any, column: str, table: str | None) -> Markup | None:
         keys = _keys(row)
@@ -94,7 +109,20 @@ class CellRenderer:
             if isinstance(kernel_hash, str) and HASH.match(kernel_hash):
                 parts.append(link(self.route_url(f"/-/graph/{kernel_hash}"), "graph"))
             return Markup(" · ".join(parts)) if len(parts) > 1 else None
+        if column == "pass_name" and isinstance(value, str) and run_id is not None and "pass_position" in keys:
+            return self.pass_links(row, value, run_id)
         return None
+
+    def pass_links(self, row: Any, name: str, run_id: int) -> Markup:
+        """A pass: its graph in its kernel's pipeline (previous / next, what it changed) and its rewrite steps."""
+        where = urlencode({k: v for k, v in {"run": run_id, "case": _get(row, "case"), "kernel": _get(row, "position"),
+                                             "renderer": _get(row, "renderer"),
+                                             "pass": _get(row, "pass_position")}.items() if v is not None})
+        graph_hash = _get(row, "graph_hash")
+        parts = [link(self.route_url(f"/-/graph/{graph_hash}?{where}"), name, "this pass's graph: what it changed")
+                 if isinstance(graph_hash, str) and HASH.match(graph_hash) else str(escape(name))]
+        parts.append(link(self.route_url(f"/-/rewrites?{where}"), "steps", "the rewrite steps inside this pass"))
+        return Markup(" · ".join(parts))
 
 
 def is_code(value: Any, column: str | None) -> bool:

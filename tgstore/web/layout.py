@@ -23,6 +23,10 @@ LAYER_GAP = 46
 NODE_GAP = 14
 MAX_ARG = 40  # characters of an arg shown in a label (the whole arg is in the node's tooltip)
 SWEEPS = 4
+LINE_HEIGHT = 13
+FOLDED_OPS = frozenset({"CONST", "VCONST", "DEFINE_VAR"})
+GHOST = ' opacity="0.45"'  # removed nodes, shown where they were
+MARK_COLOURS = {"changed": "#e0301e", "added": "#1e9e3a", "removed": "#999999"}
 
 # op -> family (colour), after tinygrad VIZ's grouping: memory, loads/stores, arithmetic, reduce, loops, ...
 FAMILIES: dict[str, tuple[str, ...]] = {
@@ -56,7 +60,7 @@ class Placed:
     x: float  # centre
     y: float  # top
     width: float
-    lines: tuple[str, str]
+    lines: tuple[str, ...]  # op; dtype and arg; folded constants (when any)
 
 
 def labels(node: Node) -> tuple[str, str]:
@@ -87,16 +91,17 @@ def layers(nodes: Sequence[Node]) -> list[int]:
     return depth
 
 
-def order_layers(nodes: Sequence[Node], depth: list[int]) -> list[list[int]]:
+def order_layers(nodes: Sequence[Node], depth: list[int], hidden: Collection[int] = ()) -> list[list[int]]:
     """Nodes per layer, ordered to reduce crossings: barycentres of sources going down, of users going up."""
     count = max(depth, default=-1) + 1
     rows: list[list[int]] = [[] for _ in range(count)]
     for i, d in enumerate(depth):
-        rows[d].append(i)
+        if i not in hidden:
+            rows[d].append(i)
     users: list[list[tuple[int, int]]] = [[] for _ in nodes]  # (user, source position)
     for i, node in enumerate(nodes):
         for pos, s in enumerate(node[3]):
-            if 0 <= s < i:
+            if 0 <= s < i and s not in hidden:
                 users[s].append((i, pos))
     where = {i: float(k) for row in rows for k, i in enumerate(row)}
 
@@ -116,64 +121,126 @@ def order_layers(nodes: Sequence[Node], depth: list[int]) -> list[list[int]]:
     return rows
 
 
-def place(nodes: Sequence[Node]) -> tuple[list[Placed], float, float]:
-    """Every node's box; the drawing's width and height."""
+def foldable(nodes: Sequence[Node]) -> set[int]:
+    """Constants and variables without sources that some node uses: drawn in their users' labels, as tinygrad's
+    VIZ does, instead of as boxes of their own."""
+    used = {s for node in nodes for s in node[3]}
+    return {i for i, node in enumerate(nodes) if str(node[0]) in FOLDED_OPS and not node[3] and i in used}
+
+
+def folded_line(nodes: Sequence[Node], i: int, folded: Collection[int]) -> str:
+    """The folded sources of node i, as `position:value` (a variable by its name)."""
+    parts = []
+    for pos, s in enumerate(nodes[i][3]):
+        if s in folded:
+            value = nodes[s][2]
+            parts.append(f"{pos}:{short_arg(value)}")
+    text = " ".join(parts)
+    return text if len(text) <= MAX_ARG else text[:MAX_ARG - 1] + "…"
+
+
+def short_arg(value: Any) -> str:
+    text = str(value)
+    if text.startswith("(") and "'" in text:  # DEFINE_VAR ('name', lo, hi): its name
+        return text.split("'")[1]
+    return text
+
+
+def place(nodes: Sequence[Node], folded: Collection[int] = ()) -> tuple[list[Placed | None], float, float]:
+    """Every node's box (None for folded ones); the drawing's width and height."""
+    folded = set(folded)
     depth = layers(nodes)
-    rows = order_layers(nodes, depth)
+    rows = order_layers(nodes, depth, folded)
     text = [labels(n) for n in nodes]
-    widths = [max(len(a), len(b)) * CHAR_WIDTH + 16 for a, b in text]
+    if folded:
+        text = [(a, b, folded_line(nodes, i, folded)) for i, (a, b, *_rest) in enumerate(text)]
+    widths = [max(len(t) for t in lines) * CHAR_WIDTH + 16 for lines in text]
     row_widths = [sum(widths[i] for i in row) + NODE_GAP * max(len(row) - 1, 0) for row in rows]
     total_width = max(row_widths, default=0) + 2 * NODE_GAP
     placed: dict[int, Placed] = {}
+    y = NODE_GAP
     for d, row in enumerate(rows):
         x = (total_width - row_widths[d]) / 2
+        row_height = max((node_height(text[i]) for i in row), default=0)
         for i in row:
-            placed[i] = Placed(i, d, x + widths[i] / 2, NODE_GAP + d * (NODE_HEIGHT + LAYER_GAP), widths[i], text[i])
+            placed[i] = Placed(i, d, x + widths[i] / 2, y, widths[i], text[i])
             x += widths[i] + NODE_GAP
-    height = NODE_GAP * 2 + len(rows) * NODE_HEIGHT + max(len(rows) - 1, 0) * LAYER_GAP
-    return [placed[i] for i in range(len(nodes))], total_width, height
+        if row:
+            y += row_height + LAYER_GAP
+    height = y - LAYER_GAP + NODE_GAP if placed else 2 * NODE_GAP
+    return [placed.get(i) for i in range(len(nodes))], total_width, height
 
 
-def svg(nodes: Sequence[Node], *, highlight: Collection[int] = (), link: str | None = None) -> str:
+def node_height(lines: Sequence[str]) -> float:
+    return NODE_HEIGHT + (LINE_HEIGHT if len(lines) > 2 and lines[2] else 0)
+
+
+def svg(nodes: Sequence[Node], *, highlight: Collection[int] = (), marks: dict[int, str] | None = None,
+        fold: bool = False, link: str | None = None) -> str:
     """The graph as a standalone SVG document. Each node is a <g class="node"> holding its box, label and a <title>
-    with the whole op, dtype and arg; `highlight` marks nodes (class "changed")."""
-    boxes, width, height = place(nodes)
+    with the whole op, dtype and arg, and `data-src` (its drawn sources' positions, for the page's script);
+    `highlight` marks nodes "changed", `marks` gives a class per node (changed, added, removed: removed ones are
+    drawn ghosted). With `fold`, sourceless constants and variables are written into their users' labels."""
+    marks = {**{i: "changed" for i in highlight}, **(marks or {})}
+    folded = foldable(nodes) if fold else set()
+    boxes, width, height = place(nodes, folded)
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="tgstore-graph" width="{width:.0f}" '
            f'height="{height:.0f}" viewBox="0 0 {width:.0f} {height:.0f}" font-family="ui-monospace, DejaVu Sans '
-           f'Mono, monospace" font-size="11">',
+           f'Mono, monospace" font-size="11" data-nodes="{len(nodes) - len(folded)}" '
+           f'data-folded-count="{len(folded)}">',
            '<defs><marker id="arrow" viewBox="0 0 8 8" refX="8" refY="4" markerWidth="7" markerHeight="7" '
            'orient="auto"><path d="M0,0 L8,4 L0,8 z" fill="#777"/></marker></defs>', '<g class="edges">']
     for i, node in enumerate(nodes):
         b = boxes[i]
+        if b is None:
+            continue
         srcs = [s for s in node[3] if 0 <= s < i]
         for pos, s in enumerate(srcs):
             a = boxes[s]
-            x1, y1 = a.x, a.y + NODE_HEIGHT
+            if a is None:
+                continue
+            x1, y1 = a.x, a.y + node_height(a.lines)
             x2 = b.x + (pos - (len(srcs) - 1) / 2) * min(12.0, b.width / (len(srcs) + 1))
             y2 = b.y
             mid = (y1 + y2) / 2
-            out.append(f'<path class="edge" d="M{x1:.1f},{y1:.1f} C{x1:.1f},{mid:.1f} {x2:.1f},{mid:.1f} '
-                       f'{x2:.1f},{y2:.1f}" fill="none" stroke="#999" marker-end="url(#arrow)"/>')
-            if len(srcs) > 2:
-                out.append(f'<text class="edge-label" x="{x2 + 2:.1f}" y="{y2 - 3:.1f}" font-size="9" '
-                           f'fill="#666">{pos}</text>')
+            ghost = " ghost" if marks.get(i) == "removed" else ""
+            out.append(f'<path class="edge{ghost}" data-a="{s}" data-b="{i}" d="M{x1:.1f},{y1:.1f} C{x1:.1f},'
+                       f'{mid:.1f} {x2:.1f},{mid:.1f} {x2:.1f},{y2:.1f}" fill="none" stroke="#999" '
+                       f'marker-end="url(#arrow)"/>')
+            if len(srcs) > 2:  # source positions, staggered so neighbouring labels do not overlap
+                out.append(f'<text class="edge-label" x="{x2 + 2:.1f}" y="{y2 - 3 - 8 * (pos % 2):.1f}" '
+                           f'font-size="9" fill="#666">{pos}</text>')
     out.append("</g>")
-    marked = set(highlight)
     for b, node in zip(boxes, nodes, strict=True):
+        if b is None:
+            continue
         fam = family(str(node[0]))
         fill, stroke = COLOURS[fam]
-        cls = "node changed" if b.index in marked else "node"
-        tip = escape(f"#{b.index} {node[0]} {node[1]} {node[2]}")
+        mark = marks.get(b.index)
+        cls = f"node {mark}" if mark else "node"
+        folded_srcs = [s for s in node[3] if s in folded]
+        tip = escape(f"#{b.index} {node[0]} {node[1]} {node[2]}"
+                     + "".join(f"\n  src {pos}: {nodes[s][0]} {nodes[s][2]}" for pos, s in enumerate(node[3])
+                               if s in folded))
         x = b.x - b.width / 2
+        h = node_height(b.lines)
         href = f' data-href="{escape(link)}#n{b.index}"' if link else ""
-        out.append(f'<g class="{cls}" id="n{b.index}" data-op="{escape(str(node[0]))}" data-family="{fam}"{href}>'
+        srcs = " ".join(str(s) for s in node[3] if s not in folded and 0 <= s < b.index)
+        search = escape(" ".join(str(nodes[s][2]) for s in folded_srcs))
+        ghost = ' stroke-dasharray="4 3"' if mark == "removed" else ""
+        out.append(f'<g class="{cls}" id="n{b.index}" data-op="{escape(str(node[0]))}" data-family="{fam}" '
+                   f'data-src="{srcs}" data-folded="{search}"{href}'
+                   f"{GHOST if mark == 'removed' else ''}>"
                    f"<title>{tip}</title>"
-                   f'<rect x="{x:.1f}" y="{b.y:.1f}" width="{b.width:.1f}" height="{NODE_HEIGHT}" rx="4" '
-                   f'fill="{fill}" stroke="{"#e0301e" if b.index in marked else stroke}" '
-                   f'stroke-width="{3 if b.index in marked else 1}"/>'
+                   f'<rect x="{x:.1f}" y="{b.y:.1f}" width="{b.width:.1f}" height="{h:.0f}" rx="4" '
+                   f'fill="{fill}" stroke="{MARK_COLOURS.get(mark or "", stroke)}" '
+                   f'stroke-width="{3 if mark else 1}"{ghost}/>'
                    f'<text x="{b.x:.1f}" y="{b.y + 14:.1f}" text-anchor="middle" font-weight="bold">'
                    f"{escape(b.lines[0])}</text>"
                    f'<text x="{b.x:.1f}" y="{b.y + 27:.1f}" text-anchor="middle" fill="#333">'
-                   f"{escape(b.lines[1])}</text></g>")
+                   f"{escape(b.lines[1])}</text>"
+                   + (f'<text class="folded" x="{b.x:.1f}" y="{b.y + 40:.1f}" text-anchor="middle" fill="#666">'
+                      f"{escape(b.lines[2])}</text>" if len(b.lines) > 2 and b.lines[2] else "")
+                   + "</g>")
     out.append("</svg>")
     return "".join(out)

@@ -4,7 +4,6 @@ read-only in a worker thread (Datasette's connection for SQL, a read-only SQLAlc
 from __future__ import annotations
 
 import asyncio
-import json
 import sqlite3
 from functools import lru_cache
 from pathlib import Path
@@ -14,13 +13,11 @@ from urllib.parse import urlencode
 from datasette.utils.asgi import Response
 from markupsafe import Markup
 
-from tgstore.web import charts, layout
-from tgstore.web.graphs import StoredGraph, find_graph
+from tgstore.web import charts, diffsummary, graphpage, steps
 from tgstore.web.highlight import stylesheet
 from tgstore.web.sidebyside import table
 
 STATIC = Path(__file__).resolve().parent / "static"
-GRAPH_CACHE = 256  # SVGs kept in memory, by (hash, highlighted hash): graphs are content-addressed, never change
 
 
 def database(datasette: Any) -> Any:
@@ -56,7 +53,7 @@ async def index(datasette: Any, request: Any) -> Response:
 
     data = await db.execute_fn(read)
     from tgstore.queries import load_queries
-    from tgstore.serve import TABLES
+    from tgstore.web.metadata import TABLES
 
     queries = [(name, q.title or name, q.description or "") for name, q in load_queries().items()]
     views = [(name, spec.get("title", name), spec.get("description", "")) for name, spec in TABLES.items()
@@ -65,44 +62,6 @@ async def index(datasette: Any, request: Any) -> Response:
               if not name.startswith("v_") and not spec.get("hidden")]
     return await render(datasette, request, "tgstore_index.html", {
         "views": views, "queries": queries, "tables": tables, "metrics": charts.METRICS, **data})
-
-
-# ---------------------------------------------------------------- graph view
-
-
-@lru_cache(maxsize=GRAPH_CACHE)
-def graph_svg(nodes_json: str, highlight: frozenset[int]) -> str:
-    return layout.svg(json.loads(nodes_json), highlight=highlight)
-
-
-def load_graph(conn: sqlite3.Connection, digest: str, versus: str | None) -> tuple[StoredGraph | None, set[int],
-                                                                                   str | None]:
-    from tgstore.compare.graphs import changed_nodes
-
-    found = find_graph(conn, digest)
-    if found is None or not versus:
-        return found, set(), None
-    other = find_graph(conn, versus)
-    if other is None:
-        return found, set(), f"no stored graph {versus[:12]} to compare with"
-    return found, changed_nodes(other.nodes, found.nodes), None
-
-
-async def graph(datasette: Any, request: Any) -> Response:
-    digest = request.url_vars["hash"]
-    versus = request.args.get("vs") or None
-    db = database(datasette)
-    found, changed, problem = await db.execute_fn(lambda conn: load_graph(conn, digest, versus))
-    if found is None:
-        return await not_found(datasette, request, f"no stored graph has the hash {digest}")
-    svg = graph_svg(json.dumps(found.nodes), frozenset(changed))
-    if request.url_vars.get("format") == "svg":
-        return Response(svg, content_type="image/svg+xml; charset=utf-8",
-                        headers={"Cache-Control": "max-age=86400"})
-    families = sorted({layout.family(str(n[0])) for n in found.nodes})
-    return await render(datasette, request, "tgstore_graph.html", {
-        "graph": found, "svg": Markup(svg), "changed": len(changed), "versus": versus, "problem": problem,
-        "legend": [(f, *layout.COLOURS[f]) for f in families]})
 
 
 # ---------------------------------------------------------------- diff view
@@ -122,6 +81,11 @@ def compute_diff(path: str, a: str, b: str, case: str | None, renderer: str | No
         return diff_commits(conn, a, b, case=case, renderer=renderer, stages=True)
 
 
+def compute_summary(path: str, a: str, b: str) -> diffsummary.Summary:
+    with reader_engine(path).connect() as conn:
+        return diffsummary.summarize(conn, a, b)
+
+
 def language(kind: str, renderer: str | None) -> str | None:
     return "pyrender" if kind == "ast" else renderer
 
@@ -137,10 +101,17 @@ async def diff(datasette: Any, request: Any) -> Response:
     context: dict[str, Any] = {"a": a, "b": b, "case": case or "", "renderer": renderer or "", "result": None}
     if not a or not b:
         return await render(datasette, request, "tgstore_diff.html", context)
+    if not case:  # every case: a summary table, each row linking to its case's diff
+        try:
+            found = await asyncio.to_thread(compute_summary, db.path, a, b)
+        except (DiffError, CommitNotFound) as exc:
+            return await render(datasette, request, "tgstore_diff.html", {**context, "error": str(exc)}, 400)
+        return await render(datasette, request, "tgstore_diff.html", {**context, **diffsummary.context(found)})
     try:
         result = await asyncio.to_thread(compute_diff, db.path, a, b, case, renderer)
     except (DiffError, CommitNotFound) as exc:
         return await render(datasette, request, "tgstore_diff.html", {**context, "error": str(exc)}, 400)
+    one_sided, other_notes = diffsummary.one_sided_notes(result.notes, result.a, result.b)
     kernels: dict[tuple[str, int], dict[str, Any]] = {}
     for d in result.diffs:
         entry = kernels.setdefault((d.case, d.position), {"case": d.case, "position": d.position, "texts": [],
@@ -155,7 +126,8 @@ async def diff(datasette: Any, request: Any) -> Response:
         entry["stages"].append({"title": s.title, "table": table(s.lines, None), "graph": graph_link,
                                 "graph_a": f"/-/graph/{s.graph_a}" if s.graph_a else None})
     return await render(datasette, request, "tgstore_diff.html", {
-        **context, "result": result, "summary": summary_line(result),
+        **context, "result": result, "summary": summary_line(result), "one_sided": one_sided, "notes": other_notes,
+        "label_a": diffsummary.label(result.a), "label_b": diffsummary.label(result.b),
         "kernels": [kernels[k] for k in sorted(kernels)]})
 
 
@@ -180,6 +152,24 @@ async def chart(datasette: Any, request: Any) -> Response:
     return await render(datasette, request, "tgstore_chart.html", {**context, "svg": Markup(svg), "chart": data})
 
 
+# ---------------------------------------------------------------- blob
+
+
+async def blob(datasette: Any, request: Any) -> Response:
+    """A stored text (source, pyrender, AST, DEBUG output) whole, highlighted: where a table's cell links."""
+    from tgstore.web.cells import code_block
+
+    digest = request.url_vars["hash"]
+    db = database(datasette)
+    found = await db.execute_fn(lambda conn: conn.execute("SELECT text FROM blobs WHERE hash = ?", (digest,))
+                                .fetchone())
+    if found is None:
+        return await not_found(datasette, request, f"no stored text has the hash {digest}")
+    language = request.args.get("language") or None
+    return await render(datasette, request, "tgstore_message.html", {
+        "title": f"text {digest[:12]}", "message": "", "body": code_block(found[0], language)})
+
+
 # ---------------------------------------------------------------- static
 
 
@@ -197,7 +187,9 @@ async def static(datasette: Any, request: Any) -> Response:
 
 ROUTES = [
     (r"^/$", index),
-    (r"^/-/graph/(?P<hash>[0-9a-f]{64})(\.(?P<format>svg))?$", graph),
+    (r"^/-/graph/(?P<hash>[0-9a-f]{64})(\.(?P<format>svg))?$", graphpage.graph),
+    (r"^/-/rewrites$", steps.rewrites),
+    (r"^/-/blob/(?P<hash>[0-9a-f]{64})$", blob),
     (r"^/-/diff$", diff),
     (r"^/-/chart$", chart),
     (r"^/-/tgstore/(?P<name>[A-Za-z0-9_.-]+)$", static),

@@ -27,7 +27,7 @@ from typing import Any
 
 from .api import Tinygrad
 from .encode import Encoder, graph_hash
-from .text import clean
+from .rewrites import StepEncoder
 
 WRAPPED = ("graph_rewrite", "graph_rewrite_map")
 NOT_PASSES = frozenset({"process UPat", "compile UPat", "simplify"})
@@ -169,6 +169,7 @@ class RewriteTrace:
         self.ctxs = getattr(tg.ops, "tracked_ctxs", None)
         self.fields = getattr(tg.ops, "uop_fields", None)
         self.available = isinstance(self.ctxs, list) and isinstance(self.fields, dict)
+        self.steps = StepEncoder(self.fields if isinstance(self.fields, dict) else {})
 
     def mark(self) -> tuple[int, int] | None:
         if not self.available or not self.ctxs:
@@ -186,28 +187,5 @@ class RewriteTrace:
             return {"steps": [], "total": 0, "limit": limit}
         own = entries[0] if entries else None
         matches = list(getattr(own, "matches", []) or [])
-        steps = []
-        for m in matches[:limit]:
-            before, after, loc = m[0], m[1], m[2]
-            steps.append({"rule": _loc(loc), "before": self._node(before), "after": self._node(after)})
+        steps = [self.steps.step(m[0], m[1], m[2]) for m in matches[:limit]]
         return {"steps": steps, "total": len(matches), "limit": limit}
-
-    def _node(self, num: Any) -> str | None:
-        """One line for a traced UOp: its op, dtype and arg (`uop_fields[num] = (op, dtype, src, arg, ...)`)."""
-        fields = self.fields.get(num) if isinstance(num, int) else None
-        if fields is None:
-            return None if num is None else str(num)
-        op, dtype, arg = fields[0], fields[1], fields[3]
-        try:
-            arg_text = repr(arg)
-        except Exception:  # 0.11 traces a Kernel arg whose ast is a trace number: its repr raises
-            arg_text = f"<{type(arg).__name__}>"
-        return clean(f"{getattr(op, 'name', op)} {dtype} {arg_text}")
-
-
-def _loc(loc: Any) -> str | None:
-    try:
-        file, line = loc[0], loc[1]
-    except Exception:
-        return None
-    return clean(f"{file}:{line}")

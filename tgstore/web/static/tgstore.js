@@ -1,4 +1,6 @@
-// Pan and zoom for tgstore's graph view: wheel zooms at the pointer, drag pans, buttons zoom and fit.
+// tgstore's graph view: wheel zooms at the pointer, drag pans, buttons zoom, fit and go to the root; a search box
+// finds nodes by op or arg (folded constants included); clicking a node lights its sources and users; a minimap
+// shows where the view is. A big graph opens at a readable scale on its root (the SINK) instead of fitted.
 document.addEventListener("DOMContentLoaded", () => {
   const box = document.querySelector(".tgstore-graph-box");
   const svg = box && box.querySelector("svg");
@@ -6,8 +8,17 @@ document.addEventListener("DOMContentLoaded", () => {
   const width = svg.viewBox.baseVal.width, height = svg.viewBox.baseVal.height;
   svg.setAttribute("width", "100%");
   svg.setAttribute("height", "100%");
+  const nodes = Array.from(svg.querySelectorAll("g.node"));
+  const byId = new Map(nodes.map((g) => [g.id, g]));
+  const edges = Array.from(svg.querySelectorAll("path.edge"));
+  const users = new Map();
+  nodes.forEach((g) => (g.dataset.src || "").split(" ").filter(Boolean).forEach((s) => {
+    if (!users.has("n" + s)) users.set("n" + s, []);
+    users.get("n" + s).push(g.id);
+  }));
   let view = { x: 0, y: 0, w: width, h: height };
-  const apply = () => svg.setAttribute("viewBox", `${view.x} ${view.y} ${view.w} ${view.h}`);
+  const minimap = box.querySelector(".tgstore-minimap");
+  const apply = () => { svg.setAttribute("viewBox", `${view.x} ${view.y} ${view.w} ${view.h}`); drawMinimap(); };
   const zoom = (factor, cx, cy) => {
     const r = svg.getBoundingClientRect();
     const px = view.x + (cx === undefined ? 0.5 : (cx - r.left) / r.width) * view.w;
@@ -21,21 +32,93 @@ document.addEventListener("DOMContentLoaded", () => {
     view = { x: 0, y: 0, w: r.width * scale, h: r.height * scale };
     apply();
   };
-  fit();
+  const centre = (g, scale) => {  // put node g in the middle at `scale` (1 = the drawing's own size)
+    const rect = g.querySelector("rect");
+    const r = box.getBoundingClientRect();
+    const w = r.width * scale, h = r.height * scale;
+    const cx = rect.x.baseVal.value + rect.width.baseVal.value / 2, cy = rect.y.baseVal.value + rect.height.baseVal.value / 2;
+    view = { x: cx - w / 2, y: cy - h / 2, w, h };
+    apply();
+  };
+  const root = () => nodes.filter((g) => !users.has(g.id) && !g.classList.contains("removed")).pop() || nodes[nodes.length - 1];
+  function drawMinimap() {
+    if (!minimap) return;
+    const ctx = minimap.getContext("2d");
+    const s = Math.min(minimap.width / width, minimap.height / height);
+    ctx.clearRect(0, 0, minimap.width, minimap.height);
+    nodes.forEach((g) => {
+      const rect = g.querySelector("rect");
+      ctx.fillStyle = g.classList.contains("changed") ? "#e0301e" : g.classList.contains("added") ? "#1e9e3a"
+        : g.classList.contains("found") ? "#0969da" : "#9aa4ae";
+      ctx.fillRect(rect.x.baseVal.value * s, rect.y.baseVal.value * s, Math.max(1, rect.width.baseVal.value * s), Math.max(1, rect.height.baseVal.value * s));
+    });
+    ctx.strokeStyle = "#0969da";
+    ctx.lineWidth = 1.5;
+    ctx.strokeRect(view.x * s, view.y * s, view.w * s, view.h * s);
+  }
+  if (minimap) {
+    minimap.style.display = nodes.length > 150 ? "block" : "none";
+    minimap.addEventListener("mousedown", (e) => {
+      e.stopPropagation();
+      const r = minimap.getBoundingClientRect();
+      const s = Math.min(minimap.width / width, minimap.height / height);
+      view = { ...view, x: (e.clientX - r.left) / s - view.w / 2, y: (e.clientY - r.top) / s - view.h / 2 };
+      apply();
+    });
+  }
+  // start: small graphs fitted; big ones readable on the first change, else on the root
+  const firstChange = svg.querySelector("g.node.changed, g.node.added");
+  if (nodes.length > 300) centre(firstChange || root(), 1.2); else fit();
+  box.dataset.start = nodes.length > 300 ? (firstChange ? "change" : "root") : "fit";
   box.addEventListener("wheel", (e) => { e.preventDefault(); zoom(e.deltaY > 0 ? 1.15 : 1 / 1.15, e.clientX, e.clientY); },
                        { passive: false });
-  let drag = null;
-  box.addEventListener("mousedown", (e) => { drag = { x: e.clientX, y: e.clientY, view: { ...view } }; });
+  let drag = null, moved = false;
+  box.addEventListener("mousedown", (e) => { drag = { x: e.clientX, y: e.clientY, view: { ...view } }; moved = false; });
   window.addEventListener("mouseup", () => { drag = null; });
   window.addEventListener("mousemove", (e) => {
     if (!drag) return;
+    if (Math.abs(e.clientX - drag.x) + Math.abs(e.clientY - drag.y) > 3) moved = true;
     const r = svg.getBoundingClientRect();
     view = { ...drag.view, x: drag.view.x - (e.clientX - drag.x) * view.w / r.width,
              y: drag.view.y - (e.clientY - drag.y) * view.h / r.height };
     apply();
   });
+  // click a node: light it, its sources and its users (click the background to clear)
+  const clear = () => { box.classList.remove("focus"); svg.querySelectorAll(".lit, .picked").forEach((el) => el.classList.remove("lit", "picked")); };
+  svg.addEventListener("click", (e) => {
+    if (moved) return;
+    const g = e.target.closest("g.node");
+    clear();
+    if (!g) return;
+    const near = new Set([g.id, ...(g.dataset.src || "").split(" ").filter(Boolean).map((s) => "n" + s), ...(users.get(g.id) || [])]);
+    near.forEach((id) => byId.get(id) && byId.get(id).classList.add("lit"));
+    g.classList.add("picked");
+    edges.forEach((p) => { if (p.dataset.a === g.id.slice(1) || p.dataset.b === g.id.slice(1)) p.classList.add("lit"); });
+    box.classList.add("focus");
+  });
+  // search: op or arg (and folded constants); Enter goes to the next match
+  const search = document.querySelector(".tgstore-search");
+  const foundLabel = document.querySelector(".tgstore-found");
+  let hits = [], at = -1;
+  const find = (q) => {
+    nodes.forEach((g) => g.classList.remove("found"));
+    q = q.trim().toLowerCase();
+    hits = q ? nodes.filter((g) => (g.querySelector("title").textContent + " " + (g.dataset.folded || "")).toLowerCase().includes(q)) : [];
+    hits.forEach((g) => g.classList.add("found"));
+    at = -1;
+    if (foundLabel) foundLabel.textContent = q ? `${hits.length} found` : "";
+    if (hits.length) next();
+    drawMinimap();
+  };
+  const next = () => { if (!hits.length) return; at = (at + 1) % hits.length; centre(hits[at], 1.2); };
+  if (search) {
+    search.addEventListener("input", () => find(search.value));
+    search.addEventListener("keydown", (e) => { if (e.key === "Enter") { e.preventDefault(); next(); } });
+    const initial = new URLSearchParams(location.search).get("find");
+    if (initial) { search.value = initial; find(initial); }
+  }
   document.querySelectorAll("[data-zoom]").forEach((b) => b.addEventListener("click", () => {
     const how = b.dataset.zoom;
-    if (how === "fit") fit(); else zoom(how === "in" ? 1 / 1.4 : 1.4);
+    if (how === "fit") fit(); else if (how === "root") centre(root(), 1.2); else zoom(how === "in" ? 1 / 1.4 : 1.4);
   }));
 });

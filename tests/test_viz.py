@@ -1,0 +1,207 @@
+"""tgstore as tinygrad's VIZ across commits, on real extractions of 0.12.0 and 0.14.0 (the core cases and
+`transcendental`, with rewrite steps) served by a real Datasette and loaded in headless Chromium: the rewrite page of
+a matmul pass, pass stepping with what each pass changed, the 2,258-node graph with search, the all-cases compare
+page, Datasette's table pages with tgstore's navigation; and `tgstore rewrites` on the command line.
+Screenshots are kept in $TGSTORE_SCREENSHOT_DIR when it is set (docs/ holds two of them)."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from releases_db import CORE_CASES
+from web_server import Server, chromium_available, dom, screenshot, start_server, stop_server, text_of
+
+from tgstore.compare.matching import compare
+from tgstore.db import open_engine, upgrade
+from tgstore.pipeline import ExtractionPlan, extract_and_ingest
+
+needs_chromium = pytest.mark.skipif(not chromium_available(), reason="chromium is not installed")
+TRANSCENDENTAL = '''
+from tinygrad import Tensor
+
+
+def case_transcendental():
+    """sin, cos, sqrt, exp2, log2, reciprocal on (64,): the ops tinygrad rewrites into polynomials."""
+    x = Tensor.empty(64)
+    return x.sin() + x.cos() * x.sqrt() + x.exp2() - x.log2() + x.reciprocal()
+'''
+
+
+@pytest.fixture(scope="module")
+def viz_db(tmp_path_factory, tinygrad_release) -> Path:
+    """0.12.0 and 0.14.0 over the core cases and transcendental, C and LLVM passes, up to 100 steps a pass."""
+    root = tmp_path_factory.mktemp("viz")
+    (root / "transcendental.py").write_text(TRANSCENDENTAL)
+    db = root / "viz.db"
+    engine = open_engine(db)
+    upgrade(engine)
+    for version in ("0.12.0", "0.14.0"):
+        plan = ExtractionPlan(case_files=[CORE_CASES, root / "transcendental.py"], renderers=["C", "LLVM"],
+                              stages="C,LLVM", rewrites=100)
+        report = extract_and_ingest(engine, tinygrad_release(version), plan)
+        assert report.status == "ok", (version, report)
+    engine.dispose()
+    return db
+
+
+@pytest.fixture(scope="module")
+def site(viz_db: Path, tmp_path_factory) -> Iterator[Server]:
+    running = start_server(viz_db, tmp_path_factory.mktemp("viz-web") / "serve.log")
+    yield running
+    stop_server(running)
+
+
+def rows(db: Path, sql: str, *params) -> list[tuple]:
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+        return conn.execute(sql, params).fetchall()
+
+
+def tgstore(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "tgstore", *map(str, args)], capture_output=True, text=True,
+                          timeout=300)
+
+
+def matmul_pass(db: Path, name: str) -> tuple[int, int, str]:
+    """(run id, pass position, graph hash) of matmul's kernel 0 C pass `name` at 0.14.0."""
+    (found,) = rows(db, "SELECT run_id, pass_position, graph_hash FROM v_passes WHERE \"case\" = 'matmul' AND "
+                        "version = '0.14.0' AND renderer = 'C' AND position = 0 AND pass_name = ? AND depth = 0",
+                    name)
+    return found
+
+
+# ---------------------------------------------------------------- command line
+
+
+def test_rewrites_prints_each_step_with_its_rule_and_nodes(viz_db: Path) -> None:
+    proc = tgstore("rewrites", "matmul", "--commit", "0.14.0", "--pass", "expander", "--json", "--db", viz_db)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert set(out) >= {"case", "commit", "kernels"} and out["case"] == "matmul"
+    (kernel,) = out["kernels"]
+    assert kernel["index"] == 0 and [p["name"] for p in kernel["passes"]] == ["expander"]
+    steps = kernel["passes"][0]["steps"]
+    assert steps and [s["index"] for s in steps] == list(range(len(steps)))
+    for step in steps:
+        pattern = step["pattern"]
+        assert pattern["file"].startswith("tinygrad/") and pattern["line"] > 0
+        assert "UPat" in pattern["upat"]  # the rule's source, as VIZ prints it
+        for node in (step["before"], step["after"]):
+            assert set(node) == {"op", "dtype", "arg", "hash"} and re.fullmatch(r"[0-9a-f]{64}", node["hash"])
+        assert step["before"]["hash"] != step["after"]["hash"]
+    # expander's rule for REDUCE (expand_reduce) fired on matmul's reduction
+    assert any(s["before"]["op"] == "REDUCE" and "expand_reduce" in s["pattern"]["upat"] for s in steps)
+    table = tgstore("rewrites", "matmul", "--commit", "0.14.0", "--pass", "expander", "--db", viz_db)
+    assert table.returncode == 0 and "tinygrad/codegen/" in table.stdout and "1 pass" in table.stderr
+    unknown = tgstore("rewrites", "matmull", "--db", viz_db)
+    assert unknown.returncode == 1 and "matmul" in unknown.stderr and "transcendental" in unknown.stderr
+
+
+def test_what_a_pass_changed_marks_the_rewrite_not_its_ancestors(viz_db: Path) -> None:
+    """expander at 0.14.0 replaces matmul's UNROLL range by a STACK and the reduce's output by a RESHAPE: those
+    are marked; the STORE, END and SINK above them are not (hash-of-subtree ancestry marked all of them)."""
+    (before, after), = rows(viz_db, "SELECT (SELECT nodes FROM graphs g JOIN v_passes p ON p.graph_id = g.id WHERE "
+                                    "p.\"case\" = 'matmul' AND p.version = '0.14.0' AND p.renderer = 'C' AND "
+                                    "p.pass_name = 'postopt symbolic'), (SELECT nodes FROM graphs g JOIN v_passes p "
+                                    "ON p.graph_id = g.id WHERE p.\"case\" = 'matmul' AND p.version = '0.14.0' AND "
+                                    "p.renderer = 'C' AND p.pass_name = 'expander')")
+    old, new = json.loads(before), json.loads(after)
+    result = compare(old, new)
+    ops = {i: new[i][0] for i in range(len(new))}
+    assert {"STACK", "RESHAPE"} <= {ops[i] for i in result.added}
+    assert "REDUCE" in {ops[i] for i in result.changed}
+    assert "RANGE" in {old[i][0] for i in result.removed}
+    unmarked = set(range(len(new))) - result.added - result.changed
+    assert {"SINK", "END", "STORE"} <= {ops[i] for i in unmarked}
+    same = compare(new, new)
+    assert not same.added and not same.changed and not same.removed
+
+
+# ---------------------------------------------------------------- pages
+
+
+@needs_chromium
+def test_rewrite_page_of_a_matmul_pass(site: Server, tmp_path: Path) -> None:
+    run, position, graph = matmul_pass(site.path, "expander")
+    url = f"{site.root}/-/rewrites?run={run}&case=matmul&kernel=0&renderer=C&pass={position}&step=1"
+    page = dom(url, tmp_path / "profile")
+    text = text_of(page)
+    assert "Rewrite steps in #" in text and "expander" in text
+    assert re.search(r"tinygrad/codegen/[\w/]+\.py:\d+", text)  # each step's rule with file:line
+    assert "expand_reduce" in text
+    # the selected step: before and after drawn, the rewritten node marked in each
+    assert len(re.findall(r'<svg[^>]*class="tgstore-graph"', page)) == 2
+    assert len(re.findall(r'<g class="node changed"', page)) == 2
+    assert f"/-/graph/{graph}?" in page  # back to the pass's graph
+    data = screenshot(url, tmp_path / "rewrite-page.png", tmp_path / "profile", "1400,900")
+    assert len(data) > 30_000
+
+
+@needs_chromium
+def test_pass_graph_page_steps_to_the_previous_and_next_pass(site: Server, tmp_path: Path) -> None:
+    run, position, graph = matmul_pass(site.path, "expander")
+    url = f"{site.root}/-/graph/{graph}?run={run}&case=matmul&kernel=0&renderer=C&pass={position}"
+    page = dom(url, tmp_path / "profile")
+    nxt = re.search(r'<a class="tgstore-next" rel="next" href="([^"]+)">#(\d+) ([^<]+?) →', page)
+    prev = re.search(r'<a class="tgstore-prev" rel="prev" href="([^"]+)">← #(\d+) ([^<]+)</a>', page)
+    assert nxt and prev, "previous and next links"
+    assert int(prev.group(2)) < position < int(nxt.group(2))
+    # "what this pass changed": added and changed nodes marked, removed ones ghosted, the SINK unmarked
+    assert re.search(r'<g class="node added"[^>]*data-op="STACK"', page)
+    assert re.search(r'<g class="node changed"[^>]*data-op="REDUCE"', page)
+    assert re.search(r'<g class="node removed"[^>]*data-op="RANGE"', page)
+    assert re.search(r'<g class="node" id="n\d+" data-op="SINK"', page)
+    assert "rewrite steps" in text_of(page)
+    # the next link works: it opens the next pass, whose own previous link leads back here
+    following = dom(site.root + nxt.group(1).replace("&amp;", "&"), tmp_path / "profile")
+    assert f"#{nxt.group(2)} {nxt.group(3)}" in text_of(following)
+    back = re.search(r'<a class="tgstore-prev" rel="prev" href="([^"]+)">', following)
+    assert back and f"pass={position}" in back.group(1) and graph in back.group(1)
+    data = screenshot(url, tmp_path / "pass-stepping.png", tmp_path / "profile", "1400,900")
+    assert len(data) > 30_000
+
+
+@needs_chromium
+def test_the_biggest_graph_opens_readable_and_search_finds_a_node(site: Server, tmp_path: Path) -> None:
+    ((digest, count),) = rows(site.path, "SELECT hash, node_count FROM graphs ORDER BY node_count DESC LIMIT 1")
+    assert count > 2000, count  # transcendental's late passes at 0.14.0: 2,258 nodes
+    page = dom(f"{site.root}/-/graph/{digest}?find=CMPLT&changes=0", tmp_path / "profile")  # the graph alone
+    drawn = len(re.findall(r'<g class="node[ "]', page))
+    folded = int(re.search(r'data-folded-count="(\d+)"', page).group(1))
+    assert drawn + folded == count and folded > 0  # constants folded into their users' labels
+    found = re.search(r'tgstore-found">(\d+) found', page)
+    assert found and int(found.group(1)) > 0
+    assert len(re.findall(r'<g class="node[^"]* found"', page)) == int(found.group(1))
+    assert re.search(r'data-start="(root|change)"', page)  # not fitted into an unreadable hairball
+    unfolded = dom(f"{site.root}/-/graph/{digest}?fold=0&changes=0", tmp_path / "profile")
+    assert len(re.findall(r'<g class="node[ "]', unfolded)) == count
+
+
+def test_comparing_two_releases_without_a_case_is_a_summary_under_a_megabyte(site: Server) -> None:
+    response = site.get("/-/diff", a="0.12.0", b="0.14.0")
+    assert len(response.content) < 1_000_000
+    text = text_of(response.text)
+    assert "cases compared" in text
+    links = re.findall(r'href="/-/diff\?a=0.12.0&amp;b=0.14.0&amp;case=(\w+)"', response.text)
+    assert "matmul" in links and "add" in links
+    case = site.get("/-/diff", a="0.12.0", b="0.14.0", case="add")
+    assert "tgstore-intra" in case.text  # the characters that changed within a line are marked
+    assert "message-info" not in case.text or "only at tree:" not in case.text
+
+
+def test_datasette_table_pages_carry_tgstore_navigation(site: Server) -> None:
+    for path in ("/viz/v_passes", "/viz/v_kernels", "/viz"):
+        page = site.get(path).text
+        nav = re.search(r'<p class="crumbs tgstore-nav tgstore-datasette-nav">(.*?)</p>', page, re.S)
+        assert nav, path
+        assert 'href="/-/diff"' in nav.group(1) and 'href="/-/chart"' in nav.group(1)
+    passes = site.get("/viz/v_passes", case="matmul", pass_name="expander").text
+    assert re.search(r'href="/-/rewrites\?run=\d+&amp;case=matmul&amp;kernel=0&amp;renderer=C&amp;pass=\d+"', passes)
+    kernels = site.get("/viz/v_kernels", case="transcendental").text
+    assert "tgstore-more" in kernels and 'href="/-/blob/' in kernels  # long pyrender cut, linked whole

@@ -1,0 +1,122 @@
+"""The compare page without a case: one row per case that changed between two commits (AST, which renderers'
+source, which passes), each linking to that case's full diff. Only hashes are read, never texts, so the page stays
+small (a few KB per changed case) and quick whatever the suite."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import Connection, text
+
+from tgstore.diff import _cases, _items, _programs, choose_runs
+from tgstore.history import CommitRow, resolve_commit
+
+PASS_LISTS_SQL = """
+SELECT k.name AS "case", si.position, p.renderer, p.pass_list_id
+FROM run_cases rc JOIN cases k ON k.id = rc.case_id JOIN schedule_items si ON si.case_result_id = rc.case_result_id
+JOIN programs p ON p.schedule_item_id = si.id
+WHERE rc.run_id = :run AND p.pass_list_id IS NOT NULL
+"""
+ONE_SIDED = re.compile(r"^(?P<where>\S+): renderer (?P<renderer>\S+) only at (?P<side>\S+)$")
+
+
+@dataclass
+class CaseChange:
+    case: str
+    status: str  # "changed", "added", "removed", or "a -> b" for a status change
+    ast: int = 0  # kernels whose AST changed
+    kernels_added: int = 0
+    kernels_removed: int = 0
+    sources: dict[str, int] = field(default_factory=dict)  # renderer -> kernels whose source changed
+    passes: dict[str, int] = field(default_factory=dict)  # renderer -> kernels whose pass list changed
+
+    @staticmethod
+    def renderer_list(counts: dict[str, int]) -> str:
+        return ", ".join(r if n == 1 else f"{r} ×{n}" for r, n in sorted(counts.items()))
+
+    @property
+    def what(self) -> str:
+        parts = []
+        if self.ast:
+            parts.append(f"AST of {self.ast} kernel{'s' if self.ast > 1 else ''}")
+        if self.kernels_added or self.kernels_removed:
+            parts.append(f"kernels +{self.kernels_added} −{self.kernels_removed}")
+        return ", ".join(parts)
+
+
+@dataclass
+class Summary:
+    a: CommitRow
+    b: CommitRow
+    run_a: int
+    run_b: int
+    notes: list[str]
+    cases: list[CaseChange]
+    compared: int
+    renderers: list[str]
+
+
+def label(commit: CommitRow) -> str:
+    """A commit as people name it: its version, else a short sha."""
+    return commit.version or commit.short
+
+
+def summarize(conn: Connection, ref_a: str, ref_b: str) -> Summary:
+    a, b = resolve_commit(conn, ref_a), resolve_commit(conn, ref_b)
+    ra, rb, notes = choose_runs(conn, a, b)
+    cases_a, cases_b = _cases(conn, ra.run_id), _cases(conn, rb.run_id)
+    items_a, items_b = _items(conn, ra.run_id, None), _items(conn, rb.run_id, None)
+    progs_a, progs_b = _programs(conn, ra.run_id, None), _programs(conn, rb.run_id, None)
+    lists = [{(r["case"], r["position"], r["renderer"]): r["pass_list_id"]
+              for r in conn.execute(text(PASS_LISTS_SQL), {"run": run}).mappings()} for run in (ra.run_id, rb.run_id)]
+    changes: dict[str, CaseChange] = {}
+    for name in sorted(set(cases_a) | set(cases_b)):
+        if name not in cases_a or name not in cases_b:
+            changes[name] = CaseChange(name, "added" if name not in cases_a else "removed")
+            continue
+        change = CaseChange(name, "changed" if cases_a[name] == cases_b[name] else f"{cases_a[name]} → {cases_b[name]}")
+        positions = {p for c, p in items_a if c == name} | {p for c, p in items_b if c == name}
+        for position in sorted(positions):
+            ia, ib = items_a.get((name, position)), items_b.get((name, position))
+            if ia is None or ib is None:
+                change.kernels_added += ia is None
+                change.kernels_removed += ib is None
+                continue
+            change.ast += ia["kernel_hash"] != ib["kernel_hash"]
+            pa, pb = progs_a.get((name, position), {}), progs_b.get((name, position), {})
+            for rend in set(pa) & set(pb):
+                if (pa[rend]["source_hash"], pa[rend]["error"]) != (pb[rend]["source_hash"], pb[rend]["error"]):
+                    change.sources[rend] = change.sources.get(rend, 0) + 1
+                la, lb = lists[0].get((name, position, rend)), lists[1].get((name, position, rend))
+                if la is not None and lb is not None and la != lb:
+                    change.passes[rend] = change.passes.get(rend, 0) + 1
+        if change.status != "changed" or change.ast or change.sources or change.passes or change.kernels_added \
+                or change.kernels_removed:
+            changes[name] = change
+    renderers = sorted({r for progs in (*progs_a.values(), *progs_b.values()) for r in progs})
+    return Summary(a, b, ra.run_id, rb.run_id, notes, list(changes.values()),
+                   len(set(cases_a) & set(cases_b)), renderers)
+
+
+def one_sided_notes(notes: list[str], a: CommitRow, b: CommitRow) -> tuple[list[str], list[str]]:
+    """diff's per-kernel "renderer X only at <sha>" notes folded into one line per renderer and side, naming the
+    commits by version (or short sha); the other notes as they are."""
+    sides = {a.short: (label(a), label(b)), b.short: (label(b), label(a))}
+    grouped: dict[tuple[str, str], int] = {}
+    rest = []
+    for note in notes:
+        m = ONE_SIDED.match(note)
+        if m and m["side"] in sides:
+            key = (m["renderer"], m["side"])
+            grouped[key] = grouped.get(key, 0) + 1
+        else:
+            rest.append(note)
+    lines = [f"{renderer} only at {sides[side][0]}, not at {sides[side][1]} ({n} kernel{'s' if n > 1 else ''})"
+             for (renderer, side), n in sorted(grouped.items())]
+    return lines, rest
+
+
+def context(summary: Summary) -> dict[str, Any]:
+    return {"summary_table": summary, "label_a": label(summary.a), "label_b": label(summary.b)}

@@ -1,0 +1,76 @@
+"""The rewrite page (/-/rewrites?run=&case=&kernel=&renderer=&pass=&step=): the steps tinygrad took inside one
+pass, in order, each with the UPat that matched (file:line and its source), and for the selected step the
+rewritten node's neighbourhood before and after, the rewritten node marked, as tinygrad's VIZ shows a rewrite."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from datasette.utils.asgi import Response
+from markupsafe import Markup
+
+from tgstore.rewrites import PassSteps, case_steps
+from tgstore.web import layout
+from tgstore.web.passnav import PassContext, PassKey, commit_of_run, pass_context
+
+STEP_LIST_LIMIT = 500  # steps listed on one page (a pass's recorded steps are capped at extraction anyway)
+
+
+def load(path: str, key: PassKey) -> tuple[PassSteps | None, PassContext | None, Any]:
+    import sqlite3
+
+    from tgstore.web.pages import reader_engine
+
+    with reader_engine(path).connect() as conn:
+        found = case_steps(conn, key.run, key.case, kernel=key.kernel, renderer=key.renderer,
+                           schedule=key.kernel is None, pass_position=key.position, trace_of=key.position)
+        raw = conn.connection.driver_connection
+        assert isinstance(raw, sqlite3.Connection)
+        ctx = pass_context(raw, key)
+        commit = commit_of_run(raw, key.run)
+    passes = [p for k in found for p in k.passes]
+    return (passes[0] if passes else None), ctx, commit
+
+
+def subgraph_svg(node: dict[str, Any] | None) -> Markup | None:
+    graph = (node or {}).get("graph")
+    if not graph:
+        return None
+    return Markup(layout.svg(graph, marks={len(graph) - 1: "changed"}, fold=True))
+
+
+async def rewrites(datasette: Any, request: Any) -> Response:
+    import asyncio
+
+    from tgstore.web.pages import database, not_found, render
+
+    key = PassKey.from_args(request.args)
+    if key is None:
+        return await not_found(datasette, request, "a rewrite page needs run, case, pass (and kernel, renderer for a "
+                               "kernel's pass): follow a link from a pass's graph page or from v_passes")
+    db = database(datasette)
+    found, ctx, commit = await asyncio.to_thread(load, db.path, key)
+    if found is None or ctx is None:
+        return await not_found(datasette, request, f"no pass #{key.position} for case {key.case!r} in run {key.run}")
+    try:
+        selected = int(request.args.get("step") or 0)
+    except ValueError:
+        selected = 0
+    step = found.steps[selected] if 0 <= selected < len(found.steps) else None
+    current = ctx.current
+
+    def link(p: Any) -> str | None:
+        return datasette.urls.path(ctx.steps_url(p)) if p is not None else None
+
+    prev_with_steps = next((p for p in reversed(ctx.passes) if p.position < key.position and p.has_steps), None)
+    next_with_steps = next((p for p in ctx.passes if p.position > key.position and p.has_steps), None)
+    return await render(datasette, request, "tgstore_rewrites.html", {
+        "key": key, "found": found, "ctx": ctx, "current": current, "step": step, "selected": selected,
+        "steps": found.steps[:STEP_LIST_LIMIT], "commit": commit,
+        "commit_label": (commit[1] or commit[0][:12]) if commit else "",
+        "graph_url": datasette.urls.path(ctx.graph_url(current)) if current and current.graph_hash else None,
+        "prev_url": link(prev_with_steps), "next_url": link(next_with_steps),
+        "prev_pass": prev_with_steps, "next_pass": next_with_steps,
+        "step_url": lambda i: datasette.urls.path(ctx.steps_url(current, step=i)) + "#step",
+        "before_svg": subgraph_svg(step.before if step else None),
+        "after_svg": subgraph_svg(step.after if step else None)})
