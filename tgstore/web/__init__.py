@@ -13,16 +13,19 @@ from tgstore.web.cells import CellRenderer
 from tgstore.web.pages import ROUTES
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
-# Views whose row count means running the whole view (every pass of every kernel of every run): seconds on a
-# thousand commits. Their pages are served without the count (Datasette's `_nocount`), paginated as usual.
-UNCOUNTED_VIEWS = frozenset({"v_passes", "v_pattern_matches"})
+# Views: their row count means running the whole view (every program, pass or case of every run), seconds at
+# thousands of commits, so their pages are served without the count (Datasette's `_nocount`), paginated as usual.
+# Every view of the schema is named v_* except run_cases.
+UNCOUNTED_PREFIX = "v_"
+UNCOUNTED_VIEWS = frozenset({"run_cases"})
 
 
 def uncounted(scope: dict[str, Any]) -> dict[str, Any]:
-    """The request, asking Datasette not to count the rows when it is a page of one of UNCOUNTED_VIEWS."""
+    """The request, asking Datasette not to count the rows when it is a page of a view."""
     parts = scope.get("path", "").strip("/").split("/")
     query = scope.get("query_string", b"")
-    if len(parts) == 2 and parts[1].split(".")[0] in UNCOUNTED_VIEWS and b"_nocount" not in query:
+    name = parts[1].split(".")[0] if len(parts) == 2 else ""
+    if (name.startswith(UNCOUNTED_PREFIX) or name in UNCOUNTED_VIEWS) and b"_nocount" not in query:
         return {**scope, "query_string": query + (b"&" if query else b"") + b"_nocount=1"}
     return scope
 
