@@ -6,7 +6,7 @@
 --   draws node_count per pass at every commit.
 -- parameters: case_name (case name, e.g. matmul), renderer (optional: one renderer, e.g. C; empty for all),
 --   kernel (optional: one kernel position, e.g. 0; empty for all)
-WITH runs_of_case AS (  -- from the case's memberships to the runs that hold them; only numbers go through the sorts
+WITH runs_of_case AS (  -- from the case's memberships to the runs that hold them, numbers only through the sorts
   SELECT r.id AS run_id, m.case_result_id, c.history_rank, s.name AS suite, r.backend
   FROM cases k CROSS JOIN case_set_members m ON m.case_id = k.id
   CROSS JOIN runs r ON r.case_set_id = m.case_set_id AND r.is_current = 1
