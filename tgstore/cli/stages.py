@@ -52,13 +52,30 @@ def stages(
         for kp in found:
             sys.stdout.write(json.dumps(kp.to_json()) + "\n")
         return
-    for kp in found:
-        what = "scheduler passes" if schedule else f"kernel {kp.kernel_index} {kp.kernel_name or ''} ({kp.renderer})"
+    tables = same_passes(found)
+    for kp, renderers in tables:
+        names = ", ".join(r for r in renderers if r)
+        what = "scheduler passes" if schedule else f"kernel {kp.kernel_index} {kp.kernel_name or ''} ({names})"
         emit(f"{case}: {what} at {row.describe()}")
         print_table(["#", "pass", "nodes", "changed", "graph"],
                     [[p.position, "  " * p.depth + p.name, "" if p.node_count is None else p.node_count,
                       "*" if p.changed else "", (p.graph_hash or "")[:12]] for p in kp.passes])
-    note(f"{sum(len(k.passes) for k in found)} passes")
+    shared = sum(len(r) > 1 for _, r in tables)
+    note(f"{sum(len(k.passes) for k, _ in tables)} passes in {len(tables)} table(s)"
+         + (f"; {shared} shown once for renderers with identical passes" if shared else ""))
+
+
+def same_passes(found: list) -> list[tuple]:
+    """Per kernel, renderers whose pass lists are identical (names, depths, node counts, graphs) grouped: one
+    (passes, [renderer, ...]) each, in first-seen order."""
+    groups: dict[tuple, tuple] = {}
+    for kp in found:
+        key = (kp.kernel_index, tuple((p.name, p.depth, p.node_count, p.changed, p.graph_hash) for p in kp.passes))
+        if key in groups:
+            groups[key][1].append(kp.renderer)
+        else:
+            groups[key] = (kp, [kp.renderer])
+    return list(groups.values())
 
 
 @command(app)

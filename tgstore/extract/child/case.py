@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .api import Tinygrad
+from .caches import GraphCaches, UniqueCounters
 from .encode import Encoder, toposort
 from .lower import Lowering, NameCounter
 from .passes import PassRecorder
@@ -41,6 +42,8 @@ class CaseRunner:
         self.lowering, self.scheduler, self.patterns = lowering, scheduler, patterns
         self.recorder, self.encoder, self.canonical = recorder, encoder, canonical
         self.names = NameCounter(tg)
+        self.graph_caches = GraphCaches(tg)
+        self.counters = UniqueCounters(tg)
         self.after_schedule: dict = {}
         self.pyrender = next((fn for m, a in PYRENDER if callable(fn := tg.attr(m, a))), None)
 
@@ -57,6 +60,8 @@ class CaseRunner:
         rec = self.new_record(name, description)
         self.names.reset()  # as in a fresh process
         self.scheduler.clear_caches()
+        self.graph_caches.clear()  # memoized graph work would skip passes a fresh process runs
+        self.counters.reset()  # buffer numbers appear in the scheduler's graphs
         self.encoder.reset()
         before = self.patterns.snapshot()
         buf = io.StringIO()
