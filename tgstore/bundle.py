@@ -72,6 +72,8 @@ class Item(TypedDict):
     programs: list[Program]
     canonical: NotRequired[dict[str, CanonicalEntry] | None]
     call_site: NotRequired[str | None]  # capture mode: file:line in function where tinygrad lowered it (v3)
+    context: NotRequired[dict[str, Any] | None]  # the codegen ContextVars it was lowered under (v3, optional)
+    lowered_by: NotRequired[str | None]  # capture mode: the renderer tinygrad lowered it with (v3, optional)
 
 
 class Match(TypedDict):
