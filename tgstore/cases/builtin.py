@@ -6,7 +6,9 @@ Case file format (the same for user files passed with ``--cases FILE``):
   so it may only import the standard library and ``tinygrad``;
 * every module-level function named ``case_<name>()`` is one case, taken in file order; it takes no arguments and
   returns a ``Tensor`` or a list/tuple of ``Tensor`` (all of them are scheduled together);
-* the function's docstring is the case's description.
+* the function's docstring is the case's description;
+* a case may declare the Context it is scheduled and lowered under: ``case_x.context = {"NOOPT": 1}`` (ContextVar
+  names and values); it is stored with each kernel, and a ContextVar the era lacks makes the case unsupported.
 
 Cases must work across tinygrad 0.10 ... 0.14, so they only use long-stable Tensor API, build their inputs with
 ``Tensor.empty`` (no RNG kernels, nothing is ever run) and keep shapes small so rendering stays fast. A case that
@@ -434,3 +436,37 @@ def case_reduce_mixed():
     """Other reductions over axis 1 of (4,16): prod, min, and any/all of a comparison."""
     x = Tensor.empty(4, 16)
     return [x.prod(axis=1), x.min(axis=1), (x > 0).any(axis=1), (x > 0).all(axis=1)]
+
+def case_matmul_noopt():
+    """16x16 @ 16x16 matrix multiply lowered under Context(NOOPT=1): the kernel without optimizations."""
+    return Tensor.empty(16, 16) @ Tensor.empty(16, 16)
+
+
+case_matmul_noopt.context = {"NOOPT": 1}
+
+
+def case_sum_rows_noopt():
+    """x.sum(1) on an 8x64 float tensor under Context(NOOPT=1)."""
+    return Tensor.empty(8, 64).sum(1)
+
+
+case_sum_rows_noopt.context = {"NOOPT": 1}
+
+
+def case_float64_int64():
+    """float64 and int64 arithmetic: (a.double()*2).cast(int64) + b."""
+    return (Tensor.empty(16, dtype=dtypes.float64) * 2).cast(dtypes.int64) + Tensor.empty(16, dtype=dtypes.int64)
+
+
+def case_int16():
+    """int16 elementwise with a shift-like multiply: a*4 + b."""
+    return Tensor.empty(16, dtype=dtypes.int16) * 4 + Tensor.empty(16, dtype=dtypes.int16)
+
+
+def case_mlp_backward():
+    """Gradients of a 2-layer MLP's summed output w.r.t. both weights (the backward kernels)."""
+    x = Tensor.empty(4, 8)
+    w1, w2 = Tensor.empty(8, 16), Tensor.empty(16, 4)
+    w1.requires_grad = w2.requires_grad = True
+    x.matmul(w1).relu().matmul(w2).sum().backward()
+    return [w1.grad, w2.grad]
