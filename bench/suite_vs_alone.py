@@ -45,12 +45,17 @@ def fingerprint(case: dict[str, Any]) -> dict[str, Any]:
     return {"status": case["status"], "schedule_passes": passes(case.get("schedule_passes")),
             "programs": [[(p["renderer"], p["name"], p["source"], passes(p.get("passes"))) for p in it["programs"]]
                          for it in case["schedule"]],
-            "matches": sorted((m["pattern"], m["matches"]) for m in case.get("matches", []))}
+            "matches": sorted(((m["pattern"], m["matches"]) for m in case.get("matches", [])), key=repr)}
 
 
 def cases_of(bundle: Path) -> dict[str, dict[str, Any]]:
     recs = [json.loads(line) for line in bundle.read_text().splitlines() if line.strip()]
-    return {r["name"]: r for r in recs if r["kind"] == "case"}
+    # pattern keys are numbered per bundle: name matches by the rule itself
+    rules = {r["key"]: (r["matcher"], r["upat"], r["file"], r["line"]) for r in recs if r["kind"] == "pattern"}
+    cases = {r["name"]: r for r in recs if r["kind"] == "case"}
+    for case in cases.values():
+        case["matches"] = [{**m, "pattern": rules[m["pattern"]]} for m in case.get("matches", [])]
+    return cases
 
 
 def first_difference(a: dict[str, Any], b: dict[str, Any]) -> str:

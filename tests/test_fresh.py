@@ -33,7 +33,12 @@ def extract(root: Path, tmp: Path, label: str, names: list[str]) -> dict[str, di
                                                       stages="C"))
     assert result.status == "ok", result.stderr
     recs = [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
-    return {r["name"]: r for r in recs if r["kind"] == "case"}
+    # pattern keys are numbered per bundle: name matches by the rule itself
+    rules = {r["key"]: (r["matcher"], r["upat"], r["file"], r["line"]) for r in recs if r["kind"] == "pattern"}
+    cases = {r["name"]: r for r in recs if r["kind"] == "case"}
+    for case in cases.values():
+        case["matches"] = [{**m, "pattern": rules[m["pattern"]]} for m in case["matches"]]
+    return cases
 
 
 def fingerprint(case: dict[str, Any]) -> dict[str, Any]:
@@ -42,7 +47,7 @@ def fingerprint(case: dict[str, Any]) -> dict[str, Any]:
     return {"schedule_passes": passes(case["schedule_passes"]),
             "programs": [[(p["name"], p["source"], passes(p["passes"])) for p in item["programs"]]
                          for item in case["schedule"]],
-            "matches": sorted((m["pattern"], m["matches"]) for m in case["matches"])}
+            "matches": sorted(((m["pattern"], m["matches"]) for m in case["matches"]), key=repr)}
 
 
 def test_a_case_in_the_suite_stores_what_it_stores_alone(tinygrad_release, tmp_path: Path) -> None:
