@@ -167,7 +167,7 @@ class CaseRunner:
             self.names.restore(after_schedule)
             for i, (item, ast) in enumerate(zip(items, asts, strict=True)):
                 if item["root_op"] == "SINK":
-                    with self.tg.Context(**(contexts[i] if contexts else {})):
+                    with self.tg.Context(**relowering_context(contexts[i] if contexts else {})):
                         item["programs"].append(self.program(rname, ast))
 
     def program(self, rname: str, ast: Any) -> dict[str, Any]:
@@ -189,6 +189,13 @@ class CaseRunner:
         except Exception:
             prog["error"] = clean(traceback.format_exc(limit=-8))
         return prog
+
+
+def relowering_context(context: dict[str, Any]) -> dict[str, Any]:
+    """The context a captured kernel is lowered again in: BEAM left out (a search times kernels on a device, differs
+    run to run, and cannot run for renderers without hardware); the renderer tinygrad used keeps the program BEAM
+    chose (keep_produced)."""
+    return {k: v for k, v in context.items() if k != "BEAM"}
 
 
 def keep_produced(item: dict[str, Any], kernel: Any) -> None:
