@@ -61,7 +61,7 @@ def test_a_case_in_the_suite_stores_what_it_stores_alone(tinygrad_release, tmp_p
 
 
 def test_without_the_reset_earlier_cases_change_a_case(tinygrad_release, tmp_path: Path, monkeypatch) -> None:
-    """The reset is what makes them equal: keeping tinygrad's caches (a switch for bench/suite_vs_alone.py)
+    """The reset is what makes them equal: keeping tinygrad's caches (a switch for bench/bench_fresh.py)
     changes what some target case stores."""
     root = tinygrad_release(RELEASE)
     monkeypatch.setitem(os.environ, "TGSTORE_KEEP_GRAPH_CACHES", "1")

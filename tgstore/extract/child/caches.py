@@ -95,7 +95,7 @@ class GraphCaches:
 
     def clear(self) -> int:
         """Empty every graph memo cache; the number of entries dropped."""
-        if os.environ.get("TGSTORE_KEEP_GRAPH_CACHES"):  # bench/suite_vs_alone.py measures what clearing costs
+        if os.environ.get("TGSTORE_KEEP_GRAPH_CACHES"):  # bench/bench_fresh.py measures what clearing costs
             return 0
         self.scan()
         dropped = 0

@@ -2,7 +2,7 @@
 case extracted alone in a fresh process (tinygrad's memo caches would otherwise let a case skip passes that earlier
 cases ran). Prints every difference, and the time per case with and without clearing tinygrad's graph caches.
 
-    python bench/suite_vs_alone.py --tinygrad /path/holding/tinygrad [--cases matmul,softmax] [--renderers C]
+    python bench/bench_fresh.py --tinygrad /path/holding/tinygrad [--cases matmul,softmax] [--renderers C] [--no-clear]
 """
 
 from __future__ import annotations
