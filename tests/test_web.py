@@ -92,8 +92,10 @@ def test_a_program_graph_links_its_linearized_uops(site: Server) -> None:
     page = site.get(f"/-/graph/{digest}").text
     found = re.search(r'class="tgstore-linear" href="([^"]+)"', page)
     assert found, "no link to the linearized UOps"
-    href = found.group(1).replace("&amp;", "&").replace("/linear_uops?", "/linear_uops.json?")
-    table = site.get(href, _shape="array", _size="max").json()
+    path, query = found.group(1).replace("&amp;", "&").split("?", 1)
+    params = dict(part.split("=", 1) for part in query.split("&"))
+    table = site.get(path + ".json", **params, _shape="array", _size="max").json()
+    assert {row["linear_id"] for row in table} == {int(params["linear_id"])}
     assert len(table) == linear_count > 0
 
 

@@ -122,8 +122,8 @@ class StageDiff:
     name_b: str | None
     title: str
     lines: list[str]
-    graph_a: str | None = None  # the graphs after that pass (hashes), for the graph view
-    graph_b: str | None = None
+    graph_a: str | None = None  # the graphs after that pass (hashes), for the graph view; for a pass only one
+    graph_b: str | None = None  # side ran, the other side's graph at that point (after its last pass before)
     pass_position_a: int | None = None  # its position on each side (None: the side lacks it)
     pass_position_b: int | None = None
     kind: str = "changed"  # "changed" (another output graph), "added" (only on b) or "removed" (only on a)
@@ -179,12 +179,16 @@ def stage_diffs(conn: Connection, run_a: int, run_b: int, label_a: str, label_b:
         if plus or minus:
             title += "; " + "; ".join(part for part in (f"added {', '.join(plus)}" if plus else "",
                                                         f"removed {', '.join(minus)}" if minus else "") if part)
-        ga, gb = _graph(conn, ra.graph_hash if ra else None), _graph(conn, rb.graph_hash if rb else None)
+        # a pass only one side ran is compared with the other side's graph at that point (its last pass before)
+        index = aligned.index(first)
+        hash_a = ra.graph_hash if ra else next((p.a.graph_hash for p in reversed(aligned[:index]) if p.a), None)
+        hash_b = rb.graph_hash if rb else next((p.b.graph_hash for p in reversed(aligned[:index]) if p.b), None)
+        ga, gb = _graph(conn, hash_a), _graph(conn, hash_b)
         lines = structural_diff(ga or [], gb or [], f"{label_a} {where} #{ra.position if ra else '-'} {name_a}",
                                 f"{label_b} {where} #{rb.position if rb else '-'} {name_b}",
                                 context) if (ga or gb) else []
         out.append(StageDiff(key[0], key[1], key[2], ra.position if ra else rb.position, name_a, name_b, title,
-                             lines, ra.graph_hash if ra else None, rb.graph_hash if rb else None,
+                             lines, hash_a, hash_b,
                              ra.position if ra else None, rb.position if rb else None, first.kind, plus, minus))
     return out
 
