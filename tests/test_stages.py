@@ -53,6 +53,17 @@ def test_pass_lists_where_the_era_names_its_passes(releases_db: Path) -> None:
     assert proc.returncode == 1 and "no passes recorded" in proc.stderr
 
 
+def test_stages_shows_renderers_with_identical_passes_once(releases_db: Path) -> None:
+    proc = tgstore("stages", "matmul", "--commit", "0.14.0", "--db", releases_db)
+    assert proc.returncode == 0, proc.stderr
+    headers = [line for line in proc.stdout.splitlines() if line.startswith("matmul: kernel")]
+    assert len(headers) == 1 and "(C, LLVM) at" in headers[0], headers
+    # the last pass (the PROGRAM) holds each renderer's own source: its graph is shown per renderer
+    last = [line for line in proc.stdout.splitlines() if "linearize/render" in line]
+    assert len(last) == 1 and "C " in last[0] and "LLVM " in last[0]
+    assert "1 table(s)" in proc.stderr
+
+
 def test_the_last_pass_graph_is_what_tinygrad_linearizes(releases_db: Path) -> None:
     """The last top-level pass with a graph (before linearize/render) holds exactly the UOps the renderer got."""
     checked = 0

@@ -123,7 +123,7 @@ class StageDiff:
     title: str
     lines: list[str]
     graph_a: str | None = None  # the graphs after that pass (hashes), for the graph view; for a pass only one
-    graph_b: str | None = None  # side ran, the other side's graph at that point (after its last pass before)
+    graph_b: str | None = None  # side ran, the other side's graph at that point (after its nearest pass)
     pass_position_a: int | None = None  # its position on each side (None: the side lacks it)
     pass_position_b: int | None = None
     kind: str = "changed"  # "changed" (another output graph), "added" (only on b) or "removed" (only on a)
@@ -179,10 +179,12 @@ def stage_diffs(conn: Connection, run_a: int, run_b: int, label_a: str, label_b:
         if plus or minus:
             title += "; " + "; ".join(part for part in (f"added {', '.join(plus)}" if plus else "",
                                                         f"removed {', '.join(minus)}" if minus else "") if part)
-        # a pass only one side ran is compared with the other side's graph at that point (its last pass before)
+        # a pass only one side ran is compared with the other side's graph at that point: after its last pass
+        # before, or (added at the start) after its first pass
         index = aligned.index(first)
-        hash_a = ra.graph_hash if ra else next((p.a.graph_hash for p in reversed(aligned[:index]) if p.a), None)
-        hash_b = rb.graph_hash if rb else next((p.b.graph_hash for p in reversed(aligned[:index]) if p.b), None)
+        nearby = [*reversed(aligned[:index]), *aligned[index + 1:]]
+        hash_a = ra.graph_hash if ra else next((p.a.graph_hash for p in nearby if p.a), None)
+        hash_b = rb.graph_hash if rb else next((p.b.graph_hash for p in nearby if p.b), None)
         ga, gb = _graph(conn, hash_a), _graph(conn, hash_b)
         lines = structural_diff(ga or [], gb or [], f"{label_a} {where} #{ra.position if ra else '-'} {name_a}",
                                 f"{label_b} {where} #{rb.position if rb else '-'} {name_b}",

@@ -54,12 +54,15 @@ def stages(
         return
     tables = same_passes(found)
     for kp, renderers in tables:
-        names = ", ".join(r for r in renderers if r)
+        names = ", ".join(r.renderer for r in renderers if r.renderer)
         what = "scheduler passes" if schedule else f"kernel {kp.kernel_index} {kp.kernel_name or ''} ({names})"
         emit(f"{case}: {what} at {row.describe()}")
+        graphs = [(p.graph_hash or "")[:12] for p in kp.passes]
+        if kp.passes and len({r.passes[-1].graph_hash for r in renderers}) > 1:  # the program: each renderer's
+            graphs[-1] = ", ".join(f"{r.renderer} {(r.passes[-1].graph_hash or '')[:8]}" for r in renderers)
         print_table(["#", "pass", "nodes", "changed", "graph"],
                     [[p.position, "  " * p.depth + p.name, "" if p.node_count is None else p.node_count,
-                      "*" if p.changed else "", (p.graph_hash or "")[:12]] for p in kp.passes])
+                      "*" if p.changed else "", graph] for p, graph in zip(kp.passes, graphs, strict=True)])
     shared = sum(len(r) > 1 for _, r in tables)
     note(f"{sum(len(k.passes) for k, _ in tables)} passes in {len(tables)} table(s)"
          + (f"; {shared} shown once for renderers with identical passes" if shared else ""))
@@ -67,40 +70,14 @@ def stages(
 
 def same_passes(found: list) -> list[tuple]:
     """Per kernel, renderers whose pass lists are identical (names, depths, node counts, graphs) grouped: one
-    (passes, [renderer, ...]) each, in first-seen order."""
+    (passes, [KernelPasses, ...]) each, in first-seen order. The last pass's graph is left out of the comparison:
+    it is the PROGRAM, whose SOURCE is each renderer's own text."""
     groups: dict[tuple, tuple] = {}
     for kp in found:
-        key = (kp.kernel_index, tuple((p.name, p.depth, p.node_count, p.changed, p.graph_hash) for p in kp.passes))
+        rows = [(p.name, p.depth, p.node_count, p.changed, p.graph_hash) for p in kp.passes]
+        key = (kp.kernel_index, tuple(rows[:-1]), tuple(rows[-1][:4]) if rows else ())
         if key in groups:
-            groups[key][1].append(kp.renderer)
+            groups[key][1].append(kp)
         else:
-            groups[key] = (kp, [kp.renderer])
+            groups[key] = (kp, [kp])
     return list(groups.values())
-
-
-@command(app)
-def canonical(
-    case: CaseArgument,
-    stage: Annotated[str, typer.Option("--stage", help="tensor, rangeified (the case's), or kernel_ast, optimized, "
-                                       "postrange, expanded, coalesced, gated, program, linearized (a kernel's).",
-                                       show_default=False)],
-    kernel: KernelOption = None,
-    commit: CommitOption = None,
-    db: DbOption = Path("tgstore.db"),
-) -> None:
-    """Print the stored Svod canonical JSON (schema v7) document of CASE at STAGE. A stage the schema cannot
-    represent at that commit prints its typed reason and exits 1."""
-    from tgstore.stages import StageError, canonical_document, pretty_document, run_with_case
-
-    engine = open_db(db, migrate=False, writer=False)
-    try:
-        with engine.connect() as conn:
-            _row, run_id = run_with_case(conn, case, commit)
-            doc = canonical_document(conn, run_id, case, stage, kernel)
-    except (StageError, LookupError) as exc:
-        raise fail(str(exc)) from None
-    if doc["document"] is None:
-        raise fail(f"stage {stage!r} of case {case!r} has no canonical document: {doc['unsupported']}: "
-                   f"{doc['reason']}")
-    sys.stdout.write(pretty_document(doc["document"]))
-    note(f"sha256 {doc['hash']}, {doc['node_count']} nodes")
