@@ -81,3 +81,31 @@ def same_passes(found: list) -> list[tuple]:
         else:
             groups[key] = (kp, [kp])
     return list(groups.values())
+
+
+@command(app)
+def canonical(
+    case: CaseArgument,
+    stage: Annotated[str, typer.Option("--stage", help="tensor, rangeified (the case's), or kernel_ast, optimized, "
+                                       "postrange, expanded, coalesced, gated, program, linearized (a kernel's).",
+                                       show_default=False)],
+    kernel: KernelOption = None,
+    commit: CommitOption = None,
+    db: DbOption = Path("tgstore.db"),
+) -> None:
+    """Print the stored Svod canonical JSON (schema v7) document of CASE at STAGE. A stage the schema cannot
+    represent at that commit prints its typed reason and exits 1."""
+    from tgstore.stages import StageError, canonical_document, pretty_document, run_with_case
+
+    engine = open_db(db, migrate=False, writer=False)
+    try:
+        with engine.connect() as conn:
+            _row, run_id = run_with_case(conn, case, commit)
+            doc = canonical_document(conn, run_id, case, stage, kernel)
+    except (StageError, LookupError) as exc:
+        raise fail(str(exc)) from None
+    if doc["document"] is None:
+        raise fail(f"stage {stage!r} of case {case!r} has no canonical document: {doc['unsupported']}: "
+                   f"{doc['reason']}")
+    sys.stdout.write(pretty_document(doc["document"]))
+    note(f"sha256 {doc['hash']}, {doc['node_count']} nodes")
