@@ -165,7 +165,7 @@ class CaseRunner:
         self.after_schedule = after_schedule = self.names.snapshot()
         for rname in self.options.renderers:
             self.names.restore(after_schedule)
-            self.graph_caches.clear()  # a renderer lowered before would have filled them: each lowers as if alone
+            self.graph_caches.clear(collect=False)  # a renderer lowered before filled them: each lowers as alone
             for i, (item, ast) in enumerate(zip(items, asts, strict=True)):
                 if item["root_op"] == "SINK":
                     with self.tg.Context(**relowering_context(contexts[i] if contexts else {})):
