@@ -1,5 +1,5 @@
--- title: Kernels changed between two commits
--- description: Per case, the schedule items (kernels and copies, identified by their AST hash) that commit b added
+-- title: Kernels changed between two commits (AST level)
+-- description: AST level: per case, the schedule items (kernels and copies, by AST hash) that commit b added
 --   or removed compared with commit a, on runs of the same suite and backend. A kernel whose AST changed shows as
 --   one removed and one added row; a case present on one side only shows all its kernels. An unknown commit gives
 --   one row saying so.

@@ -243,6 +243,7 @@ def query_params(db: SampleDb) -> dict[str, dict[str, str]]:
     """Parameters for every query in queries/ that make it return rows on `db` (commits named three ways)."""
     return {
         "kernels_changed": {"a": db.sha_a[:8], "b": db.version_b},
+        "sources_changed": {"a": db.sha_a[:8], "b": db.version_b, "renderer": ""},
         "patterns_changed": {"a": db.version_a, "b": db.sha_b},
         "uop_count_history": {"case_name": "matmul"},
         "source_history": {"case_name": "matmul", "renderer": "C"},

@@ -73,11 +73,17 @@ def test_capture_stores_each_distinct_kernel_once_with_its_call_site(tmp_path, t
     proc = tgstore("ingest", "--db", db, "--tinygrad", tinygrad_release(RELEASE), "--renderers", "C",
                    "--capture", "--", "python", "three.py", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    items = rows(db, "SELECT si.position, si.call_site, k.name, p.renderer FROM schedule_items si "
+    found = rows(db, "SELECT si.position, si.call_site, k.name, p.renderer FROM schedule_items si "
                      "JOIN kernels k ON k.id = si.kernel_id JOIN programs p ON p.schedule_item_id = si.id "
                      "ORDER BY si.position")
-    assert [(pos, site, renderer) for pos, site, _name, renderer in items] == [
-        (0, "three.py:5 in main", "C"), (1, "three.py:6 in main", "C"), (2, "three.py:7 in main", "C")]
+    # the CPU runtime's own programs, lowered when the device opens (as process_replay records them), then the
+    # script's three kernels in order; the elementwise one lowered twice is stored once
+    runtime = [name for _pos, _site, name, _renderer in found if name.endswith("_prog")]
+    assert sorted(runtime) == ["signal_prog", "timestamp_prog", "wait_prog", "worker_prog"]
+    items = [row for row in found if not row[2].endswith("_prog")]
+    assert [(site, renderer) for _pos, site, _name, renderer in items] == [
+        ("three.py:5 in main", "C"), ("three.py:6 in main", "C"), ("three.py:7 in main", "C")]
+    assert [pos for pos, *_ in items] == sorted(pos for pos, *_ in items)
     assert items[2][2].startswith("r_")  # the reduce
     (suite, status, command), = rows(db, "SELECT s.name, r.status, r.command FROM runs r "
                                          "JOIN suites s ON s.id = r.suite_id")
@@ -99,7 +105,9 @@ def test_a_failing_command_keeps_what_it_lowered(tmp_path, tinygrad_release):
     assert status == "partial"
     assert error == "the captured command exited 1: RuntimeError: the program failed after one kernel"
     # the fill (contiguous) and the multiply, both on line 3; outside the working directory: an absolute path
-    assert rows(db, "SELECT call_site FROM schedule_items") == [(f"{script}:3 in <module>",)] * 2
+    sites = rows(db, "SELECT si.call_site FROM schedule_items si JOIN kernels k ON k.id = si.kernel_id "
+                     "WHERE k.name NOT LIKE '%\\_prog' ESCAPE '\\'")
+    assert sites == [(f"{script}:3 in <module>",)] * 2
 
 
 def test_capture_without_a_command_is_one_line(tmp_path):
@@ -152,8 +160,11 @@ def test_check_passes_an_unchanged_copy_and_fails_a_changed_c_renderer(stored_re
     cstyle.write_text(text.replace('  buffer_suffix = " restrict"\n', '  buffer_suffix = " __restrict__"\n'))
     proc = tgstore("check", "--db", db, "--against", RELEASE, "--tinygrad", copy, "--cases", cases)
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    changed = [line.strip() for line in proc.stdout.splitlines() if line.strip().startswith("changed ")]
-    assert changed == ["changed add[0] E_64_4: C source", "changed sum[0] r_8_16_4: C source"]
+    assert "  source changed (same AST): 2" in proc.stdout.splitlines()
+    listed = [line.strip() for line in proc.stdout.splitlines() if line.startswith("    ")]
+    assert listed == ["add[0] E_64_4: C source changed", "sum[0] r_8_16_4: C source changed"]
+    proc = tgstore("check", "--db", db, "--against", RELEASE, "--tinygrad", copy, "--cases", cases, "--limit", "1")
+    assert proc.returncode == 1 and "    ... and 1 more (--limit)" in proc.stdout.splitlines()
     assert rows(db, "SELECT count(*) FROM runs") == before  # the database is left as it was
 
     proc = tgstore("check", "--db", db, "--against", RELEASE, "--tinygrad", copy, "--cases", cases, "--json")
@@ -169,3 +180,69 @@ def test_check_against_an_unstored_commit_says_how_to_store_it(stored_release, t
                    "--suite", "models")
     assert proc.returncode == 2
     assert proc.stderr.startswith("error: no stored run of tree:") and "for suite 'models' on CPU" in proc.stderr
+
+
+# A test file whose kernels tinygrad lowers in different contexts: the NOOPT matmul is another kernel than the
+# optimized one (same AST), and each is stored with the program tinygrad compiled for it.
+TESTS = """\
+from tinygrad import Tensor
+from tinygrad.helpers import Context
+
+
+def matmul():
+    return (Tensor.ones(8, 8).contiguous() @ Tensor.ones(8, 8).contiguous()).realize()
+
+
+def test_matmul_noopt():
+    with Context(NOOPT=1):
+        assert matmul().tolist()[0][0] == 8
+
+
+def test_matmul():
+    assert matmul().tolist()[0][0] == 8
+"""
+
+
+@needs_clang
+def test_check_over_a_pytest_run_with_kernels_in_their_context(tinygrad_release, tmp_path):
+    copy = tmp_path / "tinygrad-pr"
+    shutil.copytree(tinygrad_release(RELEASE), copy, ignore=shutil.ignore_patterns("__pycache__"))
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "test_kernels.py").write_text(TESTS)
+    db = tmp_path / "t.db"
+    command = ["--", "python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_kernels.py"]
+    proc = tgstore("ingest", "--db", db, "--tinygrad", copy, "--capture", "--renderers", "C", "--stages", "none",
+                   *command, cwd=work)
+    assert proc.returncode == 0, proc.stderr
+    found = rows(db, """SELECT c.name, si.context, si.lowered_by, kn.name, b.text FROM run_cases rc
+        JOIN cases c ON c.id = rc.case_id JOIN schedule_items si ON si.case_result_id = rc.case_result_id
+        JOIN kernels kn ON kn.id = si.kernel_id JOIN programs p ON p.schedule_item_id = si.id AND p.renderer = 'C'
+        JOIN blobs b ON b.id = p.source_blob_id WHERE kn.name LIKE 'r\\_%' ESCAPE '\\' ORDER BY c.name""")
+    by_test = {name.rsplit("::", 1)[-1]: (context, lowered_by, source) for name, context, lowered_by, _k, source
+               in found}
+    assert set(by_test) == {"test_matmul", "test_matmul_noopt"}, found
+    assert json.loads(by_test["test_matmul_noopt"][0]) == {"NOOPT": 1} and by_test["test_matmul"][0] is None
+    assert by_test["test_matmul_noopt"][1] == by_test["test_matmul"][1] == "C"
+    # the NOOPT kernel is the unoptimized one: no upcast/unroll, so its source differs from the optimized kernel's
+    assert by_test["test_matmul_noopt"][2] != by_test["test_matmul"][2]
+    noopt = next(name for name, *_ in found if name.endswith("::test_matmul_noopt"))
+    shown = [json.loads(line) for line in tgstore("query", "case_at_commit", "--db", db, "-p", f"commit={RELEASE}",
+                                                  "-p", f"case_name={noopt}", "-p", "renderer=C",
+                                                  "--json").stdout.splitlines()]
+    assert [json.loads(r["context"]) for r in shown if r["kernel_name"].startswith("r_")] == [{"NOOPT": 1}]
+
+    proc = tgstore("check", "--db", db, "--against", RELEASE, "--tinygrad", copy, "--renderers", "C", *command,
+                   cwd=work)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "no kernel changed" in proc.stdout.splitlines()[0]
+    cstyle = copy / "tinygrad" / "renderer" / "cstyle.py"
+    text = cstyle.read_text()
+    cstyle.write_text(text.replace('  buffer_suffix = " restrict"\n', '  buffer_suffix = " __restrict__"\n'))
+    proc = tgstore("check", "--db", db, "--against", RELEASE, "--tinygrad", copy, "--renderers", "C", *command,
+                   cwd=work)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert any(line.startswith("  source changed (same AST): ") for line in proc.stdout.splitlines())
+    assert not any(line.startswith("  AST changed") for line in proc.stdout.splitlines())
+    proc = tgstore("check", "--db", db, "--against", "nope", "--tinygrad", copy, *command, cwd=work)
+    assert proc.returncode == 2

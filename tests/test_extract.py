@@ -83,11 +83,17 @@ def test_paths_exist() -> None:
     assert BUILTIN_CASES.is_file() and (CHILD_PACKAGE / "__main__.py").is_file()
 
 
+# What a renderer of the installed tinygrad (0.14) cannot render: WebGPU has no 64-bit types (f64, u64 in
+# TRANSCENDENTAL=2's code), and WGSL fails on NOLOCALS kernels (KeyError 'i').
+RENDERER_LIMITS = {("float64_int64", "WGSL"), ("float64_mean", "WGSL"), ("exp_sin_transcendental", "WGSL"),
+                   ("matmul_nolocals", "WGSL")}
+
+
 def test_builtin_suite_installed_tinygrad(tmp_path: Path) -> None:
     """The default renderer set over the builtin suite, with the venv's tinygrad."""
     root = locate_installed_tinygrad()
     assert resolve_tinygrad_root(None) == root
-    _, recs = run_ok(root, tmp_path / "b.jsonl", timeout=300)
+    _, recs = run_ok(root, tmp_path / "b.jsonl", timeout=1800)
     s = check_bundle(recs, 12)
     header = s["header"]
     assert header["suite"]["name"] == "builtin" and header["suite"]["files"] == [str(BUILTIN_CASES)]
@@ -104,7 +110,10 @@ def test_builtin_suite_installed_tinygrad(tmp_path: Path) -> None:
             if it["root_op"] == "SINK":
                 assert it["pyrender"]
                 for p in it["programs"]:
-                    assert p["error"] is None, (p["renderer"], p["error"])
+                    if (case["name"], p["renderer"]) in RENDERER_LIMITS:
+                        assert p["error"], (case["name"], p["renderer"])  # stored as the renderer's failure
+                        continue
+                    assert p["error"] is None, (case["name"], p["renderer"], p["error"])
                     assert p["uops"] and p["name"]
     names = [c["name"] for c in s["cases"]]
     assert names[:3] == ["add", "mul_add_chain", "unary"] and "matmul" in names
@@ -115,20 +124,27 @@ def test_builtin_suite_installed_tinygrad(tmp_path: Path) -> None:
 def test_builtin_suite_releases(tinygrad_release, tmp_path: Path, version: str) -> None:
     root = tinygrad_release(version)
     assert resolve_tinygrad_root(root / "tinygrad") == root.resolve()
-    _, recs = run_ok(root, tmp_path / "b.jsonl", renderers=["C", "LLVM"], timeout=300)
+    _, recs = run_ok(root, tmp_path / "b.jsonl", renderers=["C", "LLVM"], timeout=1800)
     s = check_bundle(recs, 12)
     assert s["header"]["tinygrad"]["version"] == version
     assert s["header"]["tinygrad"]["git"] is None  # inside tgstore's repo, but not a tinygrad checkout
     unsupported = {c["name"]: c["error"] for c in s["cases"] if c["status"] == "unsupported"}
-    # what 0.10 cannot express, each raised in the case's own code: recorded as unsupported, not as an error
+    # what an era cannot express, each raised in the case's own code (or a ContextVar it lacks): recorded as
+    # unsupported, not as an error
+    setitem = "NotImplementedError: Tensor.__setitem__ realizes (runs kernels) in this tinygrad"
     assert unsupported == ({"topk": "AttributeError: type object 'Tensor' has no attribute 'topk'",
                             "sort": "AttributeError: type object 'Tensor' has no attribute 'sort'",
                             "symbolic_shrink": unsupported.get("symbolic_shrink"),
                             "symbolic_reduce": unsupported.get("symbolic_reduce"),
-                            "int_divmod": unsupported.get("int_divmod")} if version == "0.10.0" else {})
+                            "int_divmod": unsupported.get("int_divmod"),
+                            "matmul_nolocals": "this tinygrad has no ContextVar NOLOCALS",
+                            "setitem": setitem,
+                            "scatter": "AttributeError: 'Tensor' object has no attribute 'scatter'",
+                            "fp8": "AttributeError: type object 'dtypes' has no attribute 'fp8e4m3'"}
+                           if version == "0.10.0" else {"setitem": setitem})
     for case in s["cases"]:
         if case["status"] == "unsupported":
-            assert case["error"].startswith("NotImplementedError: ") or case["name"] in ("topk", "sort")
+            assert case["error"] and "\n" not in case["error"]
             continue
         assert case["status"] == "ok", case["error"]
         assert c_sources(case), f"{case['name']} has no C source"

@@ -57,7 +57,9 @@ def test_the_wheel_installs_and_works_from_another_directory(tmp_path: Path) -> 
                  "-p", "renderer=C", "--json")
     rows = [json.loads(line) for line in answer.splitlines()]
     assert [row["kernel_name"] for row in rows] == ["E_4_4"] and "void E_4_4(" in rows[0]["source"]
-    assert run("db", "current", "--db", "t.db").strip().endswith("0011")
+    head = max(p.name.split("_")[0] for p in (Path(__file__).resolve().parent.parent / "migrations" / "versions")
+               .glob("[0-9]*_*.py"))
+    assert run("db", "current", "--db", "t.db").strip().endswith(head)
     assert "builtin" in run("suites")
     port = free_port()
     server = subprocess.Popen([tgstore, "serve", "--db", "t.db", "--port", str(port)], cwd=elsewhere,

@@ -54,6 +54,16 @@ def check_kernels_changed(db: SampleDb) -> None:
     assert [(r["case"], r["change"], r["kernel_name"]) for r in rows] == [("add", "removed", "E_4")]
 
 
+def check_sources_changed(db: SampleDb) -> None:
+    rows = run(db, "sources_changed")
+    got = {(r["case"], r["position"], r["renderer"], r["ast_changed"]) for r in rows}
+    # matmul kernel 1 changed only its C source (same AST): listed here, not by kernels_changed
+    assert ("matmul", 1, "C", 0) in got, got
+    assert all((r["source_a"], r["error_a"]) != (r["source_b"], r["error_b"]) for r in rows)
+    assert {r["renderer"] for r in run(db, "sources_changed", renderer="C")} == {"C"}
+    assert run(db, "sources_changed", b=db.sha_a[:8]) == []
+
+
 def check_patterns_changed(db: SampleDb) -> None:
     rows = run(db, "patterns_changed")
     # the lambda moved from line 50 to 52 and is still the same rule

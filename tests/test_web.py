@@ -80,6 +80,25 @@ def test_graph_view_highlights_what_changed_between_two_pass_graphs(site: Server
     assert svg.headers["content-type"].startswith("image/svg+xml") and svg.text.startswith("<svg")
 
 
+def test_a_program_graph_links_its_linearized_uops(site: Server) -> None:
+    """The last pass (linearize/render) is the PROGRAM as a graph; its page links the program's linearized UOps."""
+    with sqlite3.connect(f"file:{site.path}?mode=ro", uri=True) as conn:
+        digest, linear_count = conn.execute(
+            "SELECT pe.graph_hash, l.uop_count FROM v_passes pe JOIN schedule_items si ON si.position = pe.position "
+            "JOIN programs p ON p.schedule_item_id = si.id AND p.renderer = pe.renderer "
+            "JOIN linears l ON l.id = p.linear_id JOIN pass_entries e ON e.pass_list_id = p.pass_list_id "
+            "AND e.graph_id = pe.graph_id WHERE pe.version = '0.14.0' AND pe.pass_name = 'linearize/render' "
+            "AND pe.renderer = 'C' LIMIT 1").fetchone()
+    page = site.get(f"/-/graph/{digest}").text
+    found = re.search(r'class="tgstore-linear" href="([^"]+)"', page)
+    assert found, "no link to the linearized UOps"
+    path, query = found.group(1).replace("&amp;", "&").split("?", 1)
+    params = dict(part.split("=", 1) for part in query.split("&"))
+    table = site.get(path + ".json", **params, _shape="array", _size="max").json()
+    assert {row["linear_id"] for row in table} == {int(params["linear_id"])}
+    assert len(table) == linear_count > 0
+
+
 @needs_chromium
 def test_diff_view_of_two_releases_shows_the_changed_line_side_by_side(site: Server, tmp_path: Path) -> None:
     url = f"{site.root}/-/diff?a=0.12.0&b=0.14.0&case=add"

@@ -112,6 +112,8 @@ class Item(TypedDict):
     canonical: NotRequired[dict[str, CanonicalEntry] | None]
     call_site: NotRequired[str | None]  # capture mode: file:line in function where tinygrad lowered it (v3)
     timing: NotRequired[Timing | None]  # --time: kernels (root SINK) only
+    context: NotRequired[dict[str, Any] | None]  # the codegen ContextVars it was lowered under (v3, optional)
+    lowered_by: NotRequired[str | None]  # capture mode: the renderer tinygrad lowered it with (v3, optional)
 
 
 class Match(TypedDict):

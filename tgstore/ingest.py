@@ -288,6 +288,8 @@ class BundleStore:
             # a call site (capture mode) joins the hash only where there is one: older hashes stay valid
             schedule = [[item["position"], item["root_op"], kernel_hashes[id(item)],
                          *([item["call_site"]] if item.get("call_site") else []),
+                         *([{"context": item.get("context"), "lowered_by": item.get("lowered_by")}]
+                           if item.get("context") or item.get("lowered_by") else []),
                          [[p["renderer"], p["name"], self.store.text_hash(p["source"]) if p.get("source") else None,
                            linear_hashes.get(id(p)), p.get("error"), pass_hashes.get(id(p))]
                           for p in item["programs"]]] for item in case["schedule"]]
@@ -307,15 +309,16 @@ class BundleStore:
             for item in case["schedule"]:
                 item_rows.append((next_item, result_id, item["position"],
                                   self.store.id("kernels", kernel_hashes[id(item)]), item["root_op"],
-                                  item.get("call_site")))
+                                  item.get("call_site"), canonical_json(item["context"]) if item.get("context")
+                                  else None, item.get("lowered_by")))
                 program_rows += [(next_item, p["renderer"], p["name"], self.store.blob_id(p.get("source")),
                                   self.store.id("linears", linear_hashes.get(id(p))), p.get("error"),
                                   self.store.id("pass_lists", pass_hashes.get(id(p)))) for p in item["programs"]]
                 next_item += 1
             missing_rows += [(result_id, feature, reason) for feature, reason in missing]
             link_rows += [(result_id, pos, stage, self.store.id("canonical_docs", doc)) for pos, stage, doc in links]
-        self.store.insert("schedule_items", ("id", "case_result_id", "position", "kernel_id", "root_op", "call_site"),
-                          item_rows)
+        self.store.insert("schedule_items", ("id", "case_result_id", "position", "kernel_id", "root_op", "call_site",
+                                             "context", "lowered_by"), item_rows)
         self.store.insert("programs", ("schedule_item_id", "renderer", "name", "source_blob_id", "linear_id", "error",
                                        "pass_list_id"), program_rows)
         self.store.insert("case_missing", ("case_result_id", "feature", "reason"), missing_rows)

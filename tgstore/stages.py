@@ -10,6 +10,8 @@ from typing import Any
 from sqlalchemy import Connection, text
 
 from tgstore.compare.graphs import load_nodes, structural_diff
+from tgstore.compare.passes import AlignedPass, added, align, removed
+from tgstore.compare.passes import first_difference as aligned_first_difference
 from tgstore.history import CommitRow, resolve_commit
 
 CASE_STAGES = ("tensor", "rangeified", "kernel_graph")  # canonical stages of a whole case (position -1)
@@ -115,17 +117,24 @@ class StageDiff:
     case: str
     position: int
     renderer: str
-    pass_position: int | None  # the first pass whose output differs; None when only the lists' lengths differ
+    pass_position: int | None  # the first differing pass's position on side a (on side b if added there)
     name_a: str | None
     name_b: str | None
     title: str
     lines: list[str]
-    graph_a: str | None = None  # the graphs after that pass (hashes), for the graph view
-    graph_b: str | None = None
+    graph_a: str | None = None  # the graphs after that pass (hashes), for the graph view; for a pass only one
+    graph_b: str | None = None  # side ran, the other side's graph at that point (after its nearest pass)
+    pass_position_a: int | None = None  # its position on each side (None: the side lacks it)
+    pass_position_b: int | None = None
+    kind: str = "changed"  # "changed" (another output graph), "added" (only on b) or "removed" (only on a)
+    added: list[str] = field(default_factory=list)  # every pass only on side b, by name, in order
+    removed: list[str] = field(default_factory=list)  # every pass only on side a
 
     def to_json(self) -> dict[str, Any]:
         return {"case": self.case, "position": self.position, "renderer": self.renderer,
-                "pass_position": self.pass_position, "pass_a": self.name_a, "pass_b": self.name_b,
+                "pass_position": self.pass_position, "pass_position_a": self.pass_position_a,
+                "pass_position_b": self.pass_position_b, "kind": self.kind, "pass_a": self.name_a,
+                "pass_b": self.name_b, "added": self.added, "removed": self.removed,
                 "graph_a": self.graph_a, "graph_b": self.graph_b, "title": self.title, "diff": "\n".join(self.lines)}
 
 
@@ -136,18 +145,17 @@ def _graph(conn: Connection, graph_hash: str | None) -> list[list[Any]] | None:
     return load_nodes(found) if found else None
 
 
-def first_difference(a: list[PassRow], b: list[PassRow]) -> int | None:
-    """The index of the first pass whose name or output graph differs (or that one side lacks); None if equal."""
-    for i in range(max(len(a), len(b))):
-        if i >= len(a) or i >= len(b) or (a[i].name, a[i].graph_hash) != (b[i].name, b[i].graph_hash):
-            return i
-    return None
+def first_difference(a: list[PassRow], b: list[PassRow]) -> AlignedPass | None:
+    """The first pass, in the lists aligned by name and occurrence, that one side lacks or whose output graph
+    differs; None if equal."""
+    return aligned_first_difference(align(a, b))
 
 
 def stage_diffs(conn: Connection, run_a: int, run_b: int, label_a: str, label_b: str, *, case: str | None = None,
                 renderer: str | None = None, context: int = 3) -> list[StageDiff]:
-    """Per case, kernel and renderer recorded at both runs: the first pass whose output differs, with a structural
-    diff of the two graphs after it (ids ignored)."""
+    """Per case, kernel and renderer recorded at both runs: the passes aligned by name and occurrence, the passes
+    added and removed, and the first pass whose output differs with a structural diff of the two graphs after it
+    (ids ignored)."""
     def lists(run: int) -> dict[tuple, KernelPasses]:
         cases = [case] if case else [r["case"] for r in _rows(conn, 'SELECT DISTINCT "case" FROM v_passes '
                                                                     "WHERE run_id = :run", run=run)]
@@ -157,21 +165,33 @@ def stage_diffs(conn: Connection, run_a: int, run_b: int, label_a: str, label_b:
     side_a, side_b = lists(run_a), lists(run_b)
     out = []
     for key in sorted(set(side_a) & set(side_b), key=lambda k: (k[0], k[1], k[2])):
-        pa, pb = side_a[key].passes, side_b[key].passes
-        i = first_difference(pa, pb)
-        if i is None:
+        aligned = align(side_a[key].passes, side_b[key].passes)
+        first = aligned_first_difference(aligned)
+        if first is None:
             continue
-        ra, rb = (pa[i] if i < len(pa) else None), (pb[i] if i < len(pb) else None)
+        ra, rb = first.a, first.b
         where = f"{key[0]}[{key[1]}] {key[2]}"
         name_a, name_b = (ra.name if ra else None), (rb.name if rb else None)
-        pass_label = name_a if name_a == name_b else f"{name_a or '(none)'} -> {name_b or '(none)'}"
+        at = f"#{ra.position if ra else '-'} -> #{rb.position if rb else '-'}"
         counts = f"{ra.node_count if ra else '-'} -> {rb.node_count if rb else '-'} nodes"
-        title = f"{where}: first differing pass #{i} {pass_label!r} ({counts})"
-        ga, gb = _graph(conn, ra.graph_hash if ra else None), _graph(conn, rb.graph_hash if rb else None)
-        lines = structural_diff(ga or [], gb or [], f"{label_a} {where} #{i} {name_a}", f"{label_b} {where} #{i} "
-                                f"{name_b}", context) if (ga or gb) else []
-        out.append(StageDiff(key[0], key[1], key[2], i, name_a, name_b, title, lines,
-                             ra.graph_hash if ra else None, rb.graph_hash if rb else None))
+        title = f"{where}: first differing pass {first.name!r} {at}, {first.kind} ({counts})"
+        plus, minus = added(aligned), removed(aligned)
+        if plus or minus:
+            title += "; " + "; ".join(part for part in (f"added {', '.join(plus)}" if plus else "",
+                                                        f"removed {', '.join(minus)}" if minus else "") if part)
+        # a pass only one side ran is compared with the other side's graph at that point: after its last pass
+        # before, or (added at the start) after its first pass
+        index = aligned.index(first)
+        nearby = [*reversed(aligned[:index]), *aligned[index + 1:]]
+        hash_a = ra.graph_hash if ra else next((p.a.graph_hash for p in nearby if p.a), None)
+        hash_b = rb.graph_hash if rb else next((p.b.graph_hash for p in nearby if p.b), None)
+        ga, gb = _graph(conn, hash_a), _graph(conn, hash_b)
+        lines = structural_diff(ga or [], gb or [], f"{label_a} {where} #{ra.position if ra else '-'} {name_a}",
+                                f"{label_b} {where} #{rb.position if rb else '-'} {name_b}",
+                                context) if (ga or gb) else []
+        out.append(StageDiff(key[0], key[1], key[2], ra.position if ra else rb.position, name_a, name_b, title,
+                             lines, hash_a, hash_b,
+                             ra.position if ra else None, rb.position if rb else None, first.kind, plus, minus))
     return out
 
 

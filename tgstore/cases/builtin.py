@@ -6,10 +6,13 @@ Case file format (the same for user files passed with ``--cases FILE``):
   so it may only import the standard library and ``tinygrad``;
 * every module-level function named ``case_<name>()`` is one case, taken in file order; it takes no arguments and
   returns a ``Tensor`` or a list/tuple of ``Tensor`` (all of them are scheduled together);
-* the function's docstring is the case's description.
+* the function's docstring is the case's description;
+* a case may declare the Context it is scheduled and lowered under: ``case_x.context = {"NOOPT": 1}`` (ContextVar
+  names and values); it is stored with each kernel, and a ContextVar the era lacks makes the case unsupported.
 
 Cases must work across tinygrad 0.10 ... 0.14, so they only use long-stable Tensor API, build their inputs with
-``Tensor.empty`` (no RNG kernels, nothing is ever run) and keep shapes small so rendering stays fast. A case that
+``Tensor.empty`` (``Tensor.rand``'s kernels are scheduled like any other; nothing is ever run) and keep shapes small
+so rendering stays fast. A case that
 needs what an older tinygrad lacks fails in its own code (this file) with AttributeError, ImportError or
 NotImplementedError, found by feature (hasattr, import, a probe), never by version number: it is recorded as
 unsupported in that era, not as an error.
@@ -434,3 +437,168 @@ def case_reduce_mixed():
     """Other reductions over axis 1 of (4,16): prod, min, and any/all of a comparison."""
     x = Tensor.empty(4, 16)
     return [x.prod(axis=1), x.min(axis=1), (x > 0).any(axis=1), (x > 0).all(axis=1)]
+
+def case_matmul_noopt():
+    """16x16 @ 16x16 matrix multiply lowered under Context(NOOPT=1): the kernel without optimizations."""
+    return Tensor.empty(16, 16) @ Tensor.empty(16, 16)
+
+
+case_matmul_noopt.context = {"NOOPT": 1}
+
+
+def case_sum_rows_noopt():
+    """x.sum(1) on an 8x64 float tensor under Context(NOOPT=1)."""
+    return Tensor.empty(8, 64).sum(1)
+
+
+case_sum_rows_noopt.context = {"NOOPT": 1}
+
+
+def case_float64_int64():
+    """float64 and int64 arithmetic: (a.double()*2).cast(int64) + b."""
+    return (Tensor.empty(16, dtype=dtypes.float64) * 2).cast(dtypes.int64) + Tensor.empty(16, dtype=dtypes.int64)
+
+
+def case_int16():
+    """int16 elementwise with a shift-like multiply: a*4 + b."""
+    return Tensor.empty(16, dtype=dtypes.int16) * 4 + Tensor.empty(16, dtype=dtypes.int16)
+
+
+def case_mlp_backward():
+    """Gradients of a 2-layer MLP's summed output w.r.t. both weights (the backward kernels)."""
+    x = Tensor.empty(4, 8)
+    w1, w2 = Tensor.empty(8, 16), Tensor.empty(16, 4)
+    w1.requires_grad = w2.requires_grad = True
+    x.matmul(w1).relu().matmul(w2).sum().backward()
+    return [w1.grad, w2.grad]
+
+def case_conv2d_noopt():
+    """2D convolution (1,4,8,8) * (8,4,3,3) under Context(NOOPT=1)."""
+    return Tensor.empty(1, 4, 8, 8).conv2d(Tensor.empty(8, 4, 3, 3))
+
+
+case_conv2d_noopt.context = {"NOOPT": 1}
+
+
+def case_softmax_noopt():
+    """Softmax over the last axis of a 4x16 tensor under Context(NOOPT=1)."""
+    return Tensor.empty(4, 16).softmax(axis=-1)
+
+
+case_softmax_noopt.context = {"NOOPT": 1}
+
+
+def case_matmul_nolocals():
+    """32x32 @ 32x32 under Context(NOLOCALS=1): GPU renderers get no local (workgroup) dimensions."""
+    return Tensor.empty(32, 32) @ Tensor.empty(32, 32)
+
+
+case_matmul_nolocals.context = {"NOLOCALS": 1}
+
+
+def case_exp_sin_transcendental():
+    """exp and sin lowered under Context(TRANSCENDENTAL=2): tinygrad's own polynomial approximations on every
+    renderer."""
+    return Tensor.empty(32).exp() + Tensor.empty(32).sin()
+
+
+case_exp_sin_transcendental.context = {"TRANSCENDENTAL": 2}
+
+
+def case_matmul_half_tc():
+    """16x16x16 half matmul: GPU renderers with tensor cores (CUDA, PTX, Metal, HIP) emit WMMA without hardware."""
+    return Tensor.empty(16, 16, dtype=dtypes.half) @ Tensor.empty(16, 16, dtype=dtypes.half)
+
+
+def case_reduce_split_large():
+    """Sum of 65536 floats: tinygrad splits the large reduction into two kernels."""
+    return Tensor.empty(65536).sum()
+
+
+def case_max_split_large():
+    """Max of 32768 floats (a split reduction with another reduce op)."""
+    return Tensor.empty(32768).max()
+
+
+def case_winograd_conv():
+    """3x3 conv under Context(WINO=1): winograd's transformed kernels (where the era has WINO)."""
+    return Tensor.empty(1, 1, 6, 6).conv2d(Tensor.empty(2, 1, 3, 3))
+
+
+case_winograd_conv.context = {"WINO": 1}
+
+
+def case_conv_backward():
+    """Gradients of a conv2d + relu + sum w.r.t. input and weights."""
+    x, w = Tensor.empty(1, 1, 5, 5), Tensor.empty(2, 1, 3, 3)
+    x.requires_grad = w.requires_grad = True
+    x.conv2d(w).relu().sum().backward()
+    return [x.grad, w.grad]
+
+
+def case_rand():
+    """Tensor.rand: the threefry random-number kernels."""
+    return Tensor.rand(16, 16) * 2 - 1
+
+
+def case_setitem():
+    """Setitem of a slice: t[2:4] = v on an 8x8 tensor (unsupported where setitem realizes at once)."""
+    import inspect
+
+    if ".realize()" in inspect.getsource(Tensor.__setitem__):
+        raise NotImplementedError("Tensor.__setitem__ realizes (runs kernels) in this tinygrad")
+    t = Tensor.empty(8, 8).contiguous()
+    t[2:4] = Tensor.empty(2, 8)
+    return t
+
+
+def case_scatter():
+    """Tensor.scatter along dim 1 with an int32 index."""
+    return Tensor.empty(4, 8).scatter(1, Tensor.empty(4, 3, dtype=dtypes.int32), Tensor.empty(4, 3))
+
+
+def case_fp8():
+    """fp8 (e4m3) cast round trip where the era has it."""
+    fp8 = dtypes.fp8e4m3
+    return Tensor.empty(16).cast(fp8).cast(dtypes.float) * 2
+
+
+def case_int64_reduce():
+    """Sum of an int64 tensor along an axis."""
+    return Tensor.empty(8, 32, dtype=dtypes.int64).sum(1)
+
+
+def case_float64_mean():
+    """Mean of a float64 tensor along an axis."""
+    return Tensor.empty(8, 32, dtype=dtypes.float64).mean(1)
+
+
+def case_uint8_normalize():
+    """uint8 image bytes to normalized float: (x / 255 - 0.5) * 2."""
+    return (Tensor.empty(3, 8, 8, dtype=dtypes.uint8).cast(dtypes.float) / 255 - 0.5) * 2
+
+
+def case_multi_output_reduce():
+    """Sum and max of the same rows scheduled together."""
+    a = Tensor.empty(8, 32)
+    return [a.sum(1), a.max(1)]
+
+
+def case_bool_logic():
+    """Boolean logic on comparisons: ((a > 0) & (b < 1)) | (a == b)."""
+    a, b = Tensor.empty(32), Tensor.empty(32)
+    return ((a > 0) & (b < 1)) | (a == b)
+
+
+def case_embedding_backward():
+    """Gradient of a one-hot embedding lookup w.r.t. the table (a scatter-add shaped kernel)."""
+    table = Tensor.empty(16, 4)
+    table.requires_grad = True
+    idx = Tensor.empty(6, dtype=dtypes.int32)
+    (idx.unsqueeze(-1) == Tensor.arange(16)).float().matmul(table).sum().backward()
+    return table.grad
+
+
+def case_pad_reflect_like():
+    """Padding on both sides of a 2D tensor followed by an elementwise op."""
+    return Tensor.empty(8, 8).pad(((1, 1), (2, 2))) * 3

@@ -12,6 +12,7 @@ from tgstore.cli import app
 from tgstore.cli.common import (
     BackendOption,
     CasesOption,
+    CommandArgument,
     DbOption,
     DebugOption,
     JsonOption,
@@ -56,16 +57,23 @@ def check(
     show_diff: Annotated[bool, typer.Option("--diff", help="Also print the unified diffs.")] = False,
     debug: DebugOption = 4,
     timeout: TimeoutOption = 900.0,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="List at most this many kernels per kind of change, "
+                                       "then a count of the rest (like process_replay's cap).")] = 20,
     as_json: JsonOption = False,
+    command_args: CommandArgument = None,
 ) -> None:
     """A CI gate like process_replay: extract a tinygrad working tree (--tinygrad, e.g. a PR checkout with local
-    changes) over the suite and compare every kernel's AST and generated source with the stored run of --against.
-    Prints the changed kernels and exits 1 if any changed, 0 if none did (2 if it could not compare). The database
-    is left as it was. Renderers default to those of the stored run."""
+    changes) over the suite, or capture a command's run with it (`-- python -m pytest test/...`, compared with
+    REV's stored capture of the same command), and compare every kernel's AST and generated source with the stored
+    run of --against. Lists kernels whose AST changed, kernels whose generated source changed (AST the same), and
+    kernels added or removed, each up to --limit; exits 1 if any changed, 0 if none did, 2 if it could not compare.
+    The database is left as it was. Renderers default to those of the stored run."""
     from tgstore.check import CheckError, check_tree
     from tgstore.diff import diff_to_json, format_diff
 
-    plan = make_plan(cases, backend, renderers, debug, timeout, suite=suite)
+    plan = make_plan(cases, backend, renderers, debug, timeout, suite=suite,
+                     capture=list(command_args) if command_args else None,
+                     capture_cwd=Path.cwd() if command_args else None)
     root = resolve_root(tinygrad)
     engine = open_db(db)
     try:
@@ -81,10 +89,14 @@ def check(
              + ("CHANGED" if diff.has_changes else "no kernel changed"))
         emit(f"  {diff.run_a.suite!r} on {diff.run_a.backend}; "
              + " ".join(line for style, line in format_diff(diff)[3:4]))
-        for case, position, what in changed_kernels(diff):
-            emit(f"  changed {safe(case)}[{position}] {safe(what)}")
-        for case in diff.added_cases + diff.removed_cases:
-            emit(f"  case {safe(case)} {'added' if case in diff.added_cases else 'removed'}")
+        for title, entries in changes_by_kind(diff).items():
+            if not entries:
+                continue
+            emit(f"  {title}: {len(entries)}")
+            for line in entries[:limit]:
+                emit(f"    {safe(line)}")
+            if len(entries) > limit:
+                emit(f"    ... and {len(entries) - limit} more (--limit)")
         for reason in diff.skipped_renderers.values():
             note(f"  skipped: {reason}")
         if show_diff:
@@ -92,6 +104,25 @@ def check(
                 emit(safe(line))
     if diff.has_changes:
         raise typer.Exit(1)
+
+
+def changes_by_kind(diff) -> dict[str, list[str]]:
+    """Changed kernels by kind of change: AST changed; generated source changed with the AST the same (what
+    process_replay reports); added; removed; and cases whose status changed."""
+    ast = {(d.case, d.position) for d in diff.diffs if d.kind == "ast"}
+    out: dict[str, list[str]] = {"AST changed": [], "source changed (same AST)": [], "kernels added": [],
+                                 "kernels removed": [], "cases added or removed": [], "status changed": []}
+    for d in diff.diffs:
+        if d.kind == "ast":
+            out["AST changed"].append(d.title)
+        elif (d.case, d.position) not in ast:
+            out["source changed (same AST)"].append(d.title)
+    out["kernels added"] = [f"{r.case}[{r.position}] {r.kernel_name or r.root_op}" for r in diff.added_kernels]
+    out["kernels removed"] = [f"{r.case}[{r.position}] {r.kernel_name or r.root_op}" for r in diff.removed_kernels]
+    out["cases added or removed"] = [f"{c} added" for c in diff.added_cases] + [f"{c} removed"
+                                                                               for c in diff.removed_cases]
+    out["status changed"] = [f"{case}: {old} -> {new}" for case, old, new in diff.status_changes]
+    return out
 
 
 def changed_kernels(diff) -> list[tuple[str, int, str]]:

@@ -52,13 +52,35 @@ def stages(
         for kp in found:
             sys.stdout.write(json.dumps(kp.to_json()) + "\n")
         return
-    for kp in found:
-        what = "scheduler passes" if schedule else f"kernel {kp.kernel_index} {kp.kernel_name or ''} ({kp.renderer})"
+    tables = same_passes(found)
+    for kp, renderers in tables:
+        names = ", ".join(r.renderer for r in renderers if r.renderer)
+        what = "scheduler passes" if schedule else f"kernel {kp.kernel_index} {kp.kernel_name or ''} ({names})"
         emit(f"{case}: {what} at {row.describe()}")
+        graphs = [(p.graph_hash or "")[:12] for p in kp.passes]
+        if kp.passes and len({r.passes[-1].graph_hash for r in renderers}) > 1:  # the program: each renderer's
+            graphs[-1] = ", ".join(f"{r.renderer} {(r.passes[-1].graph_hash or '')[:8]}" for r in renderers)
         print_table(["#", "pass", "nodes", "changed", "graph"],
                     [[p.position, "  " * p.depth + p.name, "" if p.node_count is None else p.node_count,
-                      "*" if p.changed else "", (p.graph_hash or "")[:12]] for p in kp.passes])
-    note(plural(sum(len(k.passes) for k in found), "pass", "passes"))
+                      "*" if p.changed else "", graph] for p, graph in zip(kp.passes, graphs, strict=True)])
+    shared = sum(len(r) > 1 for _, r in tables)
+    note(f"{plural(sum(len(k.passes) for k, _ in tables), 'pass', 'passes')} in {plural(len(tables), 'table')}"
+         + (f"; {shared} shown once for renderers with identical passes" if shared else ""))
+
+
+def same_passes(found: list) -> list[tuple]:
+    """Per kernel, renderers whose pass lists are identical (names, depths, node counts, graphs) grouped: one
+    (passes, [KernelPasses, ...]) each, in first-seen order. The last pass's graph is left out of the comparison:
+    it is the PROGRAM, whose SOURCE is each renderer's own text."""
+    groups: dict[tuple, tuple] = {}
+    for kp in found:
+        rows = [(p.name, p.depth, p.node_count, p.changed, p.graph_hash) for p in kp.passes]
+        key = (kp.kernel_index, tuple(rows[:-1]), tuple(rows[-1][:4]) if rows else ())
+        if key in groups:
+            groups[key][1].append(kp)
+        else:
+            groups[key] = (kp, [kp])
+    return list(groups.values())
 
 
 @command(app)

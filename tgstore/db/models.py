@@ -207,6 +207,8 @@ class ScheduleItem(Base):
     kernel_id: Mapped[int] = mapped_column(ForeignKey("kernels.id"), index=True)
     root_op: Mapped[str] = mapped_column(String(40))
     call_site: Mapped[str | None] = mapped_column(Text)  # capture mode: file:line in function that lowered it
+    context: Mapped[str | None] = mapped_column(Text)  # codegen ContextVars it was lowered under (JSON object)
+    lowered_by: Mapped[str | None] = mapped_column(String(40))  # capture mode: the renderer tinygrad used
 
 
 class Program(Base):

@@ -27,7 +27,8 @@ BUILTIN_CASES: Path = EXTRACT_DIR.parent / "cases" / "builtin.py"
 CHILD_PACKAGE: Path = EXTRACT_DIR / "child"
 STDERR_TAIL = 64 * 1024
 # env vars handed down to the child; everything else (PYTHONPATH, DEBUG, device selectors, ...) is dropped
-KEEP_ENV = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ", "SYSTEMROOT")
+KEEP_ENV = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ", "SYSTEMROOT",
+            "TGSTORE_KEEP_GRAPH_CACHES")  # measuring what the per-case reset costs and changes (child/caches.py)
 
 
 class TinygradNotFound(Exception):

@@ -16,6 +16,7 @@ class StoredGraph:
     nodes: list[list[Any]]
     title: str
     uses: list[dict[str, Any]] = field(default_factory=list)  # where it appears (run, case, kernel, pass)
+    linear_id: int | None = None  # a PROGRAM graph: the linearized UOps of a program it is the last pass of
 
 
 def _kernel(conn: sqlite3.Connection, digest: str) -> StoredGraph | None:
@@ -44,7 +45,14 @@ def _pass_graph(conn: sqlite3.Connection, digest: str) -> StoredGraph | None:
         'SELECT run_id, sha, version, "case", position, renderer, pass_position, pass_name FROM v_passes '
         "WHERE graph_id = ? ORDER BY history_rank DESC LIMIT 20", (graph_id,))]
     name = uses[0]["pass_name"] if uses else "pass"
-    return StoredGraph(digest, "pass graph", json.loads(nodes_json), f"graph after {name!r}", uses)
+    nodes = json.loads(nodes_json)
+    linear_id = None
+    if nodes and nodes[-1][0] == "PROGRAM":  # its LINEAR node's sources are the program's linearized UOps
+        linear_id = conn.execute("SELECT p.linear_id FROM pass_entries pe JOIN programs p "
+                                 "ON p.pass_list_id = pe.pass_list_id WHERE pe.graph_id = ? "
+                                 "AND p.linear_id IS NOT NULL LIMIT 1", (graph_id,)).fetchone()
+        linear_id = linear_id[0] if linear_id else None
+    return StoredGraph(digest, "pass graph", nodes, f"graph after {name!r}", uses, linear_id)
 
 
 def _svod_tree(conn: sqlite3.Connection, digest: str) -> StoredGraph | None:

@@ -1,7 +1,15 @@
 """Capture mode: run a Python command (a script, `python -m ...`, pytest) in this process with the target tinygrad
-and record every kernel AST tinygrad lowers while it runs, with where it came from (pytest's test id and the call
-site outside tinygrad). The kernels are then rendered like a scheduled case's: one case record per test id (or one
-for the whole command), each distinct kernel stored once, under the first place it was lowered."""
+and record every kernel tinygrad lowers while it runs, at the moment it lowers it: the AST, where it came from
+(pytest's test id and the call site outside tinygrad), the context that lowering ran in (the ContextVars that
+change codegen, e.g. NOOPT, BEAM, USE_TC, set by the test), the renderer tinygrad used and the program it produced.
+Each distinct (AST, context, renderer) is stored once, under the first place it was lowered; it is then rendered
+like a scheduled case's kernels, each renderer under that same context, and the renderer tinygrad used keeps the
+program tinygrad produced.
+
+Era table: the hooked entry point (LOWERING_HOOKS) is the one tinygrad's own process_replay captures where it
+exists (0.13+ `do_to_program`, which the CPU runtime's own programs and PROGRAM-rooted ASTs also go through);
+codegen ContextVars are tinygrad's `to_program_config` where it exists (the values its program cache is keyed
+by), else CODEGEN_VARS. BEAM's candidate kernels (lowered inside a lowering) are not recorded."""
 
 from __future__ import annotations
 
@@ -20,11 +28,18 @@ from .text import clean
 
 # Where tinygrad lowers a kernel AST for a device, newest first: (module, function, position of the AST argument).
 LOWERING_HOOKS = [
-    ("tinygrad.codegen", "to_program", 0),  # 0.13+: to_program(ast, renderer), cached by the AST's key
+    ("tinygrad.codegen", "do_to_program", 0),  # 0.13+: do_to_program(ast, renderer) behind to_program's cache
     ("tinygrad.codegen", "get_program", 0),  # 0.12: get_program(ast, renderer, opts)
     ("tinygrad.engine.realize", "get_program", 0),  # 0.11
     ("tinygrad.engine.realize", "get_kernel", 1),  # 0.10: get_kernel(renderer, ast)
 ]
+# ContextVars that change generated code, where tinygrad does not list them (before `to_program_config`).
+CODEGEN_VARS = ("NOOPT", "BEAM", "USE_TC", "TC", "TC_OPT", "TC_SELECT", "IMAGE", "NOLOCALS", "DEVECTORIZE", "AMX",
+                "DISABLE_FAST_IDIV", "TRANSCENDENTAL", "EMULATED_DTYPES", "ALLOW_TF32", "DEFAULT_FLOAT", "FUSE_ARANGE",
+                "NUM_CPU_THREADS", "OPTLOCAL", "SPLIT_REDUCEOP", "FLOAT16", "ALLOW_HALF8", "GROUP", "UPCAST")
+PROGRAM_CONFIG = ("tinygrad.codegen", "to_program_config")
+# Runtime modules imported before hooking, so that their own bindings of the entry point are hooked too.
+RUNTIME_MODULES = ("tinygrad.runtime.ops_cpu",)
 WHOLE_COMMAND = "command"  # the case name of kernels lowered outside any pytest test
 
 
@@ -33,10 +48,21 @@ class CommandError(ValueError):
 
 
 @dataclass
+class Lowered:
+    """One kernel as tinygrad lowered it."""
+
+    ast: Any
+    call_site: str | None
+    context: dict[str, Any]  # codegen ContextVars that differed from the command's start, by name
+    renderer: str | None  # tgstore's name of the renderer tinygrad used (C, LLVM, ...), or its class name
+    name: str | None = None  # the program tinygrad produced then
+    source: str | None = None
+
+
+@dataclass
 class Origin:
     name: str
-    asts: list[Any] = field(default_factory=list)
-    call_sites: list[str | None] = field(default_factory=list)
+    kernels: list[Lowered] = field(default_factory=list)
 
 
 class KernelCapture:
@@ -47,6 +73,9 @@ class KernelCapture:
         self.skip_dirs = [str((root / "tinygrad").resolve()), str(pathlib.Path(__file__).resolve().parent),
                           sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["purelib"]]
         self.hook = next(((m, f, i) for m, f, i in LOWERING_HOOKS if callable(tg.attr(m, f))), None)
+        self.vars = codegen_vars(tg)
+        self.baseline = {k: v.value for k, v in self.vars.items()}
+        self.renderer_names = renderer_names()
         self.origins: dict[str, Origin] = {}
         self.seen: set[Any] = set()
         self.patched: list[tuple[Any, str, Any]] = []
@@ -60,15 +89,22 @@ class KernelCapture:
         assert self.hook is not None
         module, name, index = self.hook
         original = self.tg.attr(module, name)
+        for runtime in RUNTIME_MODULES:
+            self.tg.module(runtime)
 
         def lowering(*args: Any, **kwargs: Any) -> Any:
-            if self.depth == 0:
-                self.record(args[index] if len(args) > index else kwargs.get("ast"))
+            if self.depth:  # inside another lowering (BEAM's candidates)
+                return original(*args, **kwargs)
+            context = self.context()
             self.depth += 1
             try:
-                return original(*args, **kwargs)
+                ret = original(*args, **kwargs)
             finally:
                 self.depth -= 1
+            ast = args[index] if len(args) > index else kwargs.get("ast")
+            renderer = [a for a in (*args, *kwargs.values()) if type(a).__name__.endswith("Renderer")][:1]
+            self.record(ast, context, renderer[0] if renderer else None, ret)
+            return ret
 
         for _, mod in self.tg.loaded_modules():
             for attr, value in list(vars(mod).items()):
@@ -81,18 +117,24 @@ class KernelCapture:
             setattr(mod, attr, value)
         self.patched.clear()
 
-    def record(self, ast: Any) -> None:
-        if ast is None or getattr(getattr(ast, "op", None), "name", None) != "SINK":
+    def context(self) -> dict[str, Any]:
+        return {k: v.value for k, v in self.vars.items() if v.value != self.baseline[k]}
+
+    def record(self, ast: Any, context: dict[str, Any], renderer: Any, ret: Any) -> None:
+        if ast is None or getattr(getattr(ast, "op", None), "name", None) not in ("SINK", "PROGRAM"):
             return
-        key = getattr(ast, "key", ast)
+        rname = None if renderer is None else self.renderer_names.get(type(renderer).__name__,
+                                                                       type(renderer).__name__)
+        key = (getattr(ast, "key", ast), tuple(sorted((k, repr(v)) for k, v in context.items())), rname)
         if key in self.seen:
             return
         self.seen.add(key)
         test = os.environ.get("PYTEST_CURRENT_TEST")
         name = test.rsplit(" (", 1)[0] if test else WHOLE_COMMAND
         origin = self.origins.setdefault(name, Origin(name))
-        origin.asts.append(ast)
-        origin.call_sites.append(self.call_site())
+        kernel = Lowered(ast, self.call_site(), context, rname)
+        kernel.name, kernel.source = produced(self.tg, ret)
+        origin.kernels.append(kernel)
 
     def call_site(self) -> str | None:
         """file:line in function of the innermost frame outside tinygrad, this package and Python's libraries."""
@@ -182,3 +224,41 @@ def capture(tg: Tinygrad, root: pathlib.Path, argv: list[str]) -> tuple[KernelCa
         sys.stderr.flush()
     record["seconds"] = round(time.perf_counter() - start, 4)
     return hooks, record
+
+
+def codegen_vars(tg: Tinygrad) -> dict[str, Any]:
+    """The ContextVars that change generated code, by name: tinygrad's own list where it keeps one."""
+    cache = getattr(getattr(tg.helpers, "ContextVar", None), "_cache", None) or {}
+    config = tg.attr(*PROGRAM_CONFIG)
+    names = [getattr(v, "key", None) for v in config] if isinstance(config, tuple) else []
+    names += [n for n in CODEGEN_VARS if n not in names]
+    names.append("BEAM")
+    return {n: cache[n] for n in dict.fromkeys(names) if n and n in cache}
+
+
+def renderer_names() -> dict[str, str]:
+    """Renderer class name -> tgstore's renderer name (the first spec naming the class)."""
+    from .lower import RENDERER_SPECS
+
+    out: dict[str, str] = {}
+    for name, (_module, classes, _device, _arch) in RENDERER_SPECS.items():
+        for cls in classes:
+            out.setdefault(cls, name)
+    return out
+
+
+def produced(tg: Tinygrad, ret: Any) -> tuple[str | None, str | None]:
+    """(function name, source) of what the hooked lowering returned: a PROGRAM UOp (0.13+), a ProgramSpec, or a
+    Kernel (0.10, not yet a program)."""
+    try:
+        if getattr(getattr(ret, "op", None), "name", None) == "PROGRAM":
+            by_op = {getattr(s.op, "name", ""): s for s in ret.src}
+            name = getattr(ret.src[0].arg, "function_name", None) or getattr(ret.arg, "function_name", None)
+            return (clean(str(name)) if name is not None else None,
+                    by_op["SOURCE"].arg if "SOURCE" in by_op else None)
+        if hasattr(ret, "src") and isinstance(ret.src, str):
+            name = getattr(ret, "function_name", None) or tg.helpers.to_function_name(ret.name)
+            return clean(str(name)), ret.src
+    except Exception:
+        pass
+    return None, None

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .api import Tinygrad
+from .caches import GraphCaches, UniqueCounters
 from .encode import Encoder, toposort
 from .lower import Lowering, NameCounter
 from .passes import PassRecorder
@@ -42,6 +43,8 @@ class CaseRunner:
         self.lowering, self.scheduler, self.patterns = lowering, scheduler, patterns
         self.recorder, self.encoder, self.canonical = recorder, encoder, canonical
         self.names = NameCounter(tg)
+        self.graph_caches = GraphCaches(tg)
+        self.counters = UniqueCounters(tg)
         self.after_schedule: dict = {}
         self.pyrender = next((fn for m, a in PYRENDER if callable(fn := tg.attr(m, a))), None)
 
@@ -58,6 +61,8 @@ class CaseRunner:
         rec = self.new_record(name, description)
         self.names.reset()  # as in a fresh process
         self.scheduler.clear_caches()
+        self.graph_caches.clear()  # memoized graph work would skip passes a fresh process runs
+        self.counters.reset()  # buffer numbers appear in the scheduler's graphs
         self.encoder.reset()
         before = self.patterns.snapshot()
         buf = io.StringIO()
@@ -65,8 +70,9 @@ class CaseRunner:
         asts: list[Any] = []
         captured: dict[str, Any] = {}
         try:
+            context = case_context(self.tg, fn)
             with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf), \
-                    self.tg.Context(DEBUG=self.options.debug):
+                    self.tg.Context(DEBUG=self.options.debug, **context):
                 out = fn()
                 tensors = list(out) if isinstance(out, (list, tuple)) else [out]
                 if not tensors or not all(isinstance(t, self.tg.Tensor) for t in tensors):
@@ -76,11 +82,14 @@ class CaseRunner:
                     asts = self.scheduler.kernel_asts(tensors)
                 rec["schedule_passes"] = schedule_passes
                 rec["schedule"] = [self.item(i, ast, rec["missing"]) for i, ast in enumerate(asts)]
+                for item in rec["schedule"]:
+                    if context:
+                        item["context"] = context
                 self.lower_all(rec["schedule"], asts)
         except BaseException as e:
             if isinstance(e, KeyboardInterrupt):
                 raise
-            reason = unsupported_reason(e, fn)
+            reason = e.reason if isinstance(e, UnsupportedContext) else unsupported_reason(e, fn)
             rec["status"] = "error" if reason is None else "unsupported"
             rec["error"] = clean(traceback.format_exc()) if reason is None else reason
         rec["seconds"] = round(time.perf_counter() - start, 4)
@@ -110,19 +119,26 @@ class CaseRunner:
             if item["root_op"] == "SINK":
                 item["canonical"] = self.canonical.kernel_documents(ast)
 
-    def lowered_case(self, name: str, asts: list[Any], call_sites: list[str | None],
-                     description: str | None) -> dict[str, Any]:
-        """A case record for kernels captured while a command ran (capture mode): the ASTs tinygrad lowered, each
-        with where it came from, rendered like a scheduled case's kernels."""
+    def lowered_case(self, name: str, kernels: list[Any], description: str | None) -> dict[str, Any]:
+        """A case record for kernels captured while a command ran (capture mode): each kernel as tinygrad lowered
+        it (capture.Lowered), rendered like a scheduled case's kernels, each renderer under the context tinygrad
+        lowered it in; the renderer tinygrad used keeps the program tinygrad produced then."""
         rec = self.new_record(name, description)
         self.names.reset()
         self.encoder.reset()
         start = time.perf_counter()
+        asts = [k.ast for k in kernels]
         try:
-            rec["schedule"] = [self.item(i, ast, rec["missing"]) for i, ast in enumerate(asts)]
-            for item, site in zip(rec["schedule"], call_sites, strict=True):
-                item["call_site"] = site
-            self.lower_all(rec["schedule"], asts)
+            rec["schedule"] = [self.item(i, k.ast, rec["missing"]) for i, k in enumerate(kernels)]
+            for item, k in zip(rec["schedule"], kernels, strict=True):
+                item["call_site"] = k.call_site
+                if k.context:
+                    item["context"] = k.context
+                if k.renderer:
+                    item["lowered_by"] = k.renderer
+            self.lower_all(rec["schedule"], asts, [k.context for k in kernels])
+            for item, k in zip(rec["schedule"], kernels, strict=True):
+                keep_produced(item, k)
             if self.canonical is not None:
                 self.kernel_canonical(rec["schedule"], asts)
             if self.timer is not None:
@@ -152,15 +168,19 @@ class CaseRunner:
                                 "reason": f"item {position}: {type(e).__name__}: {clean(str(e))}"})
         return item
 
-    def lower_all(self, items: list[dict[str, Any]], asts: list[Any]) -> None:
+    def lower_all(self, items: list[dict[str, Any]], asts: list[Any],
+                  contexts: list[dict[str, Any]] | None = None) -> None:
         """Every kernel with every renderer, one renderer at a time, the name counter as a fresh process would
-        have it: so what is stored does not depend on which other renderers ran."""
+        have it: so what is stored does not depend on which other renderers ran. Each kernel is lowered under its
+        context (the ContextVars it was lowered with), if any."""
         self.after_schedule = after_schedule = self.names.snapshot()
         for rname in self.options.renderers:
             self.names.restore(after_schedule)
-            for item, ast in zip(items, asts, strict=True):
+            self.graph_caches.clear(collect=False)  # a renderer lowered before filled them: each lowers as alone
+            for i, (item, ast) in enumerate(zip(items, asts, strict=True)):
                 if item["root_op"] == "SINK":
-                    item["programs"].append(self.program(rname, ast))
+                    with self.tg.Context(**relowering_context(contexts[i] if contexts else {})):
+                        item["programs"].append(self.program(rname, ast))
 
     def program(self, rname: str, ast: Any) -> dict[str, Any]:
         prog: dict[str, Any] = {"renderer": rname, "name": None, "source": None, "error": None, "uops": None,
@@ -183,6 +203,28 @@ class CaseRunner:
         return prog
 
 
+def relowering_context(context: dict[str, Any]) -> dict[str, Any]:
+    """The context a captured kernel is lowered again in: BEAM left out (a search times kernels on a device, differs
+    run to run, and cannot run for renderers without hardware); the renderer tinygrad used keeps the program BEAM
+    chose (keep_produced)."""
+    return {k: v for k, v in context.items() if k != "BEAM"}
+
+
+def keep_produced(item: dict[str, Any], kernel: Any) -> None:
+    """The program tinygrad produced when it lowered the kernel is what is stored for the renderer it used: a
+    re-lowering that renders otherwise is corrected (and says so); a PROGRAM-rooted AST, which only that renderer
+    lowers, gets its program as produced."""
+    if kernel.renderer is None or kernel.source is None:
+        return
+    prog = next((p for p in item["programs"] if p["renderer"] == kernel.renderer), None)
+    if prog is None:
+        item["programs"].append({"renderer": kernel.renderer, "name": kernel.name, "source": kernel.source,
+                                 "error": None, "uops": None, "passes": None})
+    elif prog["source"] != kernel.source:
+        prog["error"] = "stored as tinygrad produced it when the command ran; lowering it again rendered otherwise"
+        prog["name"], prog["source"] = kernel.name, kernel.source
+
+
 # What a case raises, in its own code, when this tinygrad lacks an API it uses: the case is unsupported in this era.
 UNSUPPORTED = (AttributeError, ImportError, NotImplementedError)
 
@@ -197,6 +239,22 @@ def unsupported_reason(exc: BaseException, fn: Callable) -> str | None:
     if case_file is None or innermost.filename != case_file:
         return None
     return clean(f"{type(exc).__name__}: {exc}".splitlines()[0])
+
+
+class UnsupportedContext(NotImplementedError):
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def case_context(tg: Tinygrad, fn: Callable) -> dict[str, Any]:
+    """The Context a case declares (`case_x.context = {"NOOPT": 1}`, a dict of ContextVar values): the case is
+    scheduled and lowered under it. A ContextVar this tinygrad lacks makes the case unsupported in this era."""
+    context = dict(getattr(fn, "context", None) or {})
+    known = getattr(getattr(tg.helpers, "ContextVar", None), "_cache", {})
+    if lacking := [k for k in context if k not in known]:
+        raise UnsupportedContext(f"this tinygrad has no ContextVar {', '.join(lacking)}")
+    return context
 
 
 def load_cases(path: pathlib.Path, index: int) -> list[tuple[str, Callable, str | None]]:

@@ -58,6 +58,7 @@ class Extractor:
         self.runner = CaseRunner(tg, Options(renderers, stage_renderers if self.recorder else [], debug),
                                  self.lowering, self.scheduler, self.patterns, self.recorder, self.encoder,
                                  canonical, self.timer if self.timer and self.timer.kind else None)
+        self.runner.graph_caches.scan()
         self.features = self._features(root, renderers)
         for name, reason in self.lowering.errors.items():
             self.add_missing(f"renderer:{name}", reason)
@@ -88,6 +89,7 @@ class Extractor:
             "target": getattr(tg.helpers, "Target", None) is not None,
             "name_counter": self.runner.names.counter is not None,
             "passes": self.recorder is not None,
+            "graph_caches": ",".join(self.runner.graph_caches.names),
             "unimportable_modules": ",".join(self.unimportable),
             "device_env": ",".join(f"{k}={os.environ[k]}" for k in ("DEV", "CPU", "CLANG") if k in os.environ),
             **self.lowering.features,

@@ -220,7 +220,7 @@ def capture_command(ex: Any, root: pathlib.Path, argv: list[str], cwd: str | Non
     ex.patterns.scan()
     failed = 0
     for origin in hooks.origins.values():
-        rec = ex.runner.lowered_case(origin.name, origin.asts, origin.call_sites, None)
+        rec = ex.runner.lowered_case(origin.name, origin.kernels, None)
         rec["missing"].append({"feature": "match_counts", "reason": "capture mode counts no matches per case"})
         failed += rec["status"] == "error"
         out.write(rec)

@@ -10,8 +10,9 @@ Era table (what differs):
 * names: `graph_rewrite(..., name=)` exists from 0.11; 0.10's passes are unnamed -> `passes` recorded missing.
 * `graph_rewrite_map` (0.11 - 0.12 scheduler) returns a dict: the graph is the map's image of the input sink.
 * helper rewrites that are not passes (UPat compilation, `UOp.simplify`) are left out by name (NOT_PASSES).
-* a pass whose output is a PROGRAM (0.12+ "linearize/render") is recorded without a graph: its content is the
-  program's source and linearized UOps, stored with the program.
+* a pass whose output is a PROGRAM (0.12+ "linearize/render") is recorded with the PROGRAM's whole graph (its
+  kernel SINK, DEVICE, the LINEAR whose sources are the linearized UOps, the SOURCE): its node count is the graph's,
+  and the LINEAR node links the program's linearized UOps (stored with the program too).
 * rewrite steps (`--rewrites`): tinygrad's own trace (TRACK_MATCH_STATS=2): 0.11+ `tracked_ctxs`, entries
   `TrackedGraphRewrite` whose `matches` are (before, after, UPat location[, seconds]) with UOp numbers resolved
   through `uop_fields`; 0.10 records no usable names -> missing.
@@ -109,9 +110,6 @@ class PassRecorder:
         entry["changed"] = result is not sink
         if not hasattr(result, "src") or not hasattr(result, "op"):
             entry["node_count"], entry["graph"] = None, None
-            return
-        if getattr(result.op, "name", "") == "PROGRAM":
-            entry["node_count"], entry["graph"] = len(result.src), None
             return
         nodes = self.encoder.graph(result)
         entry["node_count"] = len(nodes)

@@ -14,6 +14,10 @@ Era table (what differs):
 * a rule's location: `UPat.location` (file, line) where it exists.
 * a rule's text: `repr(UPat)` up to 0.12; 0.13+ has no repr, so `UPat.printable()` or the rule's source line.
 
+Matches of the rules of tinygrad's own UPat compiler (the module holding `upat_compile`, 0.11+: its matchers turn a
+rule into Python the first time a matcher is used) are left out of a case's counts: which case first uses a matcher
+depends on the suite, and they rewrite tinygrad's rules, not the case's graph.
+
 So that the rules of module-level matchers do not depend on which modules the suite happened to import, every module
 of the compiler's packages (COMPILER_PACKAGES, those that exist in the era) is imported first. Rules of matchers
 built at run time (`matcher` null) are only known once built: a later commit that does not build them has "not
@@ -25,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib
+import inspect
 import pathlib
 import pkgutil
 from collections.abc import Callable
@@ -33,6 +38,8 @@ from typing import Any
 from .api import Tinygrad
 from .text import clean
 
+# Where tinygrad compiles a rule into Python (0.11+); its module's own matchers' matches are not a case's.
+UPAT_COMPILER = ("tinygrad.uop.upat", "upat_compile")
 COMPILER_PACKAGES = ["tinygrad.codegen", "tinygrad.uop", "tinygrad.schedule", "tinygrad.renderer", "tinygrad.shape"]
 
 
@@ -110,6 +117,8 @@ class PatternRegistry:
         if self.counts and untimed_counts:
             tracked.rewrite = counting_rewrite(tracked.rewrite, self.match_stats)
         self.has_location = hasattr(tg.UPat(tg.Ops.SINK), "location")
+        compiler = getattr(inspect.unwrap(tg.attr(*UPAT_COMPILER) or len), "__code__", None)  # functools.cache wraps it
+        self.compiler_file = str(pathlib.Path(compiler.co_filename).resolve()) if compiler else None
         self._watch_constructor()
 
     def _watch_constructor(self) -> None:
@@ -209,6 +218,15 @@ class PatternRegistry:
                 "file": file, "line": line, "source": source}
 
     # ---- counting
+    def compiles_rules(self, upat: Any) -> bool:
+        """Whether the rule is one of tinygrad's UPat compiler's own (see the module docstring)."""
+        location = getattr(upat, "location", None)
+        if self.compiler_file is None or not location:
+            return False
+        with contextlib.suppress(Exception):
+            return str(pathlib.Path(location[0]).resolve()) == self.compiler_file
+        return False
+
     def snapshot(self) -> dict[int, tuple[Any, int, int]]:
         if not self.counts:
             return {}
@@ -221,7 +239,7 @@ class PatternRegistry:
         deltas = []
         for k, (p, m, t) in after.items():
             m0, t0 = before[k][1:] if k in before else (0, 0)
-            if m - m0 > 0:
+            if m - m0 > 0 and not self.compiles_rules(p):
                 deltas.append((p, m - m0, t - t0))
         self.scan()
         for p, _m, _t in deltas:

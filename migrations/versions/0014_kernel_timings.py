@@ -1,7 +1,7 @@
 """kernel timings: machines, timing sessions and per-kernel times (`ingest --time`)
 
-Revision ID: 0016
-Revises: 0011
+Revision ID: 0014
+Revises: 0013
 Create Date: 2026-12-03 11:00:00
 
 A timed extraction stores, apart from the content-addressed results (which stay free of timings), the machine it ran
@@ -14,8 +14,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0016"
-down_revision: str | None = "0011"
+revision: str = "0014"
+down_revision: str | None = "0013"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -1,0 +1,131 @@
+"""tinygrad's memo caches that let a later case skip work a fresh process would do, found by feature and cleared
+before each case, so that a case's passes, graphs and match counts are those of that case lowered alone.
+
+tinygrad memoizes some graph computations with `functools.cache`: e.g. `schedule/indexing.py`'s `_apply_reshape`
+runs a nested `graph_rewrite(..., name="reshape")` once per (shape, shape, ranges) for the whole process, so a case
+run after another that reshaped the same way records one pass fewer than it does alone (and fewer rule matches).
+
+Era table (what is searched, newest tinygrad first; nothing is named by version):
+* every `functools.cache` / `lru_cache` wrapper bound at module level or as a class attribute (static methods
+  included) in the loaded `tinygrad.*` modules;
+* kept: caches that memoize graph work, i.e. whose function takes or returns UOps (annotations naming `UOp`) or,
+  unannotated, whose code calls a rewrite (`graph_rewrite`, `simplify`, `substitute`, ...);
+* left alone: caches of pattern matchers, UPats, devices, dtypes, env lookups and names: they hold no graph, and
+  rebuilding a matcher would only cost time (match counts are per matcher and stay correct).
+The schedule cache (a dict, not a functools cache) is cleared by `schedule.Scheduler.clear_caches`.
+
+Process-wide counters that number what a case creates are put back to their value after set-up (UNIQUE_COUNTERS):
+buffer slots (`UOp.unique_num`, 0.11+) appear in the scheduler's pass graphs, so a case would otherwise store
+different graphs depending on how many buffers earlier cases made.
+"""
+
+from __future__ import annotations
+
+import gc
+import inspect
+import itertools
+import os
+import types
+from collections.abc import Iterator
+from typing import Any
+
+from .api import Tinygrad
+
+# Names in a cached function's code (or a nested function's) that mean it rewrites graphs.
+REWRITE_NAMES = frozenset({"graph_rewrite", "graph_rewrite_map", "simplify", "ssimplify", "substitute", "rewrite"})
+# Process-wide `itertools.count`s numbering new UOps: (module, class, attribute).
+UNIQUE_COUNTERS = [("tinygrad.uop.ops", "UOp", "unique_num")]  # 0.11+; 0.10 has none
+# Return annotations that mark a builder of rewrite machinery, never cleared.
+BUILDERS = ("PatternMatcher", "UPat", "Callable", "Compiled", "Renderer")
+
+
+def cache_wrappers(mod: types.ModuleType) -> Iterator[tuple[str, Any]]:
+    """(qualified name, functools cache wrapper) defined in the module, at module level or one class deep."""
+    for attr, value in list(vars(mod).items()):
+        if isinstance(value, type) and value.__module__ == mod.__name__:
+            for cattr, cvalue in list(vars(value).items()):
+                fn = cvalue.__func__ if isinstance(cvalue, (staticmethod, classmethod)) else cvalue
+                if _is_cache(fn):
+                    yield f"{mod.__name__}.{attr}.{cattr}", fn
+        elif _is_cache(value) and getattr(value, "__module__", None) == mod.__name__:
+            yield f"{mod.__name__}.{attr}", value
+
+
+def _is_cache(obj: Any) -> bool:
+    return callable(getattr(obj, "cache_clear", None)) and callable(getattr(obj, "cache_info", None)) \
+        and hasattr(obj, "__wrapped__")
+
+
+def memoizes_graphs(fn: Any) -> bool:
+    """Whether a cached function memoizes graph work (so that a hit skips passes or rule matches)."""
+    wrapped = inspect.unwrap(fn)
+    annotations = {k: str(v) for k, v in getattr(wrapped, "__annotations__", {}).items()}
+    if any(b in annotations.get("return", "") for b in BUILDERS):
+        return False
+    if any("UOp" in v for v in annotations.values()):
+        return True
+    code = getattr(wrapped, "__code__", None)
+    return code is not None and bool(REWRITE_NAMES & _names(code))
+
+
+def _names(code: types.CodeType) -> set[str]:
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _names(const)
+    return names
+
+
+class GraphCaches:
+    """The graph memo caches of the loaded tinygrad, found again when modules were imported since (lazy imports)."""
+
+    def __init__(self, tg: Tinygrad) -> None:
+        self.tg = tg
+        self.found: dict[str, Any] = {}
+        self.scanned: set[str] = set()
+
+    def scan(self) -> None:
+        for name, mod in self.tg.loaded_modules():
+            if name in self.scanned:
+                continue
+            self.scanned.add(name)
+            for qualname, fn in cache_wrappers(mod):
+                if memoizes_graphs(fn):
+                    self.found[qualname] = fn
+
+    def clear(self, collect: bool = True) -> int:
+        """Empty every graph memo cache; the number of entries dropped. With `collect`, also collect garbage
+        (about 0.1 s with tinygrad loaded: once per case, not per renderer)."""
+        if os.environ.get("TGSTORE_KEEP_GRAPH_CACHES"):  # bench/bench_fresh.py measures what clearing costs
+            return 0
+        self.scan()
+        dropped = 0
+        for fn in self.found.values():
+            dropped += fn.cache_info().currsize
+            fn.cache_clear()
+        if dropped and collect:
+            gc.collect()  # the UOps those entries held, and what they cached on themselves, go as in a fresh process
+        return dropped
+
+    @property
+    def names(self) -> list[str]:
+        return sorted(self.found)
+
+
+class UniqueCounters:
+    """The numbering counters of this era, restored to their set-up value before each case."""
+
+    def __init__(self, tg: Tinygrad) -> None:
+        self.owners = [(owner, attr) for module, cls, attr in UNIQUE_COUNTERS
+                       if isinstance(getattr(owner := tg.attr(module, cls), attr, None), itertools.count)]
+        self.start = {attr: self._peek(owner, attr) for owner, attr in self.owners}
+
+    @staticmethod
+    def _peek(owner: Any, attr: str) -> int:
+        value = next(getattr(owner, attr))
+        setattr(owner, attr, itertools.count(value))
+        return value
+
+    def reset(self) -> None:
+        for owner, attr in self.owners:
+            setattr(owner, attr, itertools.count(self.start[attr]))
