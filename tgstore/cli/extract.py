@@ -69,6 +69,8 @@ def print_report(report, source: str | None = None) -> None:
     line.append(f", {report.cases} cases ({report.failed_cases} failed), {report.new_case_results} new case results")
     if report.kept_run_id is not None:
         line.append(f"; the ok run {report.kept_run_id} stays current (this attempt is kept in failed_runs)")
+    if report.carried_renderers:
+        line.append(f"; {','.join(report.carried_renderers)} sources kept from the run it replaced")
     err.print(line)
     if report.error:
         note(f"  {report.error}", "red")
@@ -127,7 +129,7 @@ def ingest(
 
     plan = make_plan(cases, backend, renderers, debug, timeout, stages, rewrites, suite=suite, capture=argv,
                      capture_cwd=Path.cwd())
-    root = resolve_root(tinygrad)
+    root = resolve_root(tinygrad, backend)
     engine = open_db(db)
     with case_progress(plan, "extracting") as on_case:
         report = extract_and_ingest(engine, root, plan, force=force, keep_bundle=keep_bundle, on_case=on_case)
@@ -165,12 +167,15 @@ def ingest_bundles(db: Path, paths: list[Path], force: bool) -> None:
 
 def sweep_commits(db: Path, repo: Path, revs: list[str], plan, jobs: int, force: bool) -> None:
     from tgstore.cli.progress import SweepReporter
+    from tgstore.extract.names import UnknownName, check_backend, devices_at
     from tgstore.sweep import SweepError, open_repo, resolve_revs, sweep
 
     try:
         root = open_repo(repo)
         commits = resolve_revs(root, revs)  # a bad repo or rev fails here, before the database is touched
-    except SweepError as exc:
+        # a device of the first or the last commit's era (devices are renamed now and then)
+        check_backend(plan.backend, devices_at(root, commits[0].sha) | devices_at(root, commits[-1].sha))
+    except (SweepError, UnknownName) as exc:
         raise fail(str(exc)) from None
     engine = open_db(db)
 
@@ -257,7 +262,7 @@ def extract(
 
     plan = make_plan(cases, backend, renderers, debug, timeout, stages, rewrites, suite=suite,
                      capture=capture_command(capture, command_args), capture_cwd=Path.cwd())
-    root = resolve_root(tinygrad)
+    root = resolve_root(tinygrad, backend)
     if out_file.is_dir():
         raise fail(f"{out_file} is a directory; --out names the bundle file to write")
     with case_progress(plan, "extracting") as on_case:

@@ -12,8 +12,8 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.pool import QueuePool
 
-# How long a writer waits for another writer (an ingest, a sweep) to finish before giving up.
-BUSY_TIMEOUT_MS = int(float(os.environ.get("TGSTORE_BUSY_TIMEOUT", "30")) * 1000)
+from tgstore import settings
+
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
@@ -72,7 +72,7 @@ def sqlite_error_message(path: Path | None, exc: BaseException) -> str:
     return f"{where}: {text}"
 
 
-def open_engine(path: Path | str, *, writer: bool = True, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> Engine:
+def open_engine(path: Path | str, *, writer: bool = True, busy_timeout_ms: int | None = None) -> Engine:
     """An engine on the SQLite file `path`. A writer creates it if absent; a reader opens it read-only (immutable
     on read-only media) and never waits for writers. Does not migrate; see tgstore.db.migrate.
 
@@ -80,6 +80,11 @@ def open_engine(path: Path | str, *, writer: bool = True, busy_timeout_ms: int =
     busy timeout) instead of failing half-way.
     """
     path = Path(path)
+    if busy_timeout_ms is None:
+        try:
+            busy_timeout_ms = settings.busy_timeout_ms()
+        except settings.SettingError as exc:
+            raise DatabaseError(str(exc)) from None
     check_file(path, writer=writer)
     if writer:
         uri = f"file:{quote(str(path))}"
