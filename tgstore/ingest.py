@@ -288,7 +288,9 @@ class BundleStore:
         carried = self.carried.programs
         for case in cases:
             missing = sorted((m.get("feature") or "?", m.get("reason")) for m in case["missing"])
-            links = canonical.get(id(case), [])
+            # what the current run recorded per case and this one did not (its stages off) is kept, like its programs
+            links = canonical.get(id(case)) or self.carried.links.get(case["name"], [])
+            schedule_passes = pass_hashes.get(id(case)) or self.carried.schedule_passes.get(case["name"])
             # a call site (capture mode) joins the hash only where there is one: older hashes stay valid
             schedule = [[item["position"], item["root_op"], kernel_hashes[id(item)],
                          *([item["call_site"]] if item.get("call_site") else []),
@@ -298,11 +300,11 @@ class BundleStore:
                          + [list(c.hashes) for c in carried.get((case["name"], item["position"]), [])]]
                         for item in case["schedule"]]
             h = content_hash({"status": case["status"], "schedule": schedule, "missing": missing,
-                              "schedule_passes": pass_hashes.get(id(case)), "canonical": [list(x) for x in links]})
+                              "schedule_passes": schedule_passes, "canonical": [list(x) for x in links]})
             hashes.append(h)
             kernels = sum(1 for item in case["schedule"]
                           if item["programs"] or carried.get((case["name"], item["position"])))
-            rows[h] = (len(case["schedule"]), kernels, self.store.id("pass_lists", pass_hashes.get(id(case))))
+            rows[h] = (len(case["schedule"]), kernels, self.store.id("pass_lists", schedule_passes))
             contents[h] = (case, missing, links)
         new = self.store.ensure("case_results", ("item_count", "kernel_count", "schedule_pass_list_id"), rows)
         self.new_case_results += len(new)
@@ -404,6 +406,8 @@ class CarriedProgram:
 class Carried:
     programs: dict[tuple[str, int], list[CarriedProgram]] = field(default_factory=dict)  # (case, position) ->
     renderers: list[str] = field(default_factory=list)  # the renderers carried
+    schedule_passes: dict[str, str] = field(default_factory=dict)  # case -> schedule pass list hash
+    links: dict[str, list[tuple]] = field(default_factory=dict)  # case -> canonical links (position, stage, hash)
     lost: int = 0  # programs with no place in the new run (its kernel at that position differs, or no such case)
     known: dict[str, dict[str, int]] = field(default_factory=dict)  # table -> hash -> id, of the carried rows
 
@@ -450,7 +454,40 @@ def carry_programs(conn: Connection, existing: StoredRun, bundle: Bundle) -> Car
             if h is not None:
                 carried.known.setdefault(table, {})[h] = row_id
     carried.renderers = [r for r in others if r in found]
+    if carried.renderers:
+        _carry_case_parts(conn, existing, bundle, carried)
     return carried
+
+
+CARRIED_CASE_PARTS = """
+SELECT c.name, pl.hash, pl.id, cl.position, cl.stage, d.hash, d.id
+FROM runs r
+JOIN case_set_members m ON m.case_set_id = r.case_set_id
+JOIN cases c ON c.id = m.case_id
+JOIN case_results cr ON cr.id = m.case_result_id
+LEFT JOIN pass_lists pl ON pl.id = cr.schedule_pass_list_id
+LEFT JOIN canonical_links cl ON cl.case_result_id = cr.id
+LEFT JOIN canonical_docs d ON d.id = cl.doc_id
+WHERE r.id = ?
+ORDER BY c.name, cl.position, cl.stage
+"""
+
+
+def _carry_case_parts(conn: Connection, existing: StoredRun, bundle: Bundle, carried: Carried) -> None:
+    """The schedule passes and canonical documents of the current run's cases whose kernels all match, for the cases
+    where the new run recorded none (its stages were off)."""
+    same = {case["name"] for case in bundle.cases
+            if all((case["name"], item["position"]) in carried.programs for item in case["schedule"])}
+    for name, pass_hash, pass_id, position, stage, doc_hash, doc_id in conn.exec_driver_sql(
+            CARRIED_CASE_PARTS, (existing.id,)).fetchall():
+        if name not in same:
+            continue
+        if pass_hash is not None:
+            carried.schedule_passes[name] = pass_hash
+            carried.known.setdefault("pass_lists", {})[pass_hash] = pass_id
+        if doc_hash is not None:
+            carried.links.setdefault(name, []).append((position, stage, doc_hash))
+            carried.known.setdefault("canonical_docs", {})[doc_hash] = doc_id
 
 
 @dataclass
@@ -532,7 +569,8 @@ def store_bundle(conn: Connection, bundle: Bundle, *, outcome: ExtractionOutcome
     status = _run_status(bundle, outcome, failed_cases + bool(command and command_failed(command)))
     carried = carry_programs(conn, existing, bundle) if existing and existing.status not in FAILED else Carried()
     # a run that cannot keep every program of the current run's other renderers does not take its place
-    current = make_room(conn, existing, status) if not carried.lost else False
+    lost = carried.lost
+    current = make_room(conn, existing, status) if not lost else False
     if not current:
         carried = Carried()  # an attempt holds what it rendered itself
     contents = BundleStore(conn, bundle, carried)
@@ -547,8 +585,8 @@ def store_bundle(conn: Connection, bundle: Bundle, *, outcome: ExtractionOutcome
         errors.append("the extraction did not finish (no end record)")
     if outcome is not None and outcome.status != "ok":
         errors.append(f"extraction {outcome.status} (exit code {outcome.returncode})")
-    if carried.lost and existing:
-        errors.append(f"{carried.lost} programs of run {existing.id}'s other renderers have no matching kernel in "
+    if lost and existing:
+        errors.append(f"{lost} programs of run {existing.id}'s other renderers have no matching kernel in "
                       "this run; that run stays current")
     if command and command_failed(command):
         errors.append(command_failed(command))
