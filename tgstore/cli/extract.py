@@ -130,6 +130,8 @@ def ingest(
     plan = make_plan(cases, backend, renderers, debug, timeout, stages, rewrites, suite=suite, capture=argv,
                      capture_cwd=Path.cwd())
     root = resolve_root(tinygrad, backend)
+    if keep_bundle is not None:
+        check_bundle_path(keep_bundle, "--keep-bundle")
     engine = open_db(db)
     with case_progress(plan, "extracting") as on_case:
         report = extract_and_ingest(engine, root, plan, force=force, keep_bundle=keep_bundle, on_case=on_case)
@@ -263,11 +265,35 @@ def extract(
     plan = make_plan(cases, backend, renderers, debug, timeout, stages, rewrites, suite=suite,
                      capture=capture_command(capture, command_args), capture_cwd=Path.cwd())
     root = resolve_root(tinygrad, backend)
-    if out_file.is_dir():
-        raise fail(f"{out_file} is a directory; --out names the bundle file to write")
+    check_bundle_path(out_file, "--out")
     with case_progress(plan, "extracting") as on_case:
         result = extract_bundle(root, out_file, plan, on_case=on_case)
+    if result.status != "ok" and no_space(result.stderr):
+        out_file.unlink(missing_ok=True)  # a bundle cut off by a full disk is no bundle
+        raise fail(f"no space left on the device holding {out_file}; the extraction stopped and no bundle was kept")
     note(f"{out_file}: extraction {result.status} in {result.seconds:.1f}s")
     if result.status != "ok":
         note(result.stderr[-4000:])
         raise typer.Exit(1)
+
+
+def no_space(stderr: str) -> bool:
+    """The child stopped because the disk is full (ENOSPC in its traceback)."""
+    return "No space left on device" in stderr or "[Errno 28]" in stderr
+
+
+def check_bundle_path(path: Path, option: str) -> None:
+    """A bundle is written to a regular file (new or replaced), never a directory, device or pipe: the same rule
+    `ingest --bundle` reads by."""
+    import stat
+
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        if not path.parent.is_dir():
+            raise fail(f"{option} {path}: the directory {path.parent} does not exist") from None
+        return
+    if stat.S_ISDIR(mode):
+        raise fail(f"{option} {path} is a directory; {option} names the bundle file to write")
+    if not stat.S_ISREG(mode):
+        raise fail(f"{option} {path} is not a regular file (a device or a pipe?); a bundle is written to a file")
