@@ -12,12 +12,13 @@ from pathlib import Path
 
 import pytest
 from sample_bundles import SHA_A, bundle_a, bundle_b, write_bundle
+from slack import generous
 
 TGSTORE = [sys.executable, "-m", "tgstore"]
 
 
 def tgstore(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*TGSTORE, *map(str, args)], capture_output=True, text=True, timeout=300, cwd=cwd,
+    return subprocess.run([*TGSTORE, *map(str, args)], capture_output=True, text=True, timeout=generous(), cwd=cwd,
                           stdin=subprocess.DEVNULL)
 
 
@@ -155,7 +156,7 @@ def test_text_from_bundles_is_never_markup_or_escapes(tmp_path: Path) -> None:
 def in_mount_namespace(script: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     """Run `script` with sh in a private mount namespace (mounts made there vanish with it)."""
     return subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-ec", script], cwd=cwd,
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=generous())
 
 
 def can_mount(tmp_path: Path) -> bool:

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from processes import processes_with
+from slack import generous
 
 from tgstore.extract import child
 from tgstore.extract.runner import (
@@ -93,7 +94,7 @@ def test_builtin_suite_installed_tinygrad(tmp_path: Path) -> None:
     """The default renderer set over the builtin suite, with the venv's tinygrad."""
     root = locate_installed_tinygrad()
     assert resolve_tinygrad_root(None) == root
-    _, recs = run_ok(root, tmp_path / "b.jsonl", timeout=1800)
+    _, recs = run_ok(root, tmp_path / "b.jsonl", timeout=generous())
     s = check_bundle(recs, 12)
     header = s["header"]
     assert header["suite"]["name"] == "builtin" and header["suite"]["files"] == [str(BUILTIN_CASES)]
@@ -124,7 +125,7 @@ def test_builtin_suite_installed_tinygrad(tmp_path: Path) -> None:
 def test_builtin_suite_releases(tinygrad_release, tmp_path: Path, version: str) -> None:
     root = tinygrad_release(version)
     assert resolve_tinygrad_root(root / "tinygrad") == root.resolve()
-    _, recs = run_ok(root, tmp_path / "b.jsonl", renderers=["C", "LLVM"], timeout=1800)
+    _, recs = run_ok(root, tmp_path / "b.jsonl", renderers=["C", "LLVM"], timeout=generous())
     s = check_bundle(recs, 12)
     assert s["header"]["tinygrad"]["version"] == version
     assert s["header"]["tinygrad"]["git"] is None  # inside tgstore's repo, but not a tinygrad checkout
@@ -245,7 +246,8 @@ def test_child_dies_with_a_killed_parent(tmp_path: Path) -> None:
     parent = subprocess.Popen([sys.executable, "-c", (
         "import sys; from pathlib import Path; from tgstore.extract.runner import locate_installed_tinygrad; "
         "from tgstore.pipeline import ExtractionPlan, extract_bundle; extract_bundle(locate_installed_tinygrad(), "
-        "Path(sys.argv[1]), ExtractionPlan(case_files=[Path(sys.argv[2])], renderers=['C'], timeout=300))"),
+        "Path(sys.argv[1]), ExtractionPlan(case_files=[Path(sys.argv[2])], renderers=['C'], "
+        f"timeout={generous()}))"),
         str(tmp_path / "b.jsonl"), str(cases)])
 
     try:
@@ -323,7 +325,8 @@ def test_the_child_runs_alone_on_a_machine_without_tgstore(tinygrad_release, tmp
     shutil.copy(BUILTIN_CASES, tmp_path / BUILTIN_CASES.name)
     env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(tinygrad_release("0.14.0")), "PYTHONHASHSEED": "0"}
     proc = subprocess.run([sys.executable, "-S", "-m", "child", "--out", "b.jsonl", "--cases", "builtin.py",
-                           "--renderers", "C"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+                           "--renderers", "C"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=generous())
     assert proc.returncode == 0, proc.stderr
     bundle = load_bundle(tmp_path / "b.jsonl")
     assert bundle.complete and len(bundle.cases) >= 12

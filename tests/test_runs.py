@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from git_history import build_release_history, git
+from slack import generous
 
 from tgstore.bundle import read_bundle
 from tgstore.db import open_engine, upgrade
@@ -80,7 +81,7 @@ def test_a_commit_git_cannot_check_out_is_stored_as_a_failed_run_and_retried(tin
     db = tmp_path / "t.db"
     args = ["ingest", "--db", str(db), "--repo", str(repo), "--rev", shas[0], "--renderers", "C", "--stages",
             "none", "--cases", str(BUILTIN_CASES)]
-    proc = subprocess.run([*TGSTORE, *args], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run([*TGSTORE, *args], capture_output=True, text=True, timeout=generous())
     assert proc.returncode == 1 and "checkout failed" in proc.stderr
     stored = rows(db, "SELECT r.status, r.error, c.sha, c.subject FROM runs r JOIN tinygrad_commits c "
                       "ON c.id = r.commit_id")
@@ -88,6 +89,6 @@ def test_a_commit_git_cannot_check_out_is_stored_as_a_failed_run_and_retried(tin
     status, error, sha, subject = stored[0]
     assert (status, sha, subject) == ("failed", shas[0], "release") and error.startswith("checkout failed:")
     assert blob in error or "unable to read" in error  # git's own words
-    again = subprocess.run([*TGSTORE, *args], capture_output=True, text=True, timeout=300)
+    again = subprocess.run([*TGSTORE, *args], capture_output=True, text=True, timeout=generous())
     assert again.returncode == 1 and " skipped " not in again.stderr  # retried, not skipped
     assert rows(db, "SELECT id, status, is_current FROM runs ORDER BY id") == [(1, "failed", 0), (2, "failed", 1)]

@@ -8,12 +8,14 @@ reference defined before use). A bundle that fails is refused whole with one lin
 from __future__ import annotations
 
 import json
+import math
+import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal, NotRequired
 
-from pydantic import ConfigDict, Discriminator, Tag, TypeAdapter, ValidationError
+from pydantic import ConfigDict, Discriminator, Field, Tag, TypeAdapter, ValidationError
 from typing_extensions import TypedDict
 
 BUNDLE_VERSIONS = (1, 2, 3)  # versions this tgstore reads; the extractor writes the last
@@ -24,20 +26,25 @@ class BundleError(Exception):
     """The file is not a bundle this tgstore can read; the message names the file and line."""
 
 
+# Integers SQLite can hold (64-bit signed); counts, positions and indexes are never negative.
+Int = Annotated[int, Field(ge=-(2**63), le=2**63 - 1)]
+Count = Annotated[int, Field(ge=0, le=2**63 - 1)]
+
+
 class Node(TypedDict):
     __pydantic_config__ = STRICT  # type: ignore[misc]
     op: str
     dtype: str | None
     arg: str | None
-    src: list[int | None]
+    src: list[Count | None]
 
 
 class PassEntry(TypedDict):
     __pydantic_config__ = STRICT  # type: ignore[misc]
-    position: int
+    position: Count
     name: str
-    depth: int
-    node_count: int | None
+    depth: Count
+    node_count: Count | None
     changed: bool
     seconds: NotRequired[float | None]
     graph: str | None
@@ -103,7 +110,7 @@ class TimingHeader(TypedDict):
 
 class Item(TypedDict):
     __pydantic_config__ = STRICT  # type: ignore[misc]
-    position: int
+    position: Count
     root_op: str
     ast_text: str | None
     pyrender: str | None
@@ -119,8 +126,8 @@ class Item(TypedDict):
 class Match(TypedDict):
     __pydantic_config__ = STRICT  # type: ignore[misc]
     pattern: str
-    matches: int
-    tries: int | None
+    matches: Count
+    tries: Count | None
 
 
 class Missing(TypedDict):
@@ -159,7 +166,7 @@ class Pattern(TypedDict):
     upat: str | None
     function: str | None
     file: str | None
-    line: int | None
+    line: Int | None
     source: NotRequired[str | None]
 
 
@@ -167,7 +174,7 @@ class Graph(TypedDict):
     __pydantic_config__ = STRICT  # type: ignore[misc]
     kind: Literal["graph"]
     hash: Annotated[str, "sha256 hex of the nodes' compact JSON"]
-    nodes: list[tuple[str, str, str, list[int]]]
+    nodes: list[tuple[str, str, str, list[Count]]]
 
 
 class Git(TypedDict):
@@ -176,7 +183,7 @@ class Git(TypedDict):
     date: NotRequired[str | None]
     subject: NotRequired[str | None]
     dirty: NotRequired[bool | None]
-    position: NotRequired[int | None]
+    position: NotRequired[Count | None]
 
 
 class TinygradInfo(TypedDict):
@@ -197,7 +204,7 @@ class Suite(TypedDict):
 class Header(TypedDict):
     __pydantic_config__ = STRICT  # type: ignore[misc]
     kind: Literal["header"]
-    bundle_version: int
+    bundle_version: Int
     producer: NotRequired[str | None]
     started_at: NotRequired[str | None]
     python: NotRequired[str | None]
@@ -206,8 +213,8 @@ class Header(TypedDict):
     backend: str
     renderers: list[str]
     stages: NotRequired[list[str]]
-    rewrites_limit: NotRequired[int]
-    debug_level: NotRequired[int | None]
+    rewrites_limit: NotRequired[Count]
+    debug_level: NotRequired[Int | None]
     suite: Suite
     features: dict[str, Any]
     env: NotRequired[dict[str, str] | None]
@@ -221,7 +228,7 @@ class Command(TypedDict):
     kind: Literal["command"]
     argv: list[str]
     cwd: NotRequired[str | None]
-    exit_status: int | None
+    exit_status: Int | None
     error: str | None
     seconds: NotRequired[float | None]
 
@@ -230,8 +237,8 @@ class End(TypedDict):
     __pydantic_config__ = STRICT  # type: ignore[misc]
     kind: Literal["end"]
     finished_at: str | None
-    cases: int
-    failed_cases: int
+    cases: Count
+    failed_cases: Count
     calibration_end_ns: NotRequired[int | None]  # --time: the calibration loop again after the last case
 
 
@@ -324,6 +331,8 @@ def read_bundle(path: Path | str) -> Bundle:
             continue
         if bundle is None:
             _check_version(path, number, line)
+        if problem := _non_finite(line):
+            raise BundleError(f"{path}:{number}: {problem}")
         try:
             record = RECORD.validate_json(line)
         except ValidationError as exc:
@@ -336,6 +345,8 @@ def read_bundle(path: Path | str) -> Bundle:
         if bundle is None:
             if kind != "header":
                 raise BundleError(f"{path}:{number}: the first record must be the header, found {kind!r}")
+            if problem := _check_header(record):
+                raise BundleError(f"{path}:{number}: {problem}")
             bundle = Bundle(path=path, header=record)
             continue
         problem = _check(bundle, record, case_names)
@@ -347,6 +358,38 @@ def read_bundle(path: Path | str) -> Bundle:
         raise BundleError(f"{path}: the end record counts {bundle.end['cases']} cases but the bundle has "
                           f"{len(bundle.cases)}")
     return bundle
+
+
+_MAYBE_NON_FINITE = re.compile(r"NaN|Infinity|[0-9][eE][+]?[0-9]{3}")
+
+
+class _NonFinite(ValueError):
+    pass
+
+
+def _reject_constant(name: str) -> Any:
+    raise _NonFinite(f"{name} is not a number JSON has (no NaN or Infinity; the database could not store it)")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _NonFinite(f"{text} is out of range for a number (it would be stored as Infinity)")
+    return value
+
+
+def _non_finite(line: str) -> str | None:
+    """A NaN, Infinity or overflowing number on the line, in words (Python's and pydantic's JSON parsers accept them,
+    JSON and SQLite's JSON functions do not). Only lines that may have one are parsed twice."""
+    if not _MAYBE_NON_FINITE.search(line):
+        return None
+    try:
+        json.loads(line, parse_constant=_reject_constant, parse_float=_finite_float)
+    except _NonFinite as exc:
+        return str(exc)
+    except (ValueError, RecursionError):
+        return None  # not JSON: validation says so
+    return None
 
 
 def _check_version(path: Path, number: int, line: str) -> None:
@@ -379,6 +422,8 @@ def _check(bundle: Bundle, record: dict[str, Any], case_names: set[str]) -> str 
             return f"graph {record['hash'][:12]}: {problem}"
         bundle.graphs[record["hash"]] = record["nodes"]
     elif kind == "case":
+        if not record["name"].strip() or not record["name"].isprintable():
+            return f"case name {record['name']!r} is empty or has control characters"
         if record["name"] in case_names:
             return f"duplicate case {record['name']!r}"
         if problem := _check_case(bundle, record):
@@ -393,6 +438,21 @@ def _check(bundle: Bundle, record: dict[str, Any], case_names: set[str]) -> str 
         bundle.command = record
     elif kind == "end":
         bundle.end = record
+    return None
+
+
+def _check_header(header: dict[str, Any]) -> str | None:
+    """What identifies the commit: a git sha or a tree hash."""
+    tinygrad = header["tinygrad"]
+    sha = (tinygrad.get("git") or {}).get("sha")
+    if sha is not None and not sha.strip():
+        return "header: tinygrad.git.sha is empty"
+    if not sha and not tinygrad["tree_hash"].strip():
+        return "header: tinygrad names neither a git sha nor a tree hash (tree_hash is empty)"
+    if any(not r.strip() for r in header["renderers"]):
+        return "header: renderers has an empty name"
+    if not header["backend"].strip():
+        return "header: backend is empty"
     return None
 
 
@@ -425,6 +485,11 @@ def _check_case(bundle: Bundle, case: dict[str, Any]) -> str | None:
             if program["renderer"] in renderers:
                 return f"item {item['position']}: duplicate program for renderer {program['renderer']!r}"
             renderers.add(program["renderer"])
+            uops = program["uops"] or []
+            for i, uop in enumerate(uops):
+                if any(s is not None and s >= len(uops) for s in uop["src"]):
+                    return f"item {item['position']} {program['renderer']}: UOp {i} refers to UOp " \
+                           f"{max(s for s in uop['src'] if s is not None)}, past the last ({len(uops) - 1})"
             if problem := _check_passes(bundle, program.get("passes"), f"item {item['position']} "
                                         f"{program['renderer']}"):
                 return problem

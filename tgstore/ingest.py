@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -80,6 +80,7 @@ class IngestReport:
     kept_run_id: int | None = None  # the better run that stayed current; this one was stored as an attempt
     error: str | None = None
     timed: bool = False  # skipped, but its kernel timings were stored (a re-timing)
+    carried_renderers: list[str] = field(default_factory=list)  # kept from the run this one replaced
 
 
 @dataclass
@@ -94,10 +95,13 @@ class ExtractionOutcome:
 class BundleStore:
     """The content of one bundle, hashed and stored through a ContentStore."""
 
-    def __init__(self, conn: Connection, bundle: Bundle) -> None:
+    def __init__(self, conn: Connection, bundle: Bundle, carried: Carried | None = None) -> None:
         self.conn, self.bundle = conn, bundle
         self.store = ContentStore(conn)
         self.new_case_results = 0
+        self.carried = carried or Carried()
+        for table, known in self.carried.known.items():  # carried rows exist: their ids are known
+            self.store.known.setdefault(table, {}).update(known)
 
     # ---- hashes (pure)
     @staticmethod
@@ -282,9 +286,12 @@ class BundleStore:
                       linear_hashes: dict[int, str], pass_hashes: dict[int, str],
                       canonical: dict[int, list[tuple]]) -> list[int]:
         rows, contents, hashes = {}, {}, []
+        carried = self.carried.programs
         for case in cases:
             missing = sorted((m.get("feature") or "?", m.get("reason")) for m in case["missing"])
-            links = canonical.get(id(case), [])
+            # what the current run recorded per case and this one did not (its stages off) is kept, like its programs
+            links = canonical.get(id(case)) or self.carried.links.get(case["name"], [])
+            schedule_passes = pass_hashes.get(id(case)) or self.carried.schedule_passes.get(case["name"])
             # a call site (capture mode) joins the hash only where there is one: older hashes stay valid
             schedule = [[item["position"], item["root_op"], kernel_hashes[id(item)],
                          *([item["call_site"]] if item.get("call_site") else []),
@@ -292,12 +299,15 @@ class BundleStore:
                            if item.get("context") or item.get("lowered_by") else []),
                          [[p["renderer"], p["name"], self.store.text_hash(p["source"]) if p.get("source") else None,
                            linear_hashes.get(id(p)), p.get("error"), pass_hashes.get(id(p))]
-                          for p in item["programs"]]] for item in case["schedule"]]
+                          for p in item["programs"]]
+                         + [list(c.hashes) for c in carried.get((case["name"], item["position"]), [])]]
+                        for item in case["schedule"]]
             h = content_hash({"status": case["status"], "schedule": schedule, "missing": missing,
-                              "schedule_passes": pass_hashes.get(id(case)), "canonical": [list(x) for x in links]})
+                              "schedule_passes": schedule_passes, "canonical": [list(x) for x in links]})
             hashes.append(h)
-            kernels = sum(1 for item in case["schedule"] if item["programs"])
-            rows[h] = (len(case["schedule"]), kernels, self.store.id("pass_lists", pass_hashes.get(id(case))))
+            kernels = sum(1 for item in case["schedule"]
+                          if item["programs"] or carried.get((case["name"], item["position"])))
+            rows[h] = (len(case["schedule"]), kernels, self.store.id("pass_lists", schedule_passes))
             contents[h] = (case, missing, links)
         new = self.store.ensure("case_results", ("item_count", "kernel_count", "schedule_pass_list_id"), rows)
         self.new_case_results += len(new)
@@ -314,6 +324,8 @@ class BundleStore:
                 program_rows += [(next_item, p["renderer"], p["name"], self.store.blob_id(p.get("source")),
                                   self.store.id("linears", linear_hashes.get(id(p))), p.get("error"),
                                   self.store.id("pass_lists", pass_hashes.get(id(p)))) for p in item["programs"]]
+                program_rows += [(next_item, c.hashes[0], c.hashes[1], *c.ids[:2], c.hashes[4], c.ids[2])
+                                 for c in carried.get((case["name"], item["position"]), [])]
                 next_item += 1
             missing_rows += [(result_id, feature, reason) for feature, reason in missing]
             link_rows += [(result_id, pos, stage, self.store.id("canonical_docs", doc)) for pos, stage, doc in links]
@@ -389,6 +401,102 @@ def upsert_commit(conn: Connection, sha: str, tree_hash: str, version: str | Non
                      .values(tree_hash=tree_hash))
     rank_commits(conn)
     return commit_id
+
+
+@dataclass
+class CarriedProgram:
+    """A program of the current run, for a renderer the new run did not render, that the new run keeps."""
+
+    hashes: tuple  # renderer, name, source hash, linear hash, error, pass list hash (as a case result hashes it)
+    ids: tuple  # source blob id, linear id, pass list id
+
+
+@dataclass
+class Carried:
+    programs: dict[tuple[str, int], list[CarriedProgram]] = field(default_factory=dict)  # (case, position) ->
+    renderers: list[str] = field(default_factory=list)  # the renderers carried
+    schedule_passes: dict[str, str] = field(default_factory=dict)  # case -> schedule pass list hash
+    links: dict[str, list[tuple]] = field(default_factory=dict)  # case -> canonical links (position, stage, hash)
+    lost: int = 0  # programs with no place in the new run (its kernel at that position differs, or no such case)
+    known: dict[str, dict[str, int]] = field(default_factory=dict)  # table -> hash -> id, of the carried rows
+
+
+CARRIED_PROGRAMS = """
+SELECT c.name, si.position, k.hash, p.renderer, p.name, b.hash, l.hash, p.error, pl.hash, p.source_blob_id,
+       p.linear_id, p.pass_list_id
+FROM runs r
+JOIN case_set_members m ON m.case_set_id = r.case_set_id
+JOIN cases c ON c.id = m.case_id
+JOIN schedule_items si ON si.case_result_id = m.case_result_id
+JOIN kernels k ON k.id = si.kernel_id
+JOIN programs p ON p.schedule_item_id = si.id
+LEFT JOIN blobs b ON b.id = p.source_blob_id
+LEFT JOIN linears l ON l.id = p.linear_id
+LEFT JOIN pass_lists pl ON pl.id = p.pass_list_id
+WHERE r.id = ? AND p.renderer IN ({marks})
+ORDER BY c.name, si.position, p.renderer
+"""
+
+
+def carry_programs(conn: Connection, existing: StoredRun, bundle: Bundle) -> Carried:
+    """The programs of `existing` (the current run) for renderers `bundle` does not render: a new run at a stored
+    commit adds to what it covers, it never takes away another renderer's sources. A program is carried to the new
+    run's schedule item of the same case and position when that item's kernel is the same."""
+    others = [r for r in (existing.renderers or "").split(",") if r and r not in bundle.header["renderers"]]
+    if not others:
+        return Carried()
+    kernels = {(case["name"], item["position"]): BundleStore.kernel_rows(item)[0]
+               for case in bundle.cases for item in case["schedule"]}
+    carried = Carried()
+    found: set[str] = set()
+    for (case, position, kernel, renderer, name, source, linear, error, passes, source_id, linear_id,
+         pass_id) in conn.exec_driver_sql(CARRIED_PROGRAMS.format(marks=",".join("?" * len(others))),
+                                          (existing.id, *others)).fetchall():
+        if kernels.get((case, position)) != kernel:
+            carried.lost += 1
+            continue
+        carried.programs.setdefault((case, position), []).append(
+            CarriedProgram((renderer, name, source, linear, error, passes), (source_id, linear_id, pass_id)))
+        found.add(renderer)
+        for table, h, row_id in (("blobs", source, source_id), ("linears", linear, linear_id),
+                                 ("pass_lists", passes, pass_id)):
+            if h is not None:
+                carried.known.setdefault(table, {})[h] = row_id
+    carried.renderers = [r for r in others if r in found]
+    if carried.renderers:
+        _carry_case_parts(conn, existing, bundle, carried)
+    return carried
+
+
+CARRIED_CASE_PARTS = """
+SELECT c.name, pl.hash, pl.id, cl.position, cl.stage, d.hash, d.id
+FROM runs r
+JOIN case_set_members m ON m.case_set_id = r.case_set_id
+JOIN cases c ON c.id = m.case_id
+JOIN case_results cr ON cr.id = m.case_result_id
+LEFT JOIN pass_lists pl ON pl.id = cr.schedule_pass_list_id
+LEFT JOIN canonical_links cl ON cl.case_result_id = cr.id
+LEFT JOIN canonical_docs d ON d.id = cl.doc_id
+WHERE r.id = ?
+ORDER BY c.name, cl.position, cl.stage
+"""
+
+
+def _carry_case_parts(conn: Connection, existing: StoredRun, bundle: Bundle, carried: Carried) -> None:
+    """The schedule passes and canonical documents of the current run's cases whose kernels all match, for the cases
+    where the new run recorded none (its stages were off)."""
+    same = {case["name"] for case in bundle.cases
+            if all((case["name"], item["position"]) in carried.programs for item in case["schedule"])}
+    for name, pass_hash, pass_id, position, stage, doc_hash, doc_id in conn.exec_driver_sql(
+            CARRIED_CASE_PARTS, (existing.id,)).fetchall():
+        if name not in same:
+            continue
+        if pass_hash is not None:
+            carried.schedule_passes[name] = pass_hash
+            carried.known.setdefault("pass_lists", {})[pass_hash] = pass_id
+        if doc_hash is not None:
+            carried.links.setdefault(name, []).append((position, stage, doc_hash))
+            carried.known.setdefault("canonical_docs", {})[doc_hash] = doc_id
 
 
 @dataclass
@@ -471,8 +579,13 @@ def store_bundle(conn: Connection, bundle: Bundle, *, outcome: ExtractionOutcome
     failed_cases = sum(1 for case in bundle.cases if case["status"] == "error")  # unsupported is no failure
     command = bundle.command
     status = _run_status(bundle, outcome, failed_cases + bool(command and command_failed(command)))
-    current = make_room(conn, existing, status)
-    contents = BundleStore(conn, bundle)
+    carried = carry_programs(conn, existing, bundle) if existing and existing.status not in FAILED else Carried()
+    # a run that cannot keep every program of the current run's other renderers does not take its place
+    lost = carried.lost
+    current = make_room(conn, existing, status) if not lost else False
+    if not current:
+        carried = Carried()  # an attempt holds what it rendered itself
+    contents = BundleStore(conn, bundle, carried)
     stored = contents.store_all()
     commit_id = upsert_commit(conn, sha, tinygrad.get("tree_hash") or "", tinygrad.get("version"),
                               tinygrad.get("git") or {})
@@ -484,6 +597,9 @@ def store_bundle(conn: Connection, bundle: Bundle, *, outcome: ExtractionOutcome
         errors.append("the extraction did not finish (no end record)")
     if outcome is not None and outcome.status != "ok":
         errors.append(f"extraction {outcome.status} (exit code {outcome.returncode})")
+    if lost and existing:
+        errors.append(f"{lost} programs of run {existing.id}'s other renderers have no matching kernel in "
+                      "this run; that run stays current")
     if command and command_failed(command):
         errors.append(command_failed(command))
     store = contents.store
@@ -491,7 +607,7 @@ def store_bundle(conn: Connection, bundle: Bundle, *, outcome: ExtractionOutcome
     case_set_id = store_case_set(store, conn, stored)
     run_id = insert_returning_id(
         conn, Run, commit_id=commit_id, suite_id=suite_id, backend=backend,
-        renderers=",".join(header["renderers"]), is_current=current,
+        renderers=",".join([*header["renderers"], *carried.renderers]), is_current=current,
         status=status, started_at=header.get("started_at"), finished_at=(bundle.end or {}).get("finished_at"),
         ingested_at=now_iso(), tgstore_version=__version__, bundle_version=header["bundle_version"],
         debug_level=header.get("debug_level"), python=header.get("python"), tinygrad_path=tinygrad.get("path"),
@@ -507,7 +623,7 @@ def store_bundle(conn: Connection, bundle: Bundle, *, outcome: ExtractionOutcome
                                            "reason": m.get("reason")} for m in bundle.missing])
     return IngestReport(run_id, sha, status, len(bundle.cases), failed_cases, contents.new_case_results,
                         kept_run_id=None if current else existing.id if existing else None,
-                        error="; ".join(errors) or None)
+                        error="; ".join(errors) or None, carried_renderers=carried.renderers)
 
 
 def store_bundle_timings(conn: Connection, bundle: Bundle, sha: str, run_id: int) -> None:

@@ -227,6 +227,8 @@ def resolve_commit_params(conn: Connection | sqlite3.Connection, query: Query, p
     resolved = dict(params)
     for parameter in query.parameters:
         value = resolved.get(parameter.name)
-        if is_commit_parameter(parameter) and isinstance(value, str) and value.strip():
+        if is_commit_parameter(parameter) and isinstance(value, str):
+            if not value.strip():
+                raise QueryError(f"parameter {parameter.name} is empty; give a sha, sha prefix or version")
             resolved[parameter.name] = resolve_commit(conn, value).sha
     return resolved

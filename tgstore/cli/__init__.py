@@ -8,8 +8,9 @@ from typing import Annotated
 import typer
 
 from tgstore import __version__
+from tgstore.cli.safety import OneLineTyper
 
-app = typer.Typer(
+app = OneLineTyper(
     help="tgstore: what did tinygrad's IR do at this commit, and what changed since?\n\n"
     "Extract tinygrad's schedules, kernel ASTs, the IR after each codegen pass, UOps, generated source and "
     "pattern-matcher activity over a suite of tensor programs, store them in SQLite keyed by tinygrad commit, "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextvars
 import functools
+import math
 import os
 import shutil
 import sqlite3
@@ -151,8 +152,18 @@ def make_plan(cases: list[Path] | None, backend: str, renderers: str | None, deb
               capture: list[str] | None = None, capture_cwd: Path | None = None):
     """The extraction plan the options ask for; a one-line error for a case file, suite or command that cannot be."""
     from tgstore.cases import UnknownSuite, suite_file
+    from tgstore.extract.names import UnknownName, check_backend, check_renderers
     from tgstore.pipeline import ExtractionPlan
 
+    if not math.isfinite(timeout) or timeout <= 0:
+        raise fail(f"--timeout must be a positive number of seconds, not {timeout:g}")
+    renderer_names = [r.strip().upper() for r in renderers.split(",") if r.strip()] if renderers else None
+    try:
+        check_renderers(renderer_names)
+        check_renderers([s.strip() for s in stages.split(",") if s.strip()] if stages else None, "--stages")
+        check_backend(backend, set())  # the spelling here; the devices once the tinygrad is known (check_devices)
+    except UnknownName as exc:
+        raise fail(str(exc)) from None
     for path in cases or []:
         if not path.is_file():
             raise fail(f"case file {path} does not exist")
@@ -160,9 +171,8 @@ def make_plan(cases: list[Path] | None, backend: str, renderers: str | None, deb
         raise fail("--suite and --cases both name the cases: give one")
     if capture is not None and (suite or cases):
         raise fail("--capture runs a command instead of a suite: it does not combine with --suite or --cases")
-    plan = ExtractionPlan(backend=backend, debug_level=debug, timeout=timeout,
-                          renderers=[r.strip().upper() for r in renderers.split(",") if r.strip()] if renderers
-                          else None, stages=stages, rewrites=rewrites)
+    plan = ExtractionPlan(backend=backend, debug_level=debug, timeout=timeout, renderers=renderer_names,
+                          stages=stages, rewrites=rewrites)
     if cases:
         plan.case_files = [p.resolve() for p in cases]
     if suite:
@@ -188,10 +198,15 @@ def capture_command(capture: bool, command_args: list[str] | None) -> list[str] 
     return list(command_args or []) if capture else None
 
 
-def resolve_root(tinygrad: Path | None) -> Path:
+def resolve_root(tinygrad: Path | None, backend: str | None = None) -> Path:
+    """The tinygrad to extract; with `backend`, a one-line error unless that tinygrad has the device."""
+    from tgstore.extract.names import UnknownName, check_backend, installed_devices
     from tgstore.extract.runner import TinygradNotFound, resolve_tinygrad_root
 
     try:
-        return resolve_tinygrad_root(tinygrad)
-    except TinygradNotFound as exc:
+        root = resolve_tinygrad_root(tinygrad)
+        if backend is not None:
+            check_backend(backend, installed_devices(root))
+        return root
+    except (TinygradNotFound, UnknownName) as exc:
         raise fail(str(exc)) from None

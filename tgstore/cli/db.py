@@ -57,3 +57,35 @@ def db_current(db: DbOption = Path("tgstore.db")) -> None:
 
     engine = open_db(db, migrate=False, writer=False, check=False)
     emit(f"current: {current_revision(engine)}  head: {head_revision()}")
+
+
+@command(db_app, "check")
+def db_check(db: DbOption = Path("tgstore.db"),
+             fix: Annotated[bool, typer.Option("--fix", help="Repair what can be repaired: JSON values with NaN or "
+                                               "Infinity (written by older tgstores) become valid JSON.")] = False,
+             as_json: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False) -> None:
+    """Check the database: SQLite's integrity and foreign-key checks, every JSON column valid, every view readable.
+    Exits 1 if a problem is left (after --fix, if given)."""
+    import json
+
+    from tgstore.db.repair import check_database
+
+    engine = open_db(db, migrate=False, writer=fix)
+    report = check_database(engine, repair=fix)
+    if as_json:
+        emit(json.dumps(report.as_dict()))
+    else:
+        for line in report.integrity:
+            note(f"integrity: {line}")
+        if report.foreign_keys:
+            note(f"foreign keys: {report.foreign_keys} rows refer to rows that do not exist")
+        for where, rowids in report.bad_json.items():
+            note(f"{where}: {len(rowids)} values are not valid JSON (NaN or Infinity?); `tgstore db check --fix` "
+                 "repairs them")
+        for view, problem in report.unreadable_views.items():
+            note(f"view {view} cannot be read: {problem}")
+        if report.fixed:
+            note(f"fixed {report.fixed} values")
+        emit(f"{db}: {'ok' if report.ok else 'problems found'}")
+    if not report.ok:
+        raise typer.Exit(1)

@@ -76,6 +76,8 @@ def print_report(report, source: str | None = None) -> None:
                 f"{plural(report.new_case_results, 'new case result')}")
     if report.kept_run_id is not None:
         line.append(f"; the ok run {report.kept_run_id} stays current (this attempt is kept in failed_runs)")
+    if report.carried_renderers:
+        line.append(f"; {','.join(report.carried_renderers)} sources kept from the run it replaced")
     err.print(line)
     if report.error:
         note(f"  {report.error}", "red")
@@ -150,7 +152,9 @@ def ingest(
 
     plan = with_timing(make_plan(cases, backend, renderers, debug, timeout, stages, rewrites, suite=suite,
                                  capture=argv, capture_cwd=Path.cwd()), time, time_runs)
-    root = resolve_root(tinygrad)
+    root = resolve_root(tinygrad, backend)
+    if keep_bundle is not None:
+        check_bundle_path(keep_bundle, "--keep-bundle")
     engine = open_db(db)
     with case_progress(plan, "extracting") as on_case:
         report = extract_and_ingest(engine, root, plan, force=force, keep_bundle=keep_bundle, on_case=on_case)
@@ -218,12 +222,15 @@ def ingest_bundles(db: Path, paths: list[Path], force: bool) -> None:
 def sweep_commits(db: Path, repo: Path, revs: list[str], plan, jobs: int, force: bool, *, dask: str | None = None,
                   worker_repo: str | None = None) -> None:
     from tgstore.cli.progress import SweepReporter
+    from tgstore.extract.names import UnknownName, check_backend, devices_at
     from tgstore.sweep import SweepError, open_repo, resolve_revs, sweep
 
     try:
         root = open_repo(repo)
         commits = resolve_revs(root, revs)  # a bad repo or rev fails here, before the database is touched
-    except SweepError as exc:
+        # a device of the first or the last commit's era (devices are renamed now and then)
+        check_backend(plan.backend, devices_at(root, commits[0].sha) | devices_at(root, commits[-1].sha))
+    except (SweepError, UnknownName) as exc:
         raise fail(str(exc)) from None
     engine = open_db(db)
 
@@ -339,12 +346,36 @@ def extract(
     plan = with_timing(make_plan(cases, backend, renderers, debug, timeout, stages, rewrites, suite=suite,
                                  capture=capture_command(capture, command_args), capture_cwd=Path.cwd()),
                        time, time_runs)
-    root = resolve_root(tinygrad)
-    if out_file.is_dir():
-        raise fail(f"{out_file} is a directory; --out names the bundle file to write")
+    root = resolve_root(tinygrad, backend)
+    check_bundle_path(out_file, "--out")
     with case_progress(plan, "extracting") as on_case:
         result = extract_bundle(root, out_file, plan, on_case=on_case)
+    if result.status != "ok" and no_space(result.stderr):
+        out_file.unlink(missing_ok=True)  # a bundle cut off by a full disk is no bundle
+        raise fail(f"no space left on the device holding {out_file}; the extraction stopped and no bundle was kept")
     note(f"{out_file}: extraction {result.status} in {result.seconds:.1f}s")
     if result.status != "ok":
         note(result.stderr[-4000:])
         raise typer.Exit(1)
+
+
+def no_space(stderr: str) -> bool:
+    """The child stopped because the disk is full (ENOSPC in its traceback)."""
+    return "No space left on device" in stderr or "[Errno 28]" in stderr
+
+
+def check_bundle_path(path: Path, option: str) -> None:
+    """A bundle is written to a regular file (new or replaced), never a directory, device or pipe: the same rule
+    `ingest --bundle` reads by."""
+    import stat
+
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        if not path.parent.is_dir():
+            raise fail(f"{option} {path}: the directory {path.parent} does not exist") from None
+        return
+    if stat.S_ISDIR(mode):
+        raise fail(f"{option} {path} is a directory; {option} names the bundle file to write")
+    if not stat.S_ISREG(mode):
+        raise fail(f"{option} {path} is not a regular file (a device or a pipe?); a bundle is written to a file")

@@ -16,7 +16,8 @@ from tgstore.cli.output import emit, note, plural, print_table
 CaseArgument = Annotated[str, typer.Argument(help="The case (e.g. matmul).", show_default=False)]
 CommitOption = Annotated[str | None, typer.Option("--commit", help="A sha, sha prefix or version. Default: the newest "
                                                   "commit (in history order) that has the case.")]
-KernelOption = Annotated[int | None, typer.Option("--kernel", help="The kernel's position in the schedule.")]
+KernelOption = Annotated[int | None, typer.Option("--kernel", min=0, max=2**63 - 1,
+                                                  help="The kernel's position in the schedule.")]
 
 
 @command(app)

@@ -12,8 +12,8 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.pool import QueuePool
 
-# How long a writer waits for another writer (an ingest, a sweep) to finish before giving up.
-BUSY_TIMEOUT_MS = int(float(os.environ.get("TGSTORE_BUSY_TIMEOUT", "30")) * 1000)
+from tgstore import settings
+
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
@@ -44,6 +44,26 @@ def check_file(path: Path, *, writer: bool) -> None:
         with open(path, "rb") as f:
             if f.read(16) != SQLITE_MAGIC:
                 raise DatabaseError(f"{path} is not a SQLite database")
+        if writer:
+            refuse_foreign(path)
+
+
+def refuse_foreign(path: Path) -> None:
+    """A SQLite file with tables but no tgstore schema version belongs to something else: refused before a writer
+    connects (connecting would switch it to WAL), so it is left byte for byte as it was."""
+    try:
+        conn = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True)
+        try:
+            names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
+                                                "AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return  # what is wrong with it is said when it is opened
+    if names and "alembic_version" not in names:
+        shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+        raise DatabaseError(f"{path} is a SQLite database of something else (tables {shown}, no tgstore schema); "
+                            "tgstore adds nothing to it: give tgstore a new file")
 
 
 def read_only_media(path: Path) -> bool:
@@ -57,7 +77,8 @@ def sqlite_error_message(path: Path | None, exc: BaseException) -> str:
     text = str(exc).strip()
     low = text.lower()
     where = str(path) if path is not None else "the database"
-    if "disk is full" in low or "database or disk is full" in low:
+    if "disk is full" in low or "database or disk is full" in low or ("disk i/o error" in low and disk_full(path)):
+        # a write that hits the end of a full filesystem is often reported as an I/O error: say what it is
         return f"no space left on the device holding {where}; nothing was written"
     if "readonly" in low or "read-only" in low:
         return f"{where} is read-only (a read-only file, directory or filesystem); nothing was written"
@@ -72,7 +93,16 @@ def sqlite_error_message(path: Path | None, exc: BaseException) -> str:
     return f"{where}: {text}"
 
 
-def open_engine(path: Path | str, *, writer: bool = True, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> Engine:
+def disk_full(path: Path | None) -> bool:
+    """The filesystem holding `path` has (almost) no space left."""
+    try:
+        found = os.statvfs((path or Path(".")).resolve().parent)
+    except OSError:
+        return False
+    return found.f_bavail * found.f_frsize < 256 * 1024
+
+
+def open_engine(path: Path | str, *, writer: bool = True, busy_timeout_ms: int | None = None) -> Engine:
     """An engine on the SQLite file `path`. A writer creates it if absent; a reader opens it read-only (immutable
     on read-only media) and never waits for writers. Does not migrate; see tgstore.db.migrate.
 
@@ -80,6 +110,11 @@ def open_engine(path: Path | str, *, writer: bool = True, busy_timeout_ms: int =
     busy timeout) instead of failing half-way.
     """
     path = Path(path)
+    if busy_timeout_ms is None:
+        try:
+            busy_timeout_ms = settings.busy_timeout_ms()
+        except settings.SettingError as exc:
+            raise DatabaseError(str(exc)) from None
     check_file(path, writer=writer)
     if writer:
         uri = f"file:{quote(str(path))}"

@@ -10,6 +10,7 @@ import contextlib
 import importlib.util
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -142,13 +143,26 @@ def _wait(proc: subprocess.Popen, timeout: float, bundle: Path, on_case: Callabl
                 raise
         with contextlib.suppress(OSError), open(bundle, "rb") as f:
             f.seek(offset)
-            chunk = f.read()
+            chunk = f.read(READ_CHUNK)  # bounded: a child writing fast (or a device) never fills our memory
             offset += len(chunk)
             *lines, pending = (pending + chunk).split(b"\n")
+            pending = pending[:LINE_HEAD]  # of a long line only its head is needed: the case's name comes first
             for line in lines:
-                if line.startswith(CASE_RECORD_START):
-                    with contextlib.suppress(ValueError, KeyError):
-                        on_case(json.loads(line)["name"])
+                if line.startswith(CASE_RECORD_START) and (name := _case_name(line[:LINE_HEAD])) is not None:
+                    on_case(name)
+
+
+READ_CHUNK = 1 << 20
+LINE_HEAD = 1 << 16
+_CASE_NAME = re.compile(rb'^\{"kind": "case", "name": ("(?:[^"\\]|\\.)*")')
+
+
+def _case_name(head: bytes) -> str | None:
+    found = _CASE_NAME.match(head)
+    try:
+        return json.loads(found.group(1)) if found else None
+    except ValueError:
+        return None
 
 
 def child_command(tinygrad_root: Path, out: Path, args: list[str], *, python: str | None = None,

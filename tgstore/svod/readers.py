@@ -242,6 +242,31 @@ def tree_stage(stage: Stage, text: str, log: SvodLog, first_line: int) -> Stage:
 # ------------------------------------------------------------------------------------------------- test logs
 
 
+MAX_JSON_DEPTH = 200  # deeper JSON is refused as a problem of its line, not a RecursionError later
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_JSON_BRACKET = re.compile(r"[\[\]{}]")
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def load_json(text: str) -> Any:
+    """json.loads, but nesting is bounded and NaN/Infinity refused (ValueError for both): what is stored as JSON
+    stays valid JSON, and no reader recurses without bound."""
+    depth = deepest = 0
+    for bracket in _JSON_BRACKET.finditer(_JSON_STRING.sub("", text)):
+        depth += 1 if bracket.group() in "[{" else -1
+        if depth > deepest:
+            deepest = depth
+            if deepest > MAX_JSON_DEPTH:
+                raise ValueError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
+    try:
+        return json.loads(text, parse_constant=_no_constant)
+    except RecursionError:
+        raise ValueError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from None
+
+
 def read_log(log: SvodLog, tracker: Segmenter, file: int, text: str) -> None:
     lines = text.split("\n")
     n = 0
@@ -305,7 +330,7 @@ def _dump_block(log: SvodLog, tracker: Segmenter, file: int, lines: list[str], n
     else:
         stage = Stage(label, "dump-canonical", file, start)
         try:
-            stage.canonical = json.loads(text)
+            stage.canonical = load_json(text)
         except ValueError as e:
             stage.tree_text = text
             log.problems.append(Problem(file, start + 1, f"canonical dump {label!r} is not JSON ({e}); kept as text"))
@@ -315,9 +340,10 @@ def _dump_block(log: SvodLog, tracker: Segmenter, file: int, lines: list[str], n
 
 def _event(log: SvodLog, tracker: Segmenter, file: int, line_no: int, line: str) -> None:
     try:
-        record = json.loads(line)
+        record = load_json(line)
     except ValueError as e:
-        log.problems.append(Problem(file, line_no, f"not a JSON tracing event ({e.msg} at column {e.colno})", line))
+        where = f"{e.msg} at column {e.colno}" if isinstance(e, json.JSONDecodeError) else str(e)
+        log.problems.append(Problem(file, line_no, f"not a JSON tracing event ({where})", line[:2000]))
         return
     if not isinstance(record, dict) or not isinstance(record.get("fields"), dict):
         log.problems.append(Problem(file, line_no, "a JSON line without the tracing `fields` object", line))
@@ -476,7 +502,7 @@ def classify(name: str, text: str) -> str:
     stripped = text.lstrip()
     if stripped.startswith("{") and not stripped.startswith('{"timestamp"'):
         try:
-            document = json.loads(stripped)
+            document = load_json(stripped)
             if isinstance(document, dict) and "schema_version" in document:
                 return "capture"
         except ValueError:
@@ -502,7 +528,7 @@ def read_files(files: list[tuple[str, str]]) -> SvodLog:
         elif kind == "extract-ir":
             read_extract_ir(log, tracker, index, text)
         elif kind == "capture":
-            read_capture(tracker, index, json.loads(text))
+            read_capture(tracker, index, load_json(text))
         elif kind == "linear":
             linear.append((index, base, text))
         else:

@@ -10,6 +10,7 @@ from datasette import hookimpl
 from markupsafe import Markup
 
 from tgstore.web.cells import CellRenderer
+from tgstore.web.errors import READ_METHODS, error_response, method_not_allowed
 from tgstore.web.pages import ROUTES
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -34,11 +35,19 @@ def uncounted(scope: dict[str, Any]) -> dict[str, Any]:
 def asgi_wrapper() -> Any:
     def wrap(app: Any) -> Any:
         async def wrapped(scope: dict[str, Any], receive: Any, send: Any) -> None:
+            if scope.get("type") == "http" and scope.get("method", "GET") not in READ_METHODS:
+                await method_not_allowed(send)  # read-only: nothing that writes is routed
+                return
             await app(uncounted(scope) if scope.get("type") == "http" else scope, receive, send)
 
         return wrapped
 
     return wrap
+
+
+@hookimpl(tryfirst=True)
+def handle_exception(datasette: Any, request: Any, exception: Exception) -> Any:
+    return error_response(datasette, request, exception)
 
 
 @hookimpl

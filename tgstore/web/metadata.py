@@ -154,9 +154,11 @@ def make_datasette(db_path: Path, *, queries: dict[str, Query] | None = None, se
     from datasette.plugins import pm
 
     from tgstore import web
+    from tgstore.web.errors import quiet_default_handler
 
     if not pm.is_registered(web):
         pm.register(web, name="tgstore")
+    quiet_default_handler()
     metadata = build_metadata(db_path, queries)
     options: dict[str, Any] = {"metadata": metadata}
     if "config" in inspect.signature(Datasette.__init__).parameters:
