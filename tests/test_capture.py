@@ -110,6 +110,18 @@ def test_a_failing_command_keeps_what_it_lowered(tmp_path, tinygrad_release):
     assert sites == [(f"{script}:3 in <module>",)] * 2
 
 
+def test_a_command_that_cannot_run_is_a_failed_run(tmp_path, tinygrad_release):
+    """`--capture -- /nonexistent/prog` captured nothing: a failed run (exit 1) saying why, not an empty partial
+    one."""
+    db = tmp_path / "t.db"
+    proc = tgstore("ingest", "--db", db, "--tinygrad", tinygrad_release(RELEASE), "--renderers", "C",
+                   "--capture", "--", tmp_path / "nonexistent" / "prog")
+    assert proc.returncode == 1, proc.stderr
+    (status, error), = rows(db, "SELECT status, error FROM runs")
+    assert status == "failed"
+    assert error.startswith("the captured command did not run")
+
+
 def test_capture_without_a_command_is_one_line(tmp_path):
     proc = tgstore("ingest", "--db", tmp_path / "t.db", "--capture")
     assert proc.returncode == 1

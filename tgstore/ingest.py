@@ -551,6 +551,8 @@ def _run_status(bundle: Bundle | None, outcome: ExtractionOutcome | None, failed
         return "timeout"
     if bundle is None or not bundle.complete or (outcome is not None and outcome.status != "ok"):
         return "failed"
+    if bundle.command is not None and bundle.command.get("exit_status") is None:
+        return "failed"  # the captured command never ran (not found, not executable): nothing was captured
     return "partial" if failed_cases else "ok"
 
 
