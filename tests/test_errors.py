@@ -76,15 +76,21 @@ def malformed_bundles(tmp_path: Path) -> dict[str, tuple[Path, str]]:
                          "deep.jsonl:2: not valid JSON"),
         "not the header first": (bundle("headless", [case]), "headless.jsonl:1: the first record must be the header"),
         "undefined reference": (bundle("undefined", [header, case]), "undefined.jsonl:2: case 'add': "),
-        "a directory": (tmp_path, "is a directory"),
+        # a directory is a batch of bundles (ingest --bundle DIR): one holding none is refused
+        "a directory of no bundles": (empty_directory(tmp_path), "holds no bundle (*.jsonl) files"),
         "a device": (Path("/dev/urandom"), "not a regular file"),
         "missing file": (tmp_path / "nope.jsonl", "no such bundle file"),
     }
 
 
+def empty_directory(parent: Path) -> Path:
+    (parent / "empty").mkdir(exist_ok=True)
+    return parent / "empty"
+
+
 @pytest.mark.parametrize("name", ["wrong field type", "missing key", "duplicate case", "duplicate renderer",
                                   "lone surrogate", "deep nesting", "not the header first", "undefined reference",
-                                  "a directory", "a device", "missing file"])
+                                  "a directory of no bundles", "a device", "missing file"])
 def test_a_malformed_bundle_is_refused_whole(tmp_path: Path, db: Path, name: str) -> None:
     path, says = malformed_bundles(tmp_path)[name]
     before = runs(db)
