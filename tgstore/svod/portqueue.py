@@ -162,7 +162,11 @@ def case_file_for(names: list[str], sources: list[Path]) -> Path:
                     keep.append(ast.get_source_segment(text_, node) or "")
                     found.add(node.name.removeprefix("case_"))
             elif isinstance(node, ast.Import | ast.ImportFrom | ast.Assign):
-                keep.append(ast.get_source_segment(text_, node) or "")
+                # `case_x.context = {...}` belongs to its case: kept only with it
+                owners = {t.value.id for t in getattr(node, "targets", []) if isinstance(t, ast.Attribute)
+                          and isinstance(t.value, ast.Name)}
+                if all(owner.removeprefix("case_") in found for owner in owners):
+                    keep.append(ast.get_source_segment(text_, node) or "")
     missing = [n for n in names if n not in found]
     if missing:
         raise ParityError(f"no case {', '.join(missing)} in {', '.join(str(s) for s in sources)}")
