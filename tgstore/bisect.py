@@ -20,6 +20,29 @@ class BisectError(Exception):
     """Bisect cannot start or finish (unknown case, bad range, no difference); a one-line message."""
 
 
+
+def narrow(line: list[Commit], probe: Callable[[Commit], tuple[bool | None, str]]
+           ) -> tuple[int, int, list[tuple[Commit, str]]]:
+    """Binary search of `line` (good at 0, bad at the end) for the first bad commit. `probe(commit)` says whether a
+    commit is bad (None: it cannot be tested, and is stepped around) and a label for it. Returns (last good index,
+    first bad index, the commits looked at with their labels); untestable commits may lie between the two."""
+    looked_at: list[tuple[Commit, str]] = []
+    lo, hi = 0, len(line) - 1
+    untestable: set[int] = set()
+    while True:
+        between = [i for i in range(lo + 1, hi) if i not in untestable]
+        if not between:
+            return lo, hi, looked_at
+        mid = min(between, key=lambda i: (abs(2 * i - lo - hi), i))
+        bad, label = probe(line[mid])
+        looked_at.append((line[mid], label))
+        if bad is None:
+            untestable.add(mid)
+        elif bad:
+            hi = mid
+        else:
+            lo = mid
+
 def case_names(case_files: list[Path]) -> list[str]:
     try:
         return read_case_names(case_files)
@@ -120,25 +143,14 @@ def bisect_case(engine: Engine, repo: Path, case: str, good: str, bad: str, plan
     if sig_bad == sig_good:
         raise BisectError(f"case {case!r} has the same {label} at {bad} ({bad_sha[:10]}) as at {good} "
                           f"({good_sha[:10]}): no difference to bisect")
-    looked_at: list[tuple[Commit, str]] = []
-    lo, hi = 0, len(line) - 1
-    untestable: set[int] = set()
-    while True:
-        between = [i for i in range(lo + 1, hi) if i not in untestable]
-        if not between:
-            break
-        mid = min(between, key=lambda i: (abs(2 * i - lo - hi), i))
-        sig = signature(line[mid])
+    def probe(commit: Commit) -> tuple[bool | None, str]:
+        sig = signature(commit)
         if not isinstance(sig, tuple):
-            untestable.add(mid)
-            looked_at.append((line[mid], "untestable"))
-            continue
+            return None, "untestable"
         same = sig == sig_good
-        looked_at.append((line[mid], "same" if same else "differs"))
-        log(f"{line[mid].sha[:10]} {'same as good' if same else 'differs'}  {line[mid].subject}")
-        if same:
-            lo = mid
-        else:
-            hi = mid
+        log(f"{commit.sha[:10]} {'same as good' if same else 'differs'}  {commit.subject}")
+        return not same, "differs" if not same else "same"
+
+    lo, hi, looked_at = narrow(line, probe)
     return BisectResult(first=line[hi], good=line[0], bad=line[-1], commits=len(line) - 1, extractions=extractions,
                         looked_at=looked_at, untestable_before=[line[i] for i in range(lo + 1, hi)])

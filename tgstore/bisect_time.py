@@ -12,7 +12,7 @@ from pathlib import Path
 from sqlalchemy import Engine
 
 from tgstore import tempdirs
-from tgstore.bisect import BisectError, case_names
+from tgstore.bisect import BisectError, case_names, narrow
 from tgstore.pipeline import ExtractionPlan, ingest_result
 from tgstore.sweep import Commit, extract_commit, is_ancestor, line_of, single, verify_rev
 from tgstore.timings import CaseTimes, TimingError, case_times, kernel_changes, slower, slower_kernels, this_machine
@@ -109,27 +109,15 @@ def bisect_time(engine: Engine, repo: Path, case: str, good: str, bad: str, plan
     if not slower(good_times, bad_times, threshold, kernel):
         raise BisectError("not confirmed: timed again, " + _no_slowdown(case, good_times, bad_times, threshold, kernel))
     log(f"{case}: {good_times.total_ns} ns at {line[0].sha[:10]} -> {bad_times.total_ns} ns at {line[-1].sha[:10]}")
-    looked_at: list[tuple[Commit, str]] = []
-    lo, hi = 0, len(line) - 1
-    untestable: set[int] = set()
-    while True:
-        between = [i for i in range(lo + 1, hi) if i not in untestable]
-        if not between:
-            break
-        mid = min(between, key=lambda i: (abs(2 * i - lo - hi), i))
-        times = time_commit(line[mid])
+    def probe(commit: Commit) -> tuple[bool | None, str]:
+        times = time_commit(commit)
         if times is None:
-            untestable.add(mid)
-            looked_at.append((line[mid], "untestable"))
-            continue
+            return None, "untestable"
         is_slower = slower(good_times, times, threshold, kernel)
-        looked_at.append((line[mid], "slower" if is_slower else "not slower"))
-        log(f"{line[mid].sha[:10]} {times.total_ns} ns: {'slower' if is_slower else 'not slower'}  "
-            f"{line[mid].subject}")
-        if is_slower:
-            hi = mid
-        else:
-            lo = mid
+        log(f"{commit.sha[:10]} {times.total_ns} ns: {'slower' if is_slower else 'not slower'}  {commit.subject}")
+        return is_slower, "slower" if is_slower else "not slower"
+
+    lo, hi, looked_at = narrow(line, probe)
     first_times = bad_times if hi == len(line) - 1 else cache[line[hi].sha]
     before_times = good_times if lo == 0 else cache[line[lo].sha]
     assert first_times is not None and before_times is not None
