@@ -215,6 +215,56 @@ def test_canonical_needs_a_kernel_when_the_case_has_several(releases_db: Path, s
     assert proc.returncode == 0 and json.loads(proc.stdout)["stage"] == stage
 
 
+# The reference: tinygrad 0.14.0's own VIZ trace (TRACK_MATCH_STATS=2), in a fresh
+# process that schedules matmul and lowers its kernels for the CPU's renderer, as the child does for `--renderers C`.
+TINYGRADS_OWN_TRACE = """
+import json, os
+os.environ.update({"TRACK_MATCH_STATS": "2", "PRINT_MATCH_STATS": "0", "DEV": "CPU", "CACHELEVEL": "0", "SCACHE": "0"})
+from tinygrad import Device, Tensor
+from tinygrad.codegen import do_to_program
+from tinygrad.uop import ops
+linear = (Tensor.empty(16, 16) @ Tensor.empty(16, 16)).schedule_linear()
+for call in linear.src:
+    do_to_program(call.src[0], Device["CPU"].renderer)
+def step(m):
+    return [ops.uop_fields[m[0]][0].name, ops.uop_fields[m[1]][0].name, os.path.basename(m[2][0]), m[2][1]]
+passes = [[c.name, [step(m) for m in c.matches]] for group in ops.tracked_ctxs for c in group]
+print(json.dumps({"passes": passes}))
+os._exit(0)
+"""
+
+
+def test_rewrite_steps_equal_tinygrads_own_trace(tinygrad_release, tmp_path: Path) -> None:
+    """The child records steps with its own counting rewrite, not tinygrad's costly trace: every pass's steps (the
+    rule, the op before and after, in order; here all 264, uncapped) must equal what tinygrad's own trace holds."""
+    root = tinygrad_release("0.14.0")
+    ref = subprocess.run([sys.executable, "-c", TINYGRADS_OWN_TRACE], capture_output=True, text=True,
+                         env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
+    assert ref.returncode == 0, ref.stderr
+    reference = json.loads(ref.stdout)
+    cases = tmp_path / "cases.py"
+    cases.write_text("from tinygrad import Tensor\n\ndef case_matmul():\n"
+                     "    return Tensor.empty(16, 16) @ Tensor.empty(16, 16)\n")
+    out = tmp_path / "b.jsonl"
+    plan = ExtractionPlan(case_files=[cases], renderers=["C"], stages="C", rewrites=1000)
+    assert extract_bundle(root, out, plan).status == "ok"
+    bundle = read_bundle(out)
+    (case,) = bundle.cases
+
+    def steps(pass_list: list[dict]) -> list[list]:
+        return [[p["name"], [[s["before_node"]["op"], s["after_node"]["op"], s["file"].rsplit("/", 1)[-1], s["line"]]
+                             for s in p["rewrites"]["steps"]]] for p in pass_list]
+
+    ours = steps(case["schedule_passes"])
+    for item in case["schedule"]:
+        for program in item["programs"]:
+            ours += steps(program["passes"])
+    # tinygrad's trace also has a context per unnamed graph_rewrite and per traced helper: not passes
+    theirs = [p for p in reference["passes"] if p[0] not in ("graph_rewrite", "get_kernel_graph", "run_rangeify")]
+    assert len(ours) == 60 and sum(len(s) for _, s in ours) == 264
+    assert ours == theirs
+
+
 def test_rewrite_steps_are_recorded_when_asked(tinygrad_release, tmp_path: Path) -> None:
     cases = tmp_path / "cases.py"
     cases.write_text("from tinygrad import Tensor\n\ndef case_matmul():\n"

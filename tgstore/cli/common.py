@@ -47,10 +47,10 @@ DebugOption = Annotated[int, typer.Option("--debug", help="tinygrad DEBUG level 
 StagesOption = Annotated[str | None, typer.Option(
     "--stages", help="Renderers whose codegen passes (the graph after each named pass) are recorded: "
     "comma-separated, 'all' or 'none'. Default: C,LLVM.", show_default=False)]
-# Off by default: rewrite steps cost 30-55% more extraction CPU (tinygrad's own trace, TRACK_MATCH_STATS=2) whatever
-# the cap, which the 90-case suite and the README's first command cannot afford; 50 a pass is a good cap when asked
-# for.
-DEFAULT_REWRITES = 0
+# On by default with a cap: the child records steps with its own counting rewrite (extract/child/rewrites.py), within
+# the run-to-run noise of extraction CPU (about 2% on 10 heavy cases), unlike tinygrad's own trace (30-55%). The cost
+# is size: 20 steps a pass add about 60% to a bundle and its database (bench/bench_rewrites.py).
+DEFAULT_REWRITES = 20
 RewritesOption = Annotated[int, typer.Option(
     "--rewrites", min=0, help="Record up to N rewrite steps of each pass (the rule that matched, the node before "
     "and after), as tinygrad's VIZ does; `tgstore rewrites` and the web pages show them. 0: off.")]

@@ -13,6 +13,7 @@ from .encode import Encoder
 from .lower import Lowering
 from .passes import PassRecorder
 from .patterns import PatternRegistry, import_compiler_modules
+from .rewrites import StepLog
 from .schedule import Scheduler
 from .timing import KernelTimer
 
@@ -30,7 +31,8 @@ class Extractor:
         self.missing: list[dict[str, Any]] = []
         self.encoder = Encoder()
         # before the renderers: their constructors may build matchers
-        self.patterns = PatternRegistry(tg, root, write, untimed_counts=not rewrites)
+        steps = StepLog(rewrites) if rewrites else None
+        self.patterns = PatternRegistry(tg, root, write, steps=steps)
         self.scheduler = Scheduler(tg)
         self.lowering = Lowering(tg, root)
         self.lowering.build_renderers(renderers)
@@ -38,11 +40,12 @@ class Extractor:
         self.recorder: PassRecorder | None = None
         if stage_renderers:
             recorder = PassRecorder(tg, self.encoder, lambda digest, nodes: write(
-                {"kind": "graph", "hash": digest, "nodes": nodes}), rewrites)
+                {"kind": "graph", "hash": digest, "nodes": nodes}), steps)
             if recorder.available:
                 self.recorder = recorder
-                if rewrites and not (recorder.trace and recorder.trace.available):
-                    self.add_missing("rewrites", "this tinygrad keeps no per-step rewrite trace (tracked_ctxs)")
+                if rewrites and not self.patterns.counts:
+                    self.add_missing("rewrites", "rewrite steps are recorded by counting matches, which this "
+                                                 "tinygrad's PatternMatcher does not allow")
             else:
                 self.add_missing("passes", "this tinygrad's graph_rewrite takes no name: its passes are unnamed")
         canonical = None

@@ -30,7 +30,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--stages", default=",".join(DEFAULT_STAGE_RENDERERS),
                     help="renderers whose lowering passes are recorded (comma-separated), 'all' or 'none'")
     ap.add_argument("--rewrites", type=int, default=0,
-                    help="record up to N rewrite steps per pass (tinygrad's TRACK_MATCH_STATS=2 trace); 0: off")
+                    help="record up to N rewrite steps per pass (the steps tinygrad's VIZ trace holds); 0: off")
     ap.add_argument("--debug", type=int, default=4, help="tinygrad DEBUG level while a case runs")
     ap.add_argument("--suite-name", default=None)
     ap.add_argument("--capture-json", default=None,
@@ -77,13 +77,13 @@ def names(value: str | None, default: list[str]) -> list[str]:
     return [r.strip().upper() for r in value.split(",") if r.strip()]
 
 
-def tinygrad_env(root: pathlib.Path, backend: str, rewrites: int) -> dict[str, str]:
+def tinygrad_env(root: pathlib.Path, backend: str) -> dict[str, str]:
     """The environment tinygrad is imported with (recorded in the header)."""
     for d in [p.stem[4:].upper() for p in (root / "tinygrad" / "runtime").glob("ops_*.py")] + ["DEV", "DEBUG", "VIZ"]:
         os.environ.pop(d, None)
     env = device_env(root, backend)
     env.update({
-        "TRACK_MATCH_STATS": "2" if rewrites else "1",  # 2 also keeps each rewrite step (for --rewrites)
+        "TRACK_MATCH_STATS": "1",  # match counts; rewrite steps are the child's own (rewrites.py), not tinygrad's trace
         "PRINT_MATCH_STATS": "0",
         "CACHELEVEL": "0",
         "DISABLE_COMPILER_CACHE": "1",
@@ -129,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     renderer_names = names(args.renderers, DEFAULT_RENDERERS)
     stage_renderers = [r for r in names(args.stages, DEFAULT_STAGE_RENDERERS) if r in renderer_names]
-    env = tinygrad_env(root, args.backend, args.rewrites)
+    env = tinygrad_env(root, args.backend)
 
     out = BundleWriter(pathlib.Path(args.out))
     git_override = None

@@ -13,9 +13,9 @@ Era table (what differs):
 * a pass whose output is a PROGRAM (0.12+ "linearize/render") is recorded with the PROGRAM's whole graph (its
   kernel SINK, DEVICE, the LINEAR whose sources are the linearized UOps, the SOURCE): its node count is the graph's,
   and the LINEAR node links the program's linearized UOps (stored with the program too).
-* rewrite steps (`--rewrites`): tinygrad's own trace (TRACK_MATCH_STATS=2): 0.11+ `tracked_ctxs`, entries
-  `TrackedGraphRewrite` whose `matches` are (before, after, UPat location[, seconds]) with UOp numbers resolved
-  through `uop_fields`; 0.10 records no usable names -> missing.
+* rewrite steps (`--rewrites`): each named pass opens a collector in the step log (rewrites.StepLog) that the
+  child's counting rewrite fills as matches happen (0.11+); other rewrites open an uncounted level, as tinygrad's
+  trace gives each graph_rewrite its own context. 0.10 has no named passes -> missing.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import Any
 
 from .api import Tinygrad
 from .encode import Encoder, graph_hash
-from .rewrites import StepEncoder
+from .rewrites import StepEncoder, StepLog
 
 WRAPPED = ("graph_rewrite", "graph_rewrite_map")
 NOT_PASSES = frozenset({"process UPat", "compile UPat", "simplify"})
@@ -36,7 +36,7 @@ NOT_PASSES = frozenset({"process UPat", "compile UPat", "simplify"})
 
 class PassRecorder:
     def __init__(self, tg: Tinygrad, encoder: Encoder, emit_graph: Callable[[str, list], None],
-                 rewrites_limit: int = 0) -> None:
+                 steps: StepLog | None = None) -> None:
         self.tg, self.encoder, self.emit_graph = tg, encoder, emit_graph
         self.originals = {name: fn for name in WRAPPED if callable(fn := getattr(tg.ops, name, None))}
         rewrite = self.originals.get("graph_rewrite")
@@ -46,8 +46,8 @@ class PassRecorder:
         self.describing = True  # encode each pass's graph (off: observers only)
         self.observers: list[Callable[[str, Any, Any], None]] = []  # called with (name, input, output) per pass
         self.depth = 0
-        self.rewrites_limit = rewrites_limit
-        self.trace = RewriteTrace(tg) if rewrites_limit else None
+        self.steps = steps
+        self.step_encoder = StepEncoder()  # one per scope: its memo (and the UOps it keeps alive) last one case
         self.seen_graphs: set[str] = set()
 
     @property
@@ -78,29 +78,38 @@ class PassRecorder:
                 name, sink = bound.arguments.get("name"), bound.arguments.get("sink")
             except TypeError:
                 name, sink = None, None
+            steps = self.steps
             if not name or name in NOT_PASSES or sink is None:
                 self.depth += 1
+                if steps is not None:
+                    steps.enter(False)
                 try:
                     return original(*args, **kwargs)
                 finally:
                     self.depth -= 1
+                    if steps is not None:
+                        steps.leave()
             entry: dict[str, Any] = {"position": len(records), "name": str(name), "depth": self.depth}
             records.append(entry)
-            mark = self.trace.mark() if self.trace else None
             self.depth += 1
+            if steps is not None:
+                steps.enter(True)
+            collected = None
             start = time.perf_counter()
             try:
                 out = original(*args, **kwargs)
             finally:
                 self.depth -= 1
+                if steps is not None:
+                    collected = steps.leave()
             entry["seconds"] = round(time.perf_counter() - start, 6)
             result = out.get(sink, sink) if is_map and isinstance(out, dict) else out
             for observe in self.observers:
                 observe(entry["name"], sink, result)
             if self.describing:
                 self._describe(entry, sink, result)
-            if self.trace is not None and mark is not None:
-                entry["rewrites"] = self.trace.steps_since(mark, self.encoder, self.rewrites_limit)
+            if collected is not None:
+                entry["rewrites"] = self.step_encoder.encode(collected)
             return out
 
         wrapper.__wrapped__ = original  # type: ignore[attr-defined]
@@ -125,12 +134,12 @@ class PassRecorder:
         passes are only shown to the observers (no graphs are encoded or emitted)."""
         self.install()
         records: list[dict[str, Any]] = []
-        saved = self.records, self.depth, self.describing
-        self.records, self.depth, self.describing = records, 0, describe
+        saved = self.records, self.depth, self.describing, self.step_encoder
+        self.records, self.depth, self.describing, self.step_encoder = records, 0, describe, StepEncoder()
         try:
             yield records
         finally:
-            self.records, self.depth, self.describing = saved
+            self.records, self.depth, self.describing, self.step_encoder = saved
 
     def uninstall(self) -> None:
         for _name, mod in self.tg.loaded_modules():
@@ -158,32 +167,3 @@ def signature_of(fn: Callable) -> inspect.Signature:
         todo += [c.cell_contents for c in (getattr(f, "__closure__", None) or ())
                  if callable(getattr(c, "cell_contents", None)) and hasattr(c.cell_contents, "__code__")]
     return inspect.signature(fn)
-
-
-class RewriteTrace:
-    """tinygrad's own per-step rewrite trace (TRACK_MATCH_STATS=2), read back per pass."""
-
-    def __init__(self, tg: Tinygrad) -> None:
-        self.ctxs = getattr(tg.ops, "tracked_ctxs", None)
-        self.fields = getattr(tg.ops, "uop_fields", None)
-        self.available = isinstance(self.ctxs, list) and isinstance(self.fields, dict)
-        self.steps = StepEncoder(self.fields if isinstance(self.fields, dict) else {})
-
-    def mark(self) -> tuple[int, int] | None:
-        if not self.available or not self.ctxs:
-            return None
-        return len(self.ctxs), len(self.ctxs[-1])
-
-    def steps_since(self, mark: tuple[int, int], encoder: Encoder, limit: int) -> dict[str, Any]:
-        """The steps of the graph rewrite recorded right after `mark` (the call being wrapped), at most `limit`."""
-        groups, pos = mark
-        if len(self.ctxs) > groups:  # the call opened a new group
-            entries = self.ctxs[groups]
-        elif self.ctxs and len(self.ctxs[-1]) > pos:
-            entries = self.ctxs[-1][pos:]
-        else:
-            return {"steps": [], "total": 0, "limit": limit}
-        own = entries[0] if entries else None
-        matches = list(getattr(own, "matches", []) or [])
-        steps = [self.steps.step(m[0], m[1], m[2]) for m in matches[:limit]]
-        return {"steps": steps, "total": len(matches), "limit": limit}

@@ -8,9 +8,10 @@ was removed, not merely idle.
 Era table (what differs):
 * match counts: `match_stats` dict filled by `TrackedPatternMatcher` when TRACK_MATCH_STATS >= 1 (all eras here);
   absent -> recorded as missing `match_counts`. Where the matcher's table holds `(UPat, match, early_reject)` entries
-  (0.11+) and no rewrite trace is wanted, its `rewrite` is replaced by `counting_rewrite`, which counts the same
-  tries and matches without timing each try (tinygrad's timing made extraction ~12% slower); 0.10's
-  `(UPat, fxn, early_reject, has_ctx)` entries keep tinygrad's own.
+  (0.11+), its `rewrite` is replaced by `counting_rewrite`, which counts the same tries and matches without timing
+  each try (tinygrad's timing made extraction ~12% slower) and reports each match to the rewrite-step log
+  (`--rewrites`, rewrites.StepLog); 0.10's `(UPat, fxn, early_reject, has_ctx)` entries keep tinygrad's own (and
+  record no steps).
 * a rule's location: `UPat.location` (file, line) where it exists.
 * a rule's text: `repr(UPat)` up to 0.12; 0.13+ has no repr, so `UPat.printable()` or the rule's source line.
 
@@ -36,6 +37,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .api import Tinygrad
+from .rewrites import StepLog
 from .text import clean
 
 # Where tinygrad compiles a rule into Python (0.11+); its module's own matchers' matches are not a case's.
@@ -69,9 +71,10 @@ def _source_lines(path: str) -> list[str]:
         return []
 
 
-def counting_rewrite(tinygrad_rewrite: Callable, match_stats: dict) -> Callable:
+def counting_rewrite(tinygrad_rewrite: Callable, match_stats: dict, steps: StepLog | None = None) -> Callable:
     """TrackedPatternMatcher.rewrite without its per-try timers: the same rules tried in the same order, the same
-    result, the same counts in `match_stats[upat][0]` (matched) and `[1]` (tried past the early reject)."""
+    result, the same counts in `match_stats[upat][0]` (matched) and `[1]` (tried past the early reject). With a step
+    log, each match that returns a UOp is also a step of the pass it happens in (as in tinygrad's own trace)."""
 
     def rewrite(self: Any, uop: Any, ctx: Any = None) -> Any:
         pats = self.pdict.get(uop.op)
@@ -90,6 +93,8 @@ def counting_rewrite(tinygrad_rewrite: Callable, match_stats: dict) -> Callable:
             ret = match(uop, ctx)
             if ret is not None and ret is not uop:
                 stats[0] += 1
+                if steps is not None and steps.current is not None and hasattr(ret, "op"):
+                    steps.current.add(uop, ret, getattr(upat, "location", None))
                 return ret
         return None
 
@@ -102,7 +107,7 @@ class PatternRegistry:
     match counts by record key."""
 
     def __init__(self, tg: Tinygrad, root: pathlib.Path, write: Callable[[dict], None], *,
-                 untimed_counts: bool = True) -> None:
+                 steps: StepLog | None = None) -> None:
         self.tg, self.root, self.write = tg, root.resolve(), write
         self.base = next((c for c in type.mro(tg.PatternMatcher) if c.__name__ == "PatternMatcher"),
                          tg.PatternMatcher)
@@ -114,8 +119,8 @@ class PatternRegistry:
         self.match_stats = getattr(tg.ops, "match_stats", None)
         tracked = getattr(tg.ops, "TrackedPatternMatcher", None)
         self.counts = isinstance(self.match_stats, dict) and tracked is not None and tg.PatternMatcher is tracked
-        if self.counts and untimed_counts:
-            tracked.rewrite = counting_rewrite(tracked.rewrite, self.match_stats)
+        if self.counts:
+            tracked.rewrite = counting_rewrite(tracked.rewrite, self.match_stats, steps)
         self.has_location = hasattr(tg.UPat(tg.Ops.SINK), "location")
         compiler = getattr(inspect.unwrap(tg.attr(*UPAT_COMPILER) or len), "__code__", None)  # functools.cache wraps it
         self.compiler_file = str(pathlib.Path(compiler.co_filename).resolve()) if compiler else None

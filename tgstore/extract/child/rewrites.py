@@ -1,119 +1,140 @@
-"""One rewrite step of tinygrad's own trace (TRACK_MATCH_STATS=2) as bundle data: the rule that matched (file, line,
-the UPat's source as tinygrad's VIZ prints it), and the node before and after with a bounded neighbourhood of its
-subgraph (for drawing) and the hash of its whole subgraph (for comparing).
+"""Rewrite steps (`--rewrites N`) as they happen, and as bundle data: the rule that matched (file, line, the UPat's
+source as tinygrad's VIZ prints it), and the node before and after with a bounded neighbourhood of its subgraph (for
+drawing) and the hash of its whole subgraph (for comparing).
 
-The trace holds UOps by number: `uop_fields[num] = (op, dtype, source numbers, arg, tag, ...)` in every era that
-has it (0.11+). Subgraph hashes are memoized per number, so hashing every step of a pass costs one visit per UOp.
+Steps are recorded by the child's own counting rewrite (patterns.counting_rewrite), which reports each match to the
+`StepLog`; the pass recorder opens one collector per named pass. These are the steps tinygrad's own VIZ trace
+(TRACK_MATCH_STATS=2, `tracked_ctxs`) holds for the same pass, without the trace's cost: that trace numbers every
+UOp a rewrite touches and times every rule tried, for the whole run (30-55% more extraction CPU); the log keeps only
+the first N steps of each pass, as UOps, and encodes them when the pass ends. Subgraph hashes are memoized per UOp
+within a pass, so hashing every step of a pass costs one visit per UOp.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from typing import Any
 
 from .text import clean
 
 NEIGHBOURHOOD_DEPTH = 3  # source levels kept below a rewritten node for its drawing
-NEIGHBOURHOOD_NODES = 24  # at most this many nodes per drawing (the nearest ones, breadth first)
+NEIGHBOURHOOD_NODES = 12  # at most this many nodes per drawing (the nearest ones, breadth first)
 UPAT_LINES = 8  # a UPat spanning more lines than this is cut
 
 
+class Collector:
+    """The steps of one pass: the first `limit` matches as (before, after, rule location), and how many there were."""
+
+    __slots__ = ("limit", "steps", "total")
+
+    def __init__(self, limit: int) -> None:
+        self.limit, self.steps, self.total = limit, [], 0
+
+    def add(self, before: Any, after: Any, location: Any) -> None:
+        self.total += 1
+        if len(self.steps) < self.limit:
+            self.steps.append((before, after, location))
+
+
+class StepLog:
+    """Which pass a match belongs to: the innermost open graph rewrite, as in tinygrad's trace. A rewrite that is
+    not a recorded pass (unnamed, or a helper such as `simplify`) opens a `None` level, so its matches are not
+    counted as the enclosing pass's."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.stack: list[Collector | None] = []
+        self.current: Collector | None = None
+
+    def enter(self, recorded: bool) -> None:
+        self.stack.append(self.current)
+        self.current = Collector(self.limit) if recorded else None
+
+    def leave(self) -> Collector | None:
+        done, self.current = self.current, self.stack.pop()
+        return done
+
+
 class StepEncoder:
-    def __init__(self, fields: dict[int, tuple]) -> None:
-        self.fields = fields
+    """Steps as bundle data; nodes are tinygrad UOps (op, dtype, src, arg), memoized by identity for as long as the
+    encoder lives (one case's passes), which also keeps them alive so their ids stay theirs."""
+
+    def __init__(self) -> None:
         self._text: dict[int, tuple[str, str, str]] = {}
         self._hash: dict[int, str] = {}
-        self._source: dict[tuple[str, int], str] = {}
+        self._alive: dict[int, Any] = {}
 
-    def text(self, num: int) -> tuple[str, str, str]:
-        found = self._text.get(num)
+    def encode(self, collected: Collector) -> dict[str, Any]:
+        steps = [self.step(before, after, loc) for before, after, loc in collected.steps]
+        return {"steps": steps, "total": collected.total, "limit": collected.limit}
+
+    def text(self, u: Any) -> tuple[str, str, str]:
+        found = self._text.get(id(u))
         if found is None:
-            op, dtype, _src, arg = self.fields[num][:4]
             try:
-                arg_text = clean(repr(arg))
-            except Exception:  # 0.11 traces a Kernel arg whose ast is a trace number: its repr raises
-                arg_text = f"<{type(arg).__name__}>"
-            found = self._text[num] = (getattr(op, "name", str(op)), clean(str(dtype)), arg_text)
+                arg_text = clean(repr(u.arg))
+            except Exception:  # an arg whose repr raises is named by its type
+                arg_text = f"<{type(u.arg).__name__}>"
+            self._alive[id(u)] = u
+            found = self._text[id(u)] = (getattr(u.op, "name", str(u.op)), clean(str(u.dtype)), arg_text)
         return found
 
-    def sources(self, num: int) -> tuple[int, ...]:
-        return tuple(s for s in self.fields[num][2] if isinstance(s, int) and s in self.fields)
+    @staticmethod
+    def sources(u: Any) -> tuple[Any, ...]:
+        return tuple(getattr(u, "src", ()))
 
-    def subgraph_hash(self, root: int) -> str:
+    def subgraph_hash(self, root: Any) -> str:
         """sha256 over the subgraph's structure (op, dtype, arg, source hashes), computed iteratively."""
+        hashes = self._hash
         stack = [root]
         while stack:
-            num = stack[-1]
-            if num in self._hash:
+            u = stack[-1]
+            if id(u) in hashes:
                 stack.pop()
                 continue
-            todo = [s for s in self.sources(num) if s not in self._hash]
+            todo = [s for s in self.sources(u) if id(s) not in hashes]
             if todo:
                 stack.extend(todo)
                 continue
             stack.pop()
-            key = "\x00".join((*self.text(num), *(self._hash[s] for s in self.sources(num))))
-            self._hash[num] = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
-        return self._hash[root]
+            key = "\x00".join((*self.text(u), *(hashes[id(s)] for s in self.sources(u))))
+            hashes[id(u)] = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+        return hashes[id(root)]
 
-    def neighbourhood(self, root: int) -> list[list[Any]]:
+    def neighbourhood(self, root: Any) -> list[list[Any]]:
         """The nodes nearest `root` (breadth first over sources, bounded), in tgstore's node encoding with sources
         before users; the root is the last node. Sources cut off by the bound are left out of `src`."""
-        kept, frontier = [root], [root]
-        seen = {root}
+        kept, frontier = {id(root): root}, [root]
         for _ in range(NEIGHBOURHOOD_DEPTH):
             nxt = []
-            for num in frontier:
-                for s in self.sources(num):
-                    if s not in seen and len(kept) < NEIGHBOURHOOD_NODES:
-                        seen.add(s)
-                        kept.append(s)
+            for u in frontier:
+                for s in self.sources(u):
+                    if id(s) not in kept and len(kept) < NEIGHBOURHOOD_NODES:
+                        kept[id(s)] = s
                         nxt.append(s)
             frontier = nxt
-        order: list[int] = []
+        order: list[Any] = []
         placed: set[int] = set()
+        stack = [(root, False)]  # post-order over kept nodes, iterative
+        while stack:
+            u, done = stack.pop()
+            if done:
+                order.append(u)
+                continue
+            if id(u) in placed:
+                continue
+            placed.add(id(u))
+            stack.append((u, True))
+            stack.extend((s, False) for s in reversed(self.sources(u)) if id(s) in kept and id(s) not in placed)
+        pos = {id(u): i for i, u in enumerate(order)}
+        return [[*self.text(u), [pos[id(s)] for s in self.sources(u) if id(s) in pos]] for u in order]
 
-        def visit(start: int) -> None:  # post-order over kept nodes, iterative
-            stack = [(start, False)]
-            while stack:
-                num, done = stack.pop()
-                if done:
-                    order.append(num)
-                    continue
-                if num in placed:
-                    continue
-                placed.add(num)
-                stack.append((num, True))
-                stack.extend((s, False) for s in reversed(self.sources(num)) if s in seen and s not in placed)
-
-        visit(root)
-        pos = {num: i for i, num in enumerate(order)}
-        return [[*self.text(num), [pos[s] for s in self.sources(num) if s in pos]] for num in order]
-
-    def node(self, num: Any) -> dict[str, Any] | None:
-        if not isinstance(num, int) or num not in self.fields:
+    def node(self, u: Any) -> dict[str, Any] | None:
+        if not hasattr(u, "op") or not hasattr(u, "src"):
             return None
-        op, dtype, arg = self.text(num)
-        return {"op": op, "dtype": dtype, "arg": arg, "hash": self.subgraph_hash(num),
-                "graph": self.neighbourhood(num)}
-
-    def upat_source(self, file: str, line: int) -> str | None:
-        """The UPat's source from `line` on, as far as its brackets close (tinygrad's VIZ prints the first line)."""
-        key = (file, line)
-        if key not in self._source:
-            try:
-                with open(file, encoding="utf-8") as f:
-                    text = f.read().splitlines()[line - 1:line - 1 + UPAT_LINES]
-            except (OSError, IndexError, ValueError):
-                text = []
-            taken, depth = [], 0
-            for row in text:
-                taken.append(row.strip())
-                depth += sum(row.count(c) for c in "([{") - sum(row.count(c) for c in ")]}")
-                if depth <= 0:
-                    break
-            self._source[key] = clean(" ".join(taken)) if taken else None
-        return self._source[key]
+        op, dtype, arg = self.text(u)
+        return {"op": op, "dtype": dtype, "arg": arg, "hash": self.subgraph_hash(u), "graph": self.neighbourhood(u)}
 
     def step(self, before: Any, after: Any, loc: Any) -> dict[str, Any]:
         try:
@@ -123,9 +144,26 @@ class StepEncoder:
         b, a = self.node(before), self.node(after)
         return {"rule": clean(f"{file}:{line}") if file else None,
                 "file": clean(file) if file else None, "line": line,
-                "upat": self.upat_source(file, line) if file else None,
+                "upat": upat_source(file, line) if file else None,
                 "before": _line(b), "after": _line(a), "before_node": b, "after_node": a}
 
 
 def _line(node: dict[str, Any] | None) -> str | None:
     return None if node is None else f"{node['op']} {node['dtype']} {node['arg']}"
+
+
+@functools.cache
+def upat_source(file: str, line: int) -> str | None:
+    """The UPat's source from `line` on, as far as its brackets close (tinygrad's VIZ prints the first line)."""
+    try:
+        with open(file, encoding="utf-8") as f:
+            text = f.read().splitlines()[line - 1:line - 1 + UPAT_LINES]
+    except (OSError, IndexError, ValueError):
+        text = []
+    taken, depth = [], 0
+    for row in text:
+        taken.append(row.strip())
+        depth += sum(row.count(c) for c in "([{") - sum(row.count(c) for c in ")]}")
+        if depth <= 0:
+            break
+    return clean(" ".join(taken)) if taken else None
