@@ -223,3 +223,24 @@ mount -o remount,bind,ro {media}
     assert (tmp_path / "status").read_text().strip() == "exit 1"
     lines = (tmp_path / "stderr").read_text().strip().splitlines()
     assert len(lines) == 1 and "read-only" in lines[0] and "nothing was written" in lines[0], lines
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (["ingest", "--no-such-option"], ["No such option: --no-such-option", "see tgstore ingest --help"]),
+    (["no-such-command"], ["No such command 'no-such-command'", "see tgstore --help"]),
+    (["stages", "matmul", "--kernel", str(2**64)], ["'--kernel'", "see tgstore stages --help"]),
+    (["ingest", "--rewrites", "-1"], ["'--rewrites'", "greater than or equal to 0"]),
+    (["stages"], ["Missing argument", "see tgstore stages --help"]),
+])
+def test_usage_errors_are_one_line_naming_the_help(args: list[str], words: list[str]) -> None:
+    """Click's usage errors keep their exit status 2 but are one line, like every other error."""
+    proc = tgstore(*args)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
+    assert all(word in lines[0] for word in words), lines[0]
+
+
+def test_a_bare_command_group_still_prints_its_help() -> None:
+    proc = tgstore("db")
+    assert proc.returncode == 2 and "upgrade" in proc.stderr + proc.stdout and "error:" not in proc.stderr
