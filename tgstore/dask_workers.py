@@ -76,7 +76,7 @@ class DaskWorkers:
     """tgstore.sweep.Workers on a Dask cluster: `tcp://host:port` of a running `dask scheduler`, or `local:N` for a
     cluster of N worker processes started here (and stopped by close)."""
 
-    def __init__(self, address: str, repo: Path, *, worker_repo: str | None = None, connect_timeout: float = 30):
+    def __init__(self, address: str, repo: Path, *, worker_repo: str | None = None) -> None:
         try:
             from distributed import Client, LocalCluster
         except ImportError:
@@ -93,7 +93,9 @@ class DaskWorkers:
                                             dashboard_address=None)
                 self.client = Client(self.cluster)
             else:
-                self.client = Client(address, timeout=connect_timeout)
+                # how long to try: Dask's own setting (distributed.comm.timeouts.connect, 30 s unless configured,
+                # e.g. by DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT)
+                self.client = Client(address)
         except (OSError, TimeoutError, ValueError) as exc:
             self.close()
             raise SweepError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
