@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from slack import generous
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = sorted((ROOT / "bench").glob("bench_*.py"))
@@ -28,7 +29,7 @@ def documented_options(script: Path) -> set[str]:
 @pytest.mark.parametrize("script", SCRIPTS, ids=[s.stem for s in SCRIPTS])
 def test_bench_script_imports_and_takes_the_options_its_readme_shows(script: Path) -> None:
     assert f"bench/{script.name}" in README, f"{script.name} is not in bench/README.md"
-    done = subprocess.run([sys.executable, str(script), "--help"], capture_output=True, text=True, timeout=120,
+    done = subprocess.run([sys.executable, str(script), "--help"], capture_output=True, text=True, timeout=generous(30),
                           cwd=ROOT)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.startswith(f"usage: {script.name}")

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from slack import generous
 
 TGSTORE = [sys.executable, "-m", "tgstore"]
 RELEASE = "0.14.0"
@@ -57,7 +58,7 @@ def case_needs_newer_api():
 
 
 def tgstore(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*TGSTORE, *map(str, args)], capture_output=True, text=True, timeout=600, cwd=cwd,
+    return subprocess.run([*TGSTORE, *map(str, args)], capture_output=True, text=True, timeout=generous(), cwd=cwd,
                           stdin=subprocess.DEVNULL)
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from git_history import build_release_history
+from slack import generous
 from test_sweep import CASES, rows, tgstore
 
 pytest.importorskip("distributed", reason="Dask is an optional extra: pip install 'tgstore[dask]'")
@@ -69,8 +70,8 @@ class Cluster:
     def wait_for_workers(self, count: int) -> None:
         from distributed import Client
 
-        with Client(self.address, timeout=60) as client:
-            client.wait_for_workers(count, timeout=120)
+        with Client(self.address, timeout=generous(15)) as client:
+            client.wait_for_workers(count, timeout=generous(30))
 
     def stop(self) -> None:
         for proc in [*self.workers, self.scheduler]:
@@ -99,7 +100,7 @@ def cluster(tmp_path_factory) -> Iterator[Cluster]:
 
 def sweep(db: Path, repo: Path, cases: Path, rev: str, *extra: str) -> subprocess.CompletedProcess[str]:
     return tgstore("ingest", "--db", db, "--repo", repo, "--cases", cases, "--renderers", "C", "--stages", "C",
-                   "--rev", rev, *extra, timeout=1800)
+                   "--rev", rev, *extra, timeout=generous())
 
 
 def facts(db: Path) -> dict[str, object]:
@@ -160,7 +161,7 @@ def test_worker_killed_mid_sweep_loses_nothing(history, cluster, local_db, tmp_p
     assert extraction_children(victim.pid), "the worker never started an extraction"
     os.killpg(victim.pid, signal.SIGKILL)
     victim.wait()
-    _out, err = proc.communicate(timeout=1800)
+    _out, err = proc.communicate(timeout=generous())
     cluster.workers[0] = cluster.start_worker(0)  # for the tests after this one
     assert proc.returncode == 0, err
     assert facts(db) == facts(local_db)

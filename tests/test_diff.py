@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from sample_bundles import SHA_A, SHA_B, SHA_C, SampleDb, build_sample_db, bundle_b, write_bundle
+from slack import generous
 from sqlalchemy import Connection, text
 from typer.testing import CliRunner
 
@@ -153,7 +154,7 @@ def test_diff_of_two_releases_summarizes_first_and_skips_unavailable_renderers(r
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, "-m", "tgstore", "diff", "0.12.0", "0.14.0", "--db", str(releases_db),
-                               *args], capture_output=True, text=True, timeout=120)
+                               *args], capture_output=True, text=True, timeout=generous())
 
     proc = run()
     assert proc.returncode == 0, proc.stderr
@@ -168,7 +169,7 @@ def test_diff_of_two_releases_summarizes_first_and_skips_unavailable_renderers(r
     assert all(d["renderer"] != "X86" for d in data["diffs"])
     assert run("--exit-code", "--json").returncode == 1
     same = subprocess.run([sys.executable, "-m", "tgstore", "diff", "0.14.0", "0.14.0", "--db", str(releases_db),
-                           "--exit-code"], capture_output=True, text=True, timeout=120)
+                           "--exit-code"], capture_output=True, text=True, timeout=generous())
     assert same.returncode == 0 and "0 changed" in same.stdout
 
 

@@ -270,7 +270,7 @@ def test_child_dies_with_a_killed_parent(tmp_path: Path) -> None:
 def test_broken_tinygrad_fails(tmp_path: Path) -> None:
     (tmp_path / "tg" / "tinygrad").mkdir(parents=True)
     (tmp_path / "tg" / "tinygrad" / "__init__.py").write_text("raise ImportError('broken on purpose')\n")
-    res = run_extraction(tmp_path / "tg", tmp_path / "b.jsonl", renderers=["C"], timeout=60)
+    res = run_extraction(tmp_path / "tg", tmp_path / "b.jsonl", renderers=["C"], timeout=generous())
     assert res.status == "failed" and res.returncode not in (0, None)
     assert "broken on purpose" in res.stderr
     recs = read_bundle(tmp_path / "b.jsonl")
@@ -309,9 +309,9 @@ def test_a_finished_extraction_does_not_wait_for_what_tinygrad_left_running(tmp_
                      "    threading.Thread(target=time.sleep, args=(600,)).start()  # not a daemon: exit would wait\n"
                      "    return Tensor.empty(4) + 1\n")
     res = run_extraction(locate_installed_tinygrad(), tmp_path / "b.jsonl", case_files=[cases], renderers=["C"],
-                         timeout=60)
+                         timeout=generous())
     assert res.status == "ok", res.stderr
-    assert res.seconds < 30
+    assert res.seconds < 600  # the thread's sleep: the child did not wait for it
 
 
 def test_the_child_runs_alone_on_a_machine_without_tgstore(tinygrad_release, tmp_path: Path) -> None:

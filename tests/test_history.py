@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from git_history import build_release_history
+from slack import generous
 
 from tgstore.history import to_utc, version_key
 
@@ -33,7 +34,7 @@ DATES = ["2025-03-01T12:00:00+09:00", "2025-03-01T10:00:00-05:00", "2025-03-01T1
 
 
 def tgstore(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*TGSTORE, *map(str, args)], capture_output=True, text=True, timeout=600,
+    return subprocess.run([*TGSTORE, *map(str, args)], capture_output=True, text=True, timeout=generous(),
                           stdin=subprocess.DEVNULL)
 
 

@@ -12,6 +12,7 @@ import pytest
 from releases_db import CORE_CASES
 from sample_bundles import SHA_A, SHA_B, bundle_b, write_bundle
 from sample_bundles import header as sample_header
+from slack import generous
 from sqlalchemy import event
 from sqlalchemy.exc import OperationalError
 
@@ -190,7 +191,7 @@ def test_child_crash_or_hang_becomes_a_failed_run(tmp_path, tinygrad_release, so
     # the failed run is not "already ingested": the next ingest retries it
     cases.write_text(source.replace("os._exit(3)", "return Tensor.empty(2)").replace("time.sleep(600)",
                                                                                       "return Tensor.empty(2)"))
-    plan = ExtractionPlan(case_files=[cases], renderers=["C"], timeout=300)
+    plan = ExtractionPlan(case_files=[cases], renderers=["C"], timeout=generous())
     assert extract_and_ingest(engine, tinygrad_release("0.14.0"), plan).status == "ok"
 
 

@@ -10,6 +10,7 @@ import tomllib
 from pathlib import Path
 
 import httpx
+from slack import generous
 from web_server import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,12 +34,12 @@ def test_the_wheel_installs_and_works_from_another_directory(tmp_path: Path) -> 
     """`pip install` of the built wheel (not editable) into a fresh venv: ingest, query and serve from elsewhere find
     their migrations, queries, templates and static files inside the package."""
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(tmp_path / "dist"),
-                    str(ROOT)], check=True, capture_output=True, timeout=600)
+                    str(ROOT)], check=True, capture_output=True, timeout=generous())
     wheel, = (tmp_path / "dist").glob("tgstore-*.whl")
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=generous())
     subprocess.run([venv / "bin" / "pip", "install", "--quiet", str(wheel)], check=True, capture_output=True,
-                   timeout=900)
+                   timeout=generous())
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     (elsewhere / "cases.py").write_text("from tinygrad import Tensor\n\n\ndef case_add():\n    \"\"\"add\"\"\"\n"
@@ -46,7 +47,7 @@ def test_the_wheel_installs_and_works_from_another_directory(tmp_path: Path) -> 
     tgstore = str(venv / "bin" / "tgstore")
 
     def run(*args: str) -> str:
-        proc = subprocess.run([tgstore, *args], cwd=elsewhere, capture_output=True, text=True, timeout=600)
+        proc = subprocess.run([tgstore, *args], cwd=elsewhere, capture_output=True, text=True, timeout=generous())
         assert proc.returncode == 0, (args, proc.stderr)
         return proc.stdout
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import httpx
 from git_history import build_release_history, git
+from slack import generous
 from tinygrad_releases import REPO_ROOT
 from web_server import free_port
 
@@ -74,7 +75,7 @@ def test_every_readme_example_runs_in_order(tmp_path: Path, tinygrad_release) ->
         shutil.copy(built, work / "tgstore.db")
     else:
         proc = subprocess.run([*TGSTORE, "ingest", "--db", "tgstore.db"], cwd=work, capture_output=True, text=True,
-                              timeout=900)
+                              timeout=generous())
         assert proc.returncode == 0, proc.stderr
     repo = tmp_path / "tinygrad"
     shas = build_release_history(repo, HISTORY, tinygrad_release)
@@ -90,7 +91,7 @@ def test_every_readme_example_runs_in_order(tmp_path: Path, tinygrad_release) ->
         if words[1] == "serve":
             serve_briefly(argv, work, env)
             continue
-        proc = subprocess.run(argv, cwd=work, env=env, capture_output=True, text=True, timeout=900,
+        proc = subprocess.run(argv, cwd=work, env=env, capture_output=True, text=True, timeout=generous(),
                               stdin=subprocess.DEVNULL)
         assert proc.returncode == expected, f"{line}\n-> {proc.returncode}\n{proc.stdout[-2000:]}\n{proc.stderr}"
         if target and target != "/dev/null":

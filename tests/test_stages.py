@@ -11,6 +11,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from slack import generous
 
 from tgstore.bundle import read_bundle
 from tgstore.compare.canonical import document_hash, validate
@@ -21,7 +22,7 @@ KERNEL_STAGES = ["kernel_ast", "optimized", "postrange", "expanded", "coalesced"
 
 
 def tgstore(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*TGSTORE, *map(str, args)], capture_output=True, text=True, timeout=300)
+    return subprocess.run([*TGSTORE, *map(str, args)], capture_output=True, text=True, timeout=generous())
 
 
 def rows(db: Path, sql: str, *params) -> list[tuple]:

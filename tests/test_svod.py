@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from slack import generous
 from svod_fixtures import (
     CASE,
     CASE_SOURCE,
@@ -32,7 +33,7 @@ TGSTORE = [sys.executable, "-m", "tgstore"]
 
 
 def tgstore(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*TGSTORE, *map(str, args)], capture_output=True, text=True, timeout=300)
+    return subprocess.run([*TGSTORE, *map(str, args)], capture_output=True, text=True, timeout=generous())
 
 
 def rows(db: Path, sql: str, *params) -> list[tuple]:

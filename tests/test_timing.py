@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from git_history import build_release_history, git
+from slack import generous
 
 TGSTORE = [sys.executable, "-m", "tgstore"]
 needs_clang = pytest.mark.skipif(shutil.which("clang") is None, reason="timing compiles kernels with clang")
@@ -66,7 +67,7 @@ def case_after_the_crash():
 
 
 def tgstore(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*TGSTORE, *map(str, args)], capture_output=True, text=True, timeout=900, cwd=cwd,
+    return subprocess.run([*TGSTORE, *map(str, args)], capture_output=True, text=True, timeout=generous(), cwd=cwd,
                           stdin=subprocess.DEVNULL)
 
 

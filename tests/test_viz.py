@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from releases_db import CORE_CASES
+from slack import generous
 from web_server import Server, chromium_available, dom, screenshot, start_server, stop_server, text_of
 
 from tgstore.compare.matching import compare
@@ -65,7 +66,7 @@ def rows(db: Path, sql: str, *params) -> list[tuple]:
 
 def tgstore(*args: str | Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "tgstore", *map(str, args)], capture_output=True, text=True,
-                          timeout=300)
+                          timeout=generous())
 
 
 def matmul_pass(db: Path, name: str) -> tuple[int, int, str]:

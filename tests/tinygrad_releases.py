@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from slack import generous
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 RELEASE_CACHE = REPO_ROOT / ".cache" / "tinygrad-releases"
@@ -38,7 +39,7 @@ def install_tinygrad_release(version: str, cache: Path = RELEASE_CACHE) -> Path:
             str(tmp),
             f"tinygrad=={version}",
         ]
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=generous())
         if proc.returncode != 0 or not (tmp / "tinygrad" / "__init__.py").is_file():
             pytest.fail(f"could not install tinygrad=={version}: {' '.join(cmd)}\n{proc.stdout}\n{proc.stderr}")
         try:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from slack import generous
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 STARTUP_TIMEOUT = 60.0
@@ -47,7 +48,7 @@ def install_datasette_1(cache: Path) -> Path:
     tmp = Path(tempfile.mkdtemp(prefix=".datasette-", dir=cache))
     try:
         subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--target",
-                        str(tmp), f"datasette=={DATASETTE_1}"], check=True, capture_output=True, timeout=600)
+                        str(tmp), f"datasette=={DATASETTE_1}"], check=True, capture_output=True, timeout=generous())
         tmp.rename(target)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -102,7 +103,7 @@ def chromium(url: str, profile: Path, *args: str) -> subprocess.CompletedProcess
     return subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                            "--disable-background-networking", "--disable-component-update", "--disable-sync",
                            "--hide-scrollbars", f"--user-data-dir={profile}", "--virtual-time-budget=5000", *args,
-                           url], check=True, timeout=120, capture_output=True)
+                           url], check=True, timeout=generous(30), capture_output=True)
 
 
 def dom(url: str, profile: Path) -> str:
