@@ -16,6 +16,7 @@ from slack import generous
 from tgstore.bundle import read_bundle
 from tgstore.compare.canonical import document_hash, validate
 from tgstore.pipeline import ExtractionPlan, extract_bundle
+from tgstore.rewrites import parse_steps
 
 TGSTORE = [sys.executable, "-m", "tgstore"]
 KERNEL_STAGES = ["kernel_ast", "optimized", "postrange", "expanded", "coalesced", "gated", "program", "linearized"]
@@ -253,8 +254,8 @@ def test_rewrite_steps_equal_tinygrads_own_trace(tinygrad_release, tmp_path: Pat
     (case,) = bundle.cases
 
     def steps(pass_list: list[dict]) -> list[list]:
-        return [[p["name"], [[s["before_node"]["op"], s["after_node"]["op"], s["file"].rsplit("/", 1)[-1], s["line"]]
-                             for s in p["rewrites"]["steps"]]] for p in pass_list]
+        return [[p["name"], [[s.before["op"], s.after["op"], s.file.rsplit("/", 1)[-1], s.line]
+                             for s in parse_steps(p["rewrites"])]] for p in pass_list]
 
     ours = steps(case["schedule_passes"])
     for item in case["schedule"]:
@@ -277,5 +278,7 @@ def test_rewrite_steps_are_recorded_when_asked(tinygrad_release, tmp_path: Path)
     traces = [json.loads(t) for (t,) in rows(db, "SELECT b.text FROM pass_entries pe JOIN blobs b "
                                                  "ON b.id = pe.rewrites_blob_id WHERE pe.name = 'expander'")]
     assert traces and all(t["limit"] == 3 and len(t["steps"]) == min(3, t["total"]) for t in traces)
-    step = traces[0]["steps"][0]
-    assert step["rule"].startswith("tinygrad/") and ":" in step["rule"] and step["before"] and step["after"]
+    step = parse_steps(traces[0])[0]
+    assert step.file.startswith("tinygrad/") and step.line > 0 and step.upat
+    # the node table form: each drawing ends with the rewritten node
+    assert step.before["graph"][-1][0] == step.before["op"] and len(step.after["hash"]) == 64

