@@ -13,9 +13,9 @@ from urllib.parse import urlencode
 from datasette.utils.asgi import Response
 from markupsafe import Markup
 
-from tgstore.web import charts, diffsummary, graphpage, steps
+from tgstore.web import charts, diffpage, diffsummary, graphpage, steps
 from tgstore.web.highlight import stylesheet
-from tgstore.web.sidebyside import table
+from tgstore.web.sidebyside import bounded_table
 
 STATIC = Path(__file__).resolve().parent / "static"
 
@@ -86,10 +86,6 @@ def compute_summary(path: str, a: str, b: str) -> diffsummary.Summary:
         return diffsummary.summarize(conn, a, b)
 
 
-def language(kind: str, renderer: str | None) -> str | None:
-    return "pyrender" if kind == "ast" else renderer
-
-
 async def diff(datasette: Any, request: Any) -> Response:
     from tgstore.diff import DiffError, summary_line
     from tgstore.history import CommitNotFound
@@ -107,28 +103,37 @@ async def diff(datasette: Any, request: Any) -> Response:
         except (DiffError, CommitNotFound) as exc:
             return await render(datasette, request, "tgstore_diff.html", {**context, "error": str(exc)}, 400)
         return await render(datasette, request, "tgstore_diff.html", {**context, **diffsummary.context(found)})
+    wanted = request.args.get("section") or ""
+    # a section's own page reads only its renderer's sources and passes
+    section_renderer = wanted.split("-", 1)[1] if "-" in wanted else None
     try:
-        result = await asyncio.to_thread(compute_diff, db.path, a, b, case, renderer)
+        result = await asyncio.to_thread(compute_diff, db.path, a, b, case, renderer or section_renderer)
     except (DiffError, CommitNotFound) as exc:
         return await render(datasette, request, "tgstore_diff.html", {**context, "error": str(exc)}, 400)
+    base = {k: v for k, v in (("a", a), ("b", b), ("case", case), ("renderer", renderer or "")) if v}
+    found = diffpage.sections(result)
+    if wanted:
+        start = int(request.args.get("start") or 0) if (request.args.get("start") or "0").isdigit() else 0
+        if request.args.get("fragment"):
+            section = next((s for s in found if s.id == wanted), None)
+            if section is None:
+                return Response.html("<p>no such section</p>", status=404)
+            section.table = bounded_table(section.lines, section.language)
+            return Response.html(diffpage.fragment(base, section))
+        section = diffpage.one_section(found, wanted, start)
+        if section is None:
+            return await not_found(datasette, request, f"the diff of {case} has no section {wanted!r}; sections: "
+                                   f"{', '.join(s.id for s in found) or 'none'}")
+        return await render(datasette, request, "tgstore_diff.html", {
+            **context, "section": section, "pager": diffpage.pager(base, section),
+            "case_url": "/-/diff?" + urlencode(base), "label_a": diffsummary.label(result.a),
+            "label_b": diffsummary.label(result.b)})
+    diffpage.draw(found)
     one_sided, other_notes = diffsummary.one_sided_notes(result.notes, result.a, result.b)
-    kernels: dict[tuple[str, int], dict[str, Any]] = {}
-    for d in result.diffs:
-        entry = kernels.setdefault((d.case, d.position), {"case": d.case, "position": d.position, "texts": [],
-                                                           "stages": []})
-        entry["texts"].append({"title": d.title, "table": table(d.lines, language(d.kind, d.renderer))})
-    for s in result.stage_diffs:
-        entry = kernels.setdefault((s.case, s.position), {"case": s.case, "position": s.position, "texts": [],
-                                                           "stages": []})
-        graph_link = None
-        if s.graph_b:
-            graph_link = f"/-/graph/{s.graph_b}" + (f"?{urlencode({'vs': s.graph_a})}" if s.graph_a else "")
-        entry["stages"].append({"title": s.title, "table": table(s.lines, None), "graph": graph_link,
-                                "graph_a": f"/-/graph/{s.graph_a}" if s.graph_a else None})
     return await render(datasette, request, "tgstore_diff.html", {
         **context, "result": result, "summary": summary_line(result), "one_sided": one_sided, "notes": other_notes,
         "label_a": diffsummary.label(result.a), "label_b": diffsummary.label(result.b),
-        "kernels": [kernels[k] for k in sorted(kernels)]})
+        "kernels": diffpage.kernels(found), "section_url": lambda s, **kw: diffpage.section_url(base, s, **kw)})
 
 
 # ---------------------------------------------------------------- charts
