@@ -1,9 +1,21 @@
 // tgstore's graph view: wheel zooms at the pointer, drag pans, buttons zoom, fit and go to the root; a search box
 // finds nodes by op or arg (folded constants included); clicking a node lights its sources and users; a minimap
 // shows where the view is. A big graph opens at a readable scale on its root (the SINK) instead of fitted.
+// A big drawing is not in the page: the box names its SVG's address (data-svg) and it is fetched first.
 document.addEventListener("DOMContentLoaded", () => {
   const box = document.querySelector(".tgstore-graph-box");
-  const svg = box && box.querySelector("svg");
+  if (!box) return;
+  if (!box.dataset.svg) { initGraph(box); return; }
+  fetch(box.dataset.svg).then((r) => r.text()).then((text) => {
+    const loading = box.querySelector(".tgstore-loading");
+    if (loading) loading.remove();
+    box.insertAdjacentHTML("afterbegin", text);
+    initGraph(box);
+  });
+});
+
+function initGraph(box) {
+  const svg = box.querySelector("svg");
   if (!svg) return;
   const width = svg.viewBox.baseVal.width, height = svg.viewBox.baseVal.height;
   svg.setAttribute("width", "100%");
@@ -121,4 +133,4 @@ document.addEventListener("DOMContentLoaded", () => {
     const how = b.dataset.zoom;
     if (how === "fit") fit(); else if (how === "root") centre(root(), 1.2); else zoom(how === "in" ? 1 / 1.4 : 1.4);
   }));
-});
+}
