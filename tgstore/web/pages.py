@@ -151,10 +151,18 @@ async def chart(datasette: Any, request: Any) -> Response:
                                "metrics": charts.METRICS, "svg": None}
     if not case:
         return await render(datasette, request, "tgstore_chart.html", context)
-    data = await db.execute_fn(lambda conn: charts.chart_data(conn, metric, case, renderer))
+    only = request.args.get("series") or None  # pass_nodes: one pass ("codegen: NAME"); else one chart per pass
+    data = await db.execute_fn(lambda conn: charts.chart_data(conn, metric, case, renderer, only))
     run_cases = datasette.urls.table(db.name, "v_run_cases")
+    if metric == "pass_nodes" and (only is None or only not in data.series):
+        return await render(datasette, request, "tgstore_chart.html", {
+            **context, "chart": data, "panels": charts.small_multiples(data), "only": only,
+            "series_url": lambda name: "/-/chart?" + urlencode({"metric": metric, "case": case, "renderer": renderer,
+                                                                 "series": name})})
     svg = charts.render(data, lambda run_id: f"{run_cases}?{urlencode({'run_id': run_id, 'case': case})}")
-    return await render(datasette, request, "tgstore_chart.html", {**context, "svg": Markup(svg), "chart": data})
+    return await render(datasette, request, "tgstore_chart.html", {
+        **context, "svg": Markup(svg), "chart": data, "only": only,
+        "all_url": "/-/chart?" + urlencode({"metric": metric, "case": case, "renderer": renderer})})
 
 
 # ---------------------------------------------------------------- blob
