@@ -210,7 +210,7 @@ def svg(nodes: Sequence[Node], *, highlight: Collection[int] = (), marks: dict[i
             out.append(f'<path class="edge{ghost}" data-a="{s}" data-b="{i}" d="M{x1:.0f},{y1:.0f}C{x1:.0f},'
                        f'{mid:.0f} {x2:.0f},{mid:.0f} {x2:.0f},{y2:.0f}"/>')
             if len(srcs) > 2:  # source positions, staggered so neighbouring labels do not overlap
-                edge_labels.append(f'<text x="{x2 + 2:.0f}" y="{y2 - 3 - 8 * (pos % 2):.0f}">{pos}</text>')
+                edge_labels.append(f'<text data-b="{i}" x="{x2 + 2:.0f}" y="{y2 - 3 - 8 * (pos % 2):.0f}">{pos}</text>')
     out.append("</g>")
     out.append('<g class="edge-labels" font-size="9" fill="#666">' + "".join(edge_labels) + "</g>")
     out.append('<g class="nodes" text-anchor="middle">')
