@@ -200,4 +200,7 @@ document.addEventListener("DOMContentLoaded", () => {
       });
     });
   });
+  // a link to one section (#section-KERNEL:KEY) opens it
+  const wanted = location.hash && document.getElementById(decodeURIComponent(location.hash.slice(1)));
+  if (wanted && wanted.matches("details.tgstore-section")) { wanted.open = true; wanted.scrollIntoView(); }
 });
