@@ -25,29 +25,9 @@ METRICS: dict[str, tuple[str, str, str]] = {
         FROM run_cases rc JOIN runs r ON r.id = rc.run_id AND r.is_current = 1
         JOIN v_commits c ON c.commit_id = r.commit_id JOIN cases k ON k.id = rc.case_id
         WHERE k.name = :case ORDER BY c.history_rank, rc.run_id"""),
-    # per distinct case result, then mapped to the runs that share it: most commits share their predecessor's
-    "pass_nodes": ("Nodes after each pass", "nodes", """
-        WITH runs_of_case AS (
-          SELECT rc.run_id, rc.case_result_id, c.sha, c.version, c.history_rank
-          FROM run_cases rc JOIN runs r ON r.id = rc.run_id AND r.is_current = 1 JOIN cases k ON k.id = rc.case_id
-          JOIN v_commits c ON c.commit_id = r.commit_id WHERE k.name = :case
-        ), results AS (SELECT DISTINCT case_result_id FROM runs_of_case
-        ), entries AS (
-          SELECT d.case_result_id, 'codegen' AS scope, pe.name, pe.position, pe.node_count FROM results d
-          JOIN schedule_items si ON si.case_result_id = d.case_result_id
-          JOIN programs p ON p.schedule_item_id = si.id AND p.renderer = :renderer
-          JOIN pass_entries pe ON pe.pass_list_id = p.pass_list_id AND pe.depth = 0
-          UNION ALL
-          SELECT d.case_result_id, 'scheduler', pe.name, pe.position, pe.node_count FROM results d
-          JOIN case_results cr ON cr.id = d.case_result_id
-          JOIN pass_entries pe ON pe.pass_list_id = cr.schedule_pass_list_id AND pe.depth = 0
-        ), per_result AS (
-          SELECT case_result_id, scope, name, min(position) AS position, sum(node_count) AS value FROM entries
-          GROUP BY case_result_id, scope, name
-        )
-        SELECT r.run_id, r.sha, r.version, r.history_rank, p.scope || ': ' || p.name AS series, p.value
-        FROM runs_of_case r JOIN per_result p ON p.case_result_id = r.case_result_id
-        ORDER BY r.history_rank, r.run_id, p.scope = 'codegen', p.position"""),
+    # read per distinct case result by pass_node_points (most commits share their predecessor's): the SQL is
+    # PASS_NODES_RUNS and PASS_NODES_RESULTS below
+    "pass_nodes": ("Nodes after each pass", "nodes", ""),
     # kernel run times (ingest --time): the best time of each kernel position and their sum, latest timing per
     # commit; a case timed on several machines gets one series per machine (times are never mixed across machines)
     "time": ("Kernel run time (best of runs)", "µs", """
@@ -67,6 +47,23 @@ METRICS: dict[str, tuple[str, str, str]] = {
                round(ns_min / 1000.0, 3)
         FROM points ORDER BY history_rank, run_id"""),
 }
+PASS_NODES_RUNS = """
+    SELECT rc.run_id, c.sha, c.version, c.history_rank, rc.case_result_id
+    FROM run_cases rc JOIN runs r ON r.id = rc.run_id AND r.is_current = 1 JOIN cases k ON k.id = rc.case_id
+    JOIN v_commits c ON c.commit_id = r.commit_id WHERE k.name = :case ORDER BY c.history_rank, rc.run_id"""
+PASS_NODES_RESULTS = """
+    WITH entries AS (
+      SELECT si.case_result_id, 'codegen' AS scope, pe.name, pe.position, pe.node_count FROM schedule_items si
+      JOIN programs p ON p.schedule_item_id = si.id AND p.renderer = :renderer
+      JOIN pass_entries pe ON pe.pass_list_id = p.pass_list_id AND pe.depth = 0
+      WHERE si.case_result_id IN (SELECT value FROM json_each(:results))
+      UNION ALL
+      SELECT cr.id, 'scheduler', pe.name, pe.position, pe.node_count FROM case_results cr
+      JOIN pass_entries pe ON pe.pass_list_id = cr.schedule_pass_list_id AND pe.depth = 0
+      WHERE cr.id IN (SELECT value FROM json_each(:results))
+    )
+    SELECT case_result_id, scope || ': ' || name, sum(node_count) FROM entries GROUP BY case_result_id, scope, name
+    ORDER BY scope = 'codegen', min(position)"""
 MAX_SERIES = 24  # pass_nodes: the passes whose counts vary most, so the legend stays readable
 ALL_POINTS_UP_TO = 200  # commits; beyond, only the commits around a change are drawn (the line is flat between)
 
@@ -95,8 +92,12 @@ def chart_data(conn: sqlite3.Connection, metric: str, case: str, renderer: str =
     chart = Chart(metric, case, renderer)
     index: dict[int, int] = {}
     values: dict[str, dict[int, float]] = {}
-    for run_id, sha, version, _rank, series, value in conn.execute(METRICS[metric][2],
-                                                                    {"case": case, "renderer": renderer}):
+    total = None
+    if metric == "pass_nodes":
+        points, total = pass_node_points(conn, case, renderer)
+    else:
+        points = conn.execute(METRICS[metric][2], {"case": case, "renderer": renderer})
+    for run_id, sha, version, _rank, series, value in points:
         if run_id not in index:
             index[run_id] = len(chart.commits)
             chart.commits.append((run_id, sha, version))
@@ -106,10 +107,32 @@ def chart_data(conn: sqlite3.Connection, metric: str, case: str, renderer: str =
         spread = {n: max(v.values()) - min(v.values()) for n, v in values.items()}
         names = sorted(names, key=lambda n: -spread[n])[:MAX_SERIES]
     chart.series = {n: [values[n].get(i) for i in range(len(chart.commits))] for n in names}
-    chart.total = len(chart.commits)
+    chart.total = total if total is not None else len(chart.commits)
     if len(chart.commits) > ALL_POINTS_UP_TO:
         keep_changes(chart)
     return chart
+
+
+def pass_node_points(conn: sqlite3.Connection, case: str, renderer: str) -> tuple[list[tuple], int]:
+    """(run_id, sha, version, rank, "scope: pass", node count) in history order, and how many commits the case
+    has; each distinct case result read
+    once; on a long history only the runs next to a change of result are listed (keep_changes would leave the
+    others out: equal results have equal counts), so the work follows the changes, not the commits."""
+    import json
+
+    runs = conn.execute(PASS_NODES_RUNS, {"case": case}).fetchall()
+    total = len(runs)
+    if len(runs) > ALL_POINTS_UP_TO:
+        result = [r[4] for r in runs]
+        runs = [r for i, r in enumerate(runs) if i in (0, len(runs) - 1) or result[i] != result[i - 1]
+                or result[i] != result[i + 1]]
+    per_result: dict[int, list[tuple[str, float]]] = {}
+    distinct = sorted({r[4] for r in runs})
+    for result_id, series, value in conn.execute(PASS_NODES_RESULTS, {"renderer": renderer,
+                                                                      "results": json.dumps(distinct)}):
+        per_result.setdefault(result_id, []).append((series, value))
+    return [(run_id, sha, version, rank, series, value) for run_id, sha, version, rank, result_id in runs
+            for series, value in per_result.get(result_id, [])], total
 
 
 def keep_changes(chart: Chart) -> None:
