@@ -73,8 +73,8 @@ def extra_js_urls(datasette: Any) -> list[str]:
 
 
 @hookimpl
-def startup(datasette: Any) -> None:
+def prepare_jinja2_environment(env: Any) -> None:
     # Datasette's templates indent every cell of a result row on a line of its own: on a 1,000-row query page that
     # whitespace was a third of its 1.2 MB. Lines holding only a block tag now leave nothing behind.
-    datasette.jinja_env.trim_blocks = True
-    datasette.jinja_env.lstrip_blocks = True
+    env.trim_blocks = True
+    env.lstrip_blocks = True
