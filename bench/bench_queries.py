@@ -205,6 +205,7 @@ async def time_pages(db: Path) -> list[tuple[float, str]]:
     values = parameters(conn)
     kernel = conn.execute("SELECT hash FROM kernels ORDER BY node_count DESC LIMIT 1").fetchone()[0]
     graph = conn.execute("SELECT hash FROM graphs ORDER BY node_count DESC LIMIT 1").fetchone()[0]
+    text = conn.execute("SELECT hash FROM blobs ORDER BY length(text) DESC LIMIT 1").fetchone()[0]
     tables = [t for t in TABLES if not TABLES[t].get("hidden")
               and conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (t,)).fetchone()]
     conn.close()
@@ -212,6 +213,7 @@ async def time_pages(db: Path) -> list[tuple[float, str]]:
     for qname, query in load_queries().items():
         pages.append(f"/{name}/{qname}?" + urlencode({p: values.get(p, "") for p in query.parameter_names}))
     pages += [f"/-/graph/{kernel}", f"/-/graph/{graph}", f"/-/graph/{graph}?fold=0", f"/-/graph/{graph}.svg",
+              f"/-/blob/{text}?language=C", f"/-/blob/{text}?language=C&start=500",
               "/-/diff?a=0.13.0&b=0.14.0", "/-/diff?a=0.12.0&b=0.14.0", "/-/diff?a=0.13.0&b=0.14.0&case=softmax",
               "/-/diff?a=0.12.0&b=0.14.0&case=softmax", "/-/diff?a=0.13.0&b=0.14.0&case=softmax&section=1:source-LLVM",
               "/-/diff?a=0.13.0&b=0.14.0&case=softmax&section=1:source-LLVM&fragment=1",

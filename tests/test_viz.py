@@ -24,6 +24,7 @@ from tgstore.compare.matching import compare
 from tgstore.db import open_engine, upgrade
 from tgstore.pipeline import ExtractionPlan, extract_and_ingest
 from tgstore.web.diffpage import SECTION_PAGE_ROWS
+from tgstore.web.pages import BLOB_LINES
 from tgstore.web.sidebyside import MAX_ROWS
 
 needs_chromium = pytest.mark.skipif(not chromium_available(), reason="chromium is not installed")
@@ -278,6 +279,22 @@ def test_a_node_collapses_its_exclusive_sources_and_expands_again(site: Server, 
     assert len(re.findall(r'<g class="toggle"', collapsed)) == len([n for n in sources if sources[n]])
     expanded = dom(f"{url}&collapse=n{node},n{node}", tmp_path / "profile")  # clicked twice: all shown again
     assert "collapsed-away" not in expanded and 'data-hidden="0"' in expanded
+
+
+def test_a_long_stored_text_is_shown_a_page_at_a_time(site: Server) -> None:
+    ((digest, whole),) = rows(site.path, "SELECT hash, text FROM blobs ORDER BY length(text) DESC LIMIT 1")
+    total = len(whole.splitlines())
+    assert total > BLOB_LINES, total  # the longest DEBUG output or source runs to more than a page
+    shown, url, pages = [], f"/-/blob/{digest}", 0
+    while url:
+        page = httpx.get(site.root + url, timeout=60).text
+        pages += 1
+        assert re.search(rf"lines {len(shown) + 1}–\d+ of {total}", text_of(page))
+        body = re.search(r'<pre class="tgstore-code">(.*?)</pre>', page, re.S).group(1)
+        shown += text_of(body).splitlines()
+        following = re.search(r'<a class="tgstore-next" href="([^"]+)">', page)
+        url = unescape(following.group(1)) if following else None
+    assert shown == whole.splitlines() and pages >= -(-total // BLOB_LINES)  # every line once, in order
 
 
 def test_datasette_table_pages_carry_tgstore_navigation(site: Server) -> None:

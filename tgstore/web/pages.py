@@ -8,7 +8,7 @@ import sqlite3
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from datasette.utils.asgi import Response
 from markupsafe import Markup
@@ -18,6 +18,7 @@ from tgstore.web.highlight import stylesheet
 from tgstore.web.sidebyside import bounded_table
 
 STATIC = Path(__file__).resolve().parent / "static"
+BLOB_LINES, BLOB_CHARS = 500, 60_000  # a page of a stored text (a model's DEBUG output runs to megabytes)
 
 
 def database(datasette: Any) -> Any:
@@ -179,8 +180,26 @@ async def blob(datasette: Any, request: Any) -> Response:
     if found is None:
         return await not_found(datasette, request, f"no stored text has the hash {digest}")
     language = request.args.get("language") or None
+    lines = found[0].splitlines(keepends=True)
+    start = int(request.args["start"]) if (request.args.get("start") or "").isdigit() else 0
+    start = min(start, max(0, len(lines) - 1))
+    end, size = start, 0
+    while end < len(lines) and end - start < BLOB_LINES and size < BLOB_CHARS:  # a page of a long text
+        size += len(lines[end])
+        end += 1
+    message = ""
+    if start > 0 or end < len(lines):
+        here = datasette.urls.path(f"/-/blob/{digest}")
+        extra = f"&language={quote(language)}" if language else ""
+        parts = [f"lines {start + 1}–{end} of {len(lines)}"]
+        if start > 0:
+            parts.insert(0, f'<a class="tgstore-prev" href="{here}?start={max(0, start - BLOB_LINES)}{extra}">← '
+                            "previous</a>")
+        if end < len(lines):
+            parts.append(f'<a class="tgstore-next" href="{here}?start={end}{extra}">next →</a>')
+        message = Markup(" · ".join(parts))
     return await render(datasette, request, "tgstore_message.html", {
-        "title": f"text {digest[:12]}", "message": "", "body": code_block(found[0], language)})
+        "title": f"text {digest[:12]}", "message": message, "body": code_block("".join(lines[start:end]), language)})
 
 
 # ---------------------------------------------------------------- static
