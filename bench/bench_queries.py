@@ -205,7 +205,8 @@ async def time_pages(db: Path) -> list[tuple[float, str]]:
     values = parameters(conn)
     kernel = conn.execute("SELECT hash FROM kernels ORDER BY node_count DESC LIMIT 1").fetchone()[0]
     graph = conn.execute("SELECT hash FROM graphs ORDER BY node_count DESC LIMIT 1").fetchone()[0]
-    text = conn.execute("SELECT hash FROM blobs ORDER BY length(text) DESC LIMIT 1").fetchone()[0]
+    text = conn.execute("SELECT hash FROM blobs ORDER BY length(text) - length(replace(text, char(10), '')) DESC "
+                        "LIMIT 1").fetchone()[0]  # the stored text with the most lines
     tables = [t for t in TABLES if not TABLES[t].get("hidden")
               and conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (t,)).fetchone()]
     conn.close()
