@@ -255,7 +255,7 @@ def run_extraction(
                     _kill_group(proc)
                     proc.wait()
                 for pump in pumps:
-                    pump.join(timeout=10)  # what the child wrote last, before its tail is read
+                    pump.join(timeout=2)  # what the child wrote last (a grandchild may hold the pipe open)
         seconds = time.monotonic() - st
         stderr = _tail(stderr_path, STDERR_TAIL)
         if status == "timeout":
