@@ -258,6 +258,7 @@ def query_params(db: SampleDb) -> dict[str, dict[str, str]]:
         "op_first_pass": {"case_name": "matmul", "op": "RANGE", "commit": db.version_b},
         "commits": {},
         "case_at_commit": {"commit": db.version_b, "case_name": "matmul", "renderer": "C"},
+        "passes_at_commit": {"commit": db.version_b, "case_name": "matmul", "kernel": ""},
         "kernel_time_history": {"case_name": "matmul", "machine": ""},
         "kernel_slowdowns": {"a": db.version_a, "b": db.sha_b[:8], "threshold": "0.5"},
     }

@@ -27,6 +27,7 @@ def main():
     total = b.sum().realize()
     again = (a * 2 + 1).realize()
     print("total", total.item(), again.shape)
+    print("the script's own stderr", file=__import__("sys").stderr)
 
 
 main()
@@ -86,6 +87,9 @@ def test_capture_stores_each_distinct_kernel_once_with_its_call_site(tmp_path, t
         ("three.py:5 in main", "C"), ("three.py:6 in main", "C"), ("three.py:7 in main", "C")]
     assert [pos for pos, *_ in items] == sorted(pos for pos, *_ in items)
     assert items[2][2].startswith("r_")  # the reduce
+    # the command's own output passed through, each stream to ours; tgstore's report only on stderr
+    assert proc.stdout.splitlines() == ["total 48.0 (16,)"]
+    assert "the script's own stderr" in proc.stderr and "run 1 ok" in proc.stderr
     (suite, status, command), = rows(db, "SELECT s.name, r.status, r.command FROM runs r "
                                          "JOIN suites s ON s.id = r.suite_id")
     assert (suite, status) == ("capture: python three.py", "ok")

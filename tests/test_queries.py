@@ -221,6 +221,19 @@ def check_kernel_slowdowns(db: SampleDb) -> None:
     assert run(db, "kernel_slowdowns", a=db.sha_b, b=db.version_a) == []  # faster is no slowdown
 
 
+def check_passes_at_commit(db: SampleDb) -> None:
+    rows = run(db, "passes_at_commit")
+    # the sample records passes for C only: every row is C's, in pipeline order per kernel (C and LLVM sharing a
+    # row: tests/test_viz.py, on real extractions)
+    assert [(r["position"], r["pass_position"], r["pass_name"], r["node_count"], r["renderers"]) for r in rows] == [
+        (0, 0, "expander", 8, "C"), (0, 1, "final rewrite", 8, "C"),
+        (1, 0, "expander", 6, "C"), (1, 1, "final rewrite", 6, "C")]
+    assert [r["pass_position"] for r in run(db, "passes_at_commit", kernel="1")] == [0, 1]
+    (missing,) = run(db, "passes_at_commit", commit="nosuch")
+    assert missing["kernel_name"] == "no stored commit matches 'nosuch'"
+
+
+CHECKS["passes_at_commit"] = check_passes_at_commit
 CHECKS["kernel_time_history"] = check_kernel_time_history
 CHECKS["kernel_slowdowns"] = check_kernel_slowdowns
 CHECKS["passes_changed"] = check_passes_changed

@@ -12,8 +12,10 @@ import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
+from html import unescape
 from pathlib import Path
 
+import httpx
 import pytest
 from releases_db import CORE_CASES
 from slack import generous
@@ -22,6 +24,9 @@ from web_server import Server, chromium_available, dom, screenshot, start_server
 from tgstore.compare.matching import compare
 from tgstore.db import open_engine, upgrade
 from tgstore.pipeline import ExtractionPlan, extract_and_ingest
+from tgstore.web.diffpage import SECTION_PAGE_ROWS
+from tgstore.web.pages import BLOB_LINES
+from tgstore.web.sidebyside import MAX_ROWS
 
 needs_chromium = pytest.mark.skipif(not chromium_available(), reason="chromium is not installed")
 TRANSCENDENTAL = '''
@@ -194,6 +199,104 @@ def test_comparing_two_releases_without_a_case_is_a_summary_under_a_megabyte(sit
     case = site.get("/-/diff", a="0.12.0", b="0.14.0", case="add")
     assert "tgstore-intra" in case.text  # the characters that changed within a line are marked
     assert "message-info" not in case.text or "only at tree:" not in case.text
+
+
+def test_a_case_diff_draws_each_section_bounded_and_pages_through_the_rest(site: Server) -> None:
+    summary = site.get("/-/diff", a="0.12.0", b="0.14.0").text
+    cases = re.findall(r'href="/-/diff\?a=0.12.0&amp;b=0.14.0&amp;case=(\w+)"', summary)
+    long_section = None
+    for case in cases:
+        page = site.get("/-/diff", a="0.12.0", b="0.14.0", case=case)
+        assert len(page.content) < 1_000_000, case
+        tables = re.findall(r'<table class="tgstore-diff">(.*?)</table>', page.text, re.S)
+        assert all(t.count("<tr") <= MAX_ROWS for t in tables), case
+        found = re.search(r'rows 1–(\d+) of (\d+) · <a class="tgstore-section-link" href="([^"]+)">', page.text)
+        if found:
+            long_section = (int(found.group(1)), int(found.group(2)), unescape(found.group(3)))
+            break
+    assert long_section, "some source diff between 0.12.0 and 0.14.0 is longer than a section shows"
+    shown, total, url = long_section
+    assert shown < total
+    own = httpx.get(site.root + url, timeout=60).text  # the section on a page of its own, paged
+    first = re.search(rf"rows 1–(\d+) of {total}", text_of(own))
+    assert first and shown <= int(first.group(1)) <= SECTION_PAGE_ROWS
+    following = re.search(r'<a class="tgstore-next" href="([^"]+)">next rows', own)
+    assert bool(following) == (int(first.group(1)) < total)
+    if following:
+        second = httpx.get(site.root + unescape(following.group(1)), timeout=60).text
+        assert f"rows {int(first.group(1)) + 1}–" in text_of(second)
+    fragment = httpx.get(site.root + url + "&fragment=1", timeout=60).text  # what a closed section loads
+    assert fragment.startswith('<table class="tgstore-diff">') and "all of it, page by page" in fragment
+
+
+def test_passes_c_and_llvm_share_are_one_row_naming_both(site: Server) -> None:
+    shared = httpx.get(f"{site.root}/viz/passes_at_commit.json", params={
+        "commit": "0.14.0", "case_name": "matmul", "kernel": "0", "_shape": "objects"}, timeout=60).json()["rows"]
+    both = [r for r in shared if r["renderers"] == "C,LLVM"]
+    assert both and {r["renderers"] for r in shared} <= {"C", "LLVM", "C,LLVM", None}
+    per_renderer = rows(site.path, "SELECT renderer, graph_hash FROM v_passes WHERE \"case\" = 'matmul' AND "
+                                   "version = '0.14.0' AND scope = 'lower' AND position = 0 AND pass_position = ?",
+                        both[0]["pass_position"])
+    assert sorted(per_renderer) == [("C", both[0]["graph_hash"]), ("LLVM", both[0]["graph_hash"])]
+    lowered = rows(site.path, "SELECT count(*) FROM v_passes WHERE \"case\" = 'matmul' AND version = '0.14.0' AND "
+                              "scope = 'lower' AND position = 0")[0][0]
+    assert len([r for r in shared if r["scope"] == "lower"]) == lowered - len(both)
+    page = site.get("/viz/passes_at_commit", commit="0.14.0", case_name="matmul", kernel="0").text
+    assert re.search(r'href="/-/rewrites\?run=\d+&amp;case=matmul&amp;kernel=0&amp;renderer=C&amp;pass=\d+"', page)
+
+
+@needs_chromium
+def test_a_node_collapses_its_exclusive_sources_and_expands_again(site: Server, tmp_path: Path) -> None:
+    run, position, graph = matmul_pass(site.path, "expander")
+    url = f"{site.root}/-/graph/{graph}?changes=0"
+    page = site.get(f"/-/graph/{graph}", changes="0").text
+    sources = {m.group(1): (m.group(2) or "").split() for m in re.finditer(
+        r'<g class="node[^"]*" id="n(\d+)" data-op="\w+"(?: data-src="([\d ]*)")?', page)}
+    users: dict[str, list[str]] = {}
+    for node, srcs in sources.items():
+        for s in srcs:
+            users.setdefault(s, []).append(node)
+
+    def exclusive(node: str) -> set[str]:  # its source tree's nodes used only inside that tree
+        tree, queue = set(), list(sources[node])
+        while queue:
+            if (s := queue.pop()) not in tree:
+                tree.add(s)
+                queue += sources[s]
+        inside: set[str] = set()
+        for s in sorted(tree, key=int, reverse=True):
+            if all(u == node or u in inside for u in users.get(s, [])):
+                inside.add(s)
+        return inside
+
+    node = max((n for n in sources if len(exclusive(n)) < len(sources) - 1), key=lambda n: len(exclusive(n)))
+    hidden = exclusive(node)
+    assert 2 <= len(hidden) < len(sources) - 1
+    collapsed = dom(f"{url}&collapse=n{node}", tmp_path / "profile")
+    away = set(re.findall(r'<g class="node[^"]*collapsed-away[^"]*" id="n(\d+)"', collapsed))
+    assert away == hidden
+    assert re.search(rf'<g class="node[^"]*collapsed[^"]*" id="n{node}"[^>]*data-hides="{len(hidden)}"', collapsed)
+    assert f">+{len(hidden)}</text>" in collapsed  # the toggle says how many it hides
+    assert len(re.findall(r'<g class="toggle"', collapsed)) == len([n for n in sources if sources[n]])
+    expanded = dom(f"{url}&collapse=n{node},n{node}", tmp_path / "profile")  # clicked twice: all shown again
+    assert "collapsed-away" not in expanded and 'data-hidden="0"' in expanded
+
+
+def test_a_long_stored_text_is_shown_a_page_at_a_time(site: Server) -> None:
+    ((digest, whole),) = rows(site.path, "SELECT hash, text FROM blobs ORDER BY length(text) - "
+                                         "length(replace(text, char(10), '')) DESC LIMIT 1")  # the most lines
+    total = len(whole.splitlines())
+    assert total > BLOB_LINES, total  # the longest DEBUG output or source runs to more than a page
+    shown, url, pages = [], f"/-/blob/{digest}", 0
+    while url:
+        page = httpx.get(site.root + url, timeout=60).text
+        pages += 1
+        assert re.search(rf"lines {len(shown) + 1}–\d+ of {total}", text_of(page))
+        body = re.search(r'<pre class="tgstore-code">(.*?)</pre>', page, re.S).group(1)
+        shown += text_of(body).splitlines()
+        following = re.search(r'<a class="tgstore-next" href="([^"]+)">', page)
+        url = unescape(following.group(1)) if following else None
+    assert shown == whole.splitlines() and pages >= -(-total // BLOB_LINES)  # every line once, in order
 
 
 def test_datasette_table_pages_carry_tgstore_navigation(site: Server) -> None:

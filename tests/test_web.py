@@ -7,8 +7,10 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections.abc import Iterator
+from html import unescape
 from pathlib import Path
 
+import httpx
 import pytest
 from releases_db import RELEASES
 from tinygrad_releases import RELEASE_CACHE
@@ -140,7 +142,16 @@ def test_chart_has_one_point_per_stored_commit(site: Server, tmp_path: Path) -> 
     data = screenshot(url, tmp_path / "chart.png", tmp_path / "profile")
     assert len(data) > 20_000
     passes = site.get("/-/chart", metric="pass_nodes", case="softmax").text
-    assert passes.count('class="series ') > 1  # one line per pass
+    # small multiples: one small chart (or one line saying it never changed) per pass, scheduler and codegen apart
+    assert "<h2>Scheduler passes</h2>" in passes and "<h2>Codegen passes (C)</h2>" in passes
+    assert passes.index("Scheduler passes") < passes.index("Codegen passes")
+    codegen = passes[passes.index("Codegen passes"):]
+    assert 'series=codegen%3A+expander"' in codegen and "series=scheduler" not in codegen
+    panels = re.findall(r'<a class="tgstore-panel" href="([^"]+)"', passes)
+    assert len(panels) == passes.count('class="tgstore-spark"') > 1
+    one = httpx.get(site.root + unescape(panels[0]), timeout=30).text  # one pass alone: one series, a point a commit
+    assert set(re.findall(r'class="series serie-(\d+)', one)) == {"0"}
+    assert 0 < len(re.findall(r'<circle[^>]*class="dot', one)) <= len(RELEASES)
 
 
 def test_navigation_from_a_commit_to_its_kernels_sources_passes_and_graph(site: Server) -> None:

@@ -283,8 +283,9 @@ def diff_commits(conn: Connection, ref_a: str, ref_b: str, *, case: str | None =
 def summary_line(diff: CommitDiff) -> str:
     unchanged = len(diff.compared_cases) - len(diff.changed_cases)
     renderers = ", ".join(f"{r} ({n})" for r, n in diff.changed_renderers.items()) or "none"
-    return (f"{len(diff.compared_cases)} cases compared: {len(diff.changed_cases)} changed, {unchanged} unchanged; "
-            f"{len(diff.added_cases)} added, {len(diff.removed_cases)} removed; kernels: "
+    compared = len(diff.compared_cases)
+    return (f"{compared} case{'' if compared == 1 else 's'} compared: {len(diff.changed_cases)} changed, "
+            f"{unchanged} unchanged; {len(diff.added_cases)} added, {len(diff.removed_cases)} removed; kernels: "
             f"{len(diff.changed_kernels)} changed, {len(diff.added_kernels)} added, {len(diff.removed_kernels)} "
             f"removed; sources changed by renderer: {renderers}"
             + ("; kernel names ignored" if diff.ignore_names else ""))

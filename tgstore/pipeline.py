@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from tgstore import tempdirs
 from tgstore.extract import child
-from tgstore.extract.runner import BUILTIN_CASES, ExtractionResult, run_extraction
+from tgstore.extract.runner import BUILTIN_CASES, Echo, ExtractionResult, run_extraction
 
 if TYPE_CHECKING:  # the database side is imported where it is used: `extract` alone never opens a database
     from sqlalchemy import Engine
@@ -85,15 +85,16 @@ class ExtractionPlan:
 
 
 def extract_bundle(tinygrad_root: Path, out: Path, plan: ExtractionPlan, *, git: dict | None = None,
-                   on_case: Callable[[str], None] | None = None) -> ExtractionResult:
-    """Run the extraction child over `tinygrad_root` for `plan`, writing the bundle to `out`."""
+                   on_case: Callable[[str], None] | None = None, echo: Echo | None = None) -> ExtractionResult:
+    """Run the extraction child over `tinygrad_root` for `plan`, writing the bundle to `out`; `echo` gets the
+    child's output line by line (capture mode: the command's own)."""
     return run_extraction(tinygrad_root, out, plan.child_args(tinygrad_root), timeout=plan.timeout, git=git,
-                          on_case=on_case)
+                          on_case=on_case, echo=echo)
 
 
 def extract_and_ingest(engine: Engine, tinygrad_root: Path, plan: ExtractionPlan, *, force: bool = False,
                        keep_bundle: Path | None = None, git: dict | None = None,
-                       on_case: Callable[[str], None] | None = None) -> IngestReport:
+                       on_case: Callable[[str], None] | None = None, echo: Echo | None = None) -> IngestReport:
     """Run the extractor over `tinygrad_root` and store what it produced; a crash or hang is stored as a failed run.
 
     `git` ({sha, date, subject, position}) names the commit when the caller knows it better than the checkout does.
@@ -110,7 +111,7 @@ def extract_and_ingest(engine: Engine, tinygrad_root: Path, plan: ExtractionPlan
             return IngestReport(found.id, sha, "ok", 0, 0, 0, skipped=True)
     with tempdirs.owned("bundle") as tmp:
         out = keep_bundle or Path(tmp) / "bundle.jsonl"
-        result = extract_bundle(tinygrad_root, out, plan, git=git, on_case=on_case)
+        result = extract_bundle(tinygrad_root, out, plan, git=git, on_case=on_case, echo=echo)
         return ingest_result(engine, result, described, plan, force=force)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -38,14 +39,16 @@ from tgstore.cli.common import (
     resolve_root,
 )
 from tgstore.cli.output import emit, err, error, note, plural, safe
+from tgstore.extract.runner import Echo
 
 IgnoreNamesOption = Annotated[bool, typer.Option("--ignore-names", help="A change of kernel names alone is not a "
                                                  "change (names are masked in sources and ASTs before comparing).")]
 
 
 @contextmanager
-def case_progress(plan, description: str) -> Iterator[Callable[[str], None]]:
-    """A progress bar over the suite's cases on stderr (a terminal only); yields the per-case callback."""
+def case_progress(plan, description: str) -> Iterator[tuple[Callable[[str], None], Echo | None]]:
+    """A progress bar over the suite's cases on stderr (a terminal only); yields the per-case callback and, in
+    capture mode, what passes the command's own output on (command_echo)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from tgstore.pipeline import CaseFileError, read_case_names
@@ -54,11 +57,38 @@ def case_progress(plan, description: str) -> Iterator[Callable[[str], None]]:
         total = None if plan.capture is not None else len(read_case_names(plan.case_files))
     except CaseFileError as exc:
         raise fail(str(exc)) from None
+    # not redirected: the captured command's stdout stays tgstore's stdout, whatever the bar on stderr does
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TextColumn("{task.fields[case]}"), console=err, transient=True,
-                  disable=not err.is_terminal) as progress:
+                  disable=not err.is_terminal, redirect_stdout=False, redirect_stderr=False) as progress:
         task = progress.add_task(description, total=total or None, case="")
-        yield lambda name: progress.update(task, advance=1, case=safe(name))
+
+        def on_case(name: str) -> None:
+            progress.update(task, advance=1, case=safe(name))
+
+        yield on_case, command_echo(progress) if plan.capture is not None else None
+
+
+def command_echo(progress) -> Echo:
+    """The captured command's output as it comes, a line at a time: its stdout to tgstore's stdout, its stderr to
+    tgstore's stderr, each printed above the progress bar where that stream is the bar's terminal. tgstore's own
+    progress and report stay on stderr."""
+    import sys
+
+    lock = threading.Lock()
+
+    def echo(stream: str, line: bytes) -> None:
+        target = sys.stdout if stream == "stdout" else sys.stderr
+        with lock:
+            if progress.live.is_started and err.is_terminal and target.isatty():
+                progress.console.print(Text.from_ansi(line.decode("utf-8", "replace").rstrip("\r\n")),
+                                       highlight=False, soft_wrap=True)
+            else:
+                target.flush()
+                target.buffer.write(line)
+                target.flush()
+
+    return echo
 
 
 def print_report(report, source: str | None = None) -> None:
@@ -156,8 +186,9 @@ def ingest(
     if keep_bundle is not None:
         check_bundle_path(keep_bundle, "--keep-bundle")
     engine = open_db(db)
-    with case_progress(plan, "extracting") as on_case:
-        report = extract_and_ingest(engine, root, plan, force=force, keep_bundle=keep_bundle, on_case=on_case)
+    with case_progress(plan, "extracting") as (on_case, echo):
+        report = extract_and_ingest(engine, root, plan, force=force, keep_bundle=keep_bundle, on_case=on_case,
+                                    echo=echo)
     print_report(report)
     if report.status in ("failed", "timeout"):
         raise typer.Exit(1)
@@ -348,8 +379,8 @@ def extract(
                        time, time_runs)
     root = resolve_root(tinygrad, backend)
     check_bundle_path(out_file, "--out")
-    with case_progress(plan, "extracting") as on_case:
-        result = extract_bundle(root, out_file, plan, on_case=on_case)
+    with case_progress(plan, "extracting") as (on_case, echo):
+        result = extract_bundle(root, out_file, plan, on_case=on_case, echo=echo)
     if result.status != "ok" and no_space(result.stderr):
         out_file.unlink(missing_ok=True)  # a bundle cut off by a full disk is no bundle
         raise fail(f"no space left on the device holding {out_file}; the extraction stopped and no bundle was kept")

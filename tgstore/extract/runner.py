@@ -14,6 +14,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -165,6 +166,19 @@ def _case_name(head: bytes) -> str | None:
         return None
 
 
+# Capture mode: the command's own output, passed on as it comes (stream "stdout" or "stderr", one line of bytes).
+Echo = Callable[[str, bytes], None]
+
+
+def _pump(pipe, stream: str, echo: Echo, keep) -> None:
+    """Copy a child's pipe line by line to `echo` and to the file `keep` (the stderr tail read afterwards)."""
+    for line in iter(pipe.readline, b""):
+        with contextlib.suppress(Exception):  # a closed terminal never stops the extraction
+            echo(stream, line)
+        keep.write(line)
+    pipe.close()
+
+
 def child_command(tinygrad_root: Path, out: Path, args: list[str], *, python: str | None = None,
                   git: dict | None = None) -> list[str]:
     """The command line of an extraction child writing `out` (run it with `child_env`)."""
@@ -184,12 +198,15 @@ def run_extraction(
     python: str | None = None,
     git: dict | None = None,
     on_case: Callable[[str], None] | None = None,
+    echo: Echo | None = None,
 ) -> ExtractionResult:
     """Run the child with `args` (its options besides --out, --tinygrad-root and --git-json; see
     ExtractionPlan.child_args) over the tinygrad in `tinygrad_root`, writing the bundle to `out`. Never raises for
     child failures.
 
     ``on_case(name)`` is called (in this thread) as each case's record lands in the bundle: progress for a caller.
+    ``echo(stream, line)`` gets each line the child writes to its stdout and stderr as it comes (capture mode: the
+    command's own output, shown to the user), from a reader thread; stderr is kept for the result all the same.
     """
     root = Path(tinygrad_root).resolve()
     out = Path(out).resolve()
@@ -215,12 +232,17 @@ def run_extraction(
                     cwd=tmp,
                     env=env,
                     stdin=subprocess.DEVNULL,
-                    stdout=fout,
-                    stderr=ferr,
+                    stdout=subprocess.PIPE if echo else fout,
+                    stderr=subprocess.PIPE if echo else ferr,
                     start_new_session=(os.name == "posix"),
                 )
             except OSError as e:
                 return ExtractionResult(out, "failed", None, f"could not start {cmd[0]}: {e}", time.monotonic() - st)
+            pumps = [threading.Thread(target=_pump, args=(pipe, name, echo, keep), daemon=True)
+                     for pipe, name, keep in ((proc.stdout, "stdout", fout), (proc.stderr, "stderr", ferr))
+                     if echo and pipe is not None]
+            for pump in pumps:
+                pump.start()
             try:
                 rc: int | None = _wait(proc, timeout, out, on_case)
                 status = "ok" if rc == 0 and _has_end_record(out) else "failed"
@@ -232,6 +254,8 @@ def run_extraction(
                 if proc.poll() is None:
                     _kill_group(proc)
                     proc.wait()
+                for pump in pumps:
+                    pump.join(timeout=2)  # what the child wrote last (a grandchild may hold the pipe open)
         seconds = time.monotonic() - st
         stderr = _tail(stderr_path, STDERR_TAIL)
         if status == "timeout":

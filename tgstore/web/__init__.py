@@ -70,3 +70,11 @@ def extra_css_urls(datasette: Any) -> list[str]:
 @hookimpl
 def extra_js_urls(datasette: Any) -> list[str]:
     return [datasette.urls.path("/-/tgstore/tgstore.js")]
+
+
+@hookimpl
+def prepare_jinja2_environment(env: Any) -> None:
+    # Datasette's templates indent every cell of a result row on a line of its own: on a 1,000-row query page that
+    # whitespace was a third of its 1.2 MB. Lines holding only a block tag now leave nothing behind.
+    env.trim_blocks = True
+    env.lstrip_blocks = True

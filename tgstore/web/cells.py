@@ -116,13 +116,18 @@ class CellRenderer:
     def pass_links(self, row: Any, name: str, run_id: int) -> Markup:
         """A pass: its graph in its kernel's pipeline (previous / next, what it changed) and its rewrite steps."""
         where = urlencode({k: v for k, v in {"run": run_id, "case": _get(row, "case"), "kernel": _get(row, "position"),
-                                             "renderer": _get(row, "renderer"),
+                                             "renderer": _get(row, "renderer") or first(_get(row, "renderers")),
                                              "pass": _get(row, "pass_position")}.items() if v is not None})
         graph_hash = _get(row, "graph_hash")
         parts = [link(self.route_url(f"/-/graph/{graph_hash}?{where}"), name, "this pass's graph: what it changed")
                  if isinstance(graph_hash, str) and HASH.match(graph_hash) else str(escape(name))]
         parts.append(link(self.route_url(f"/-/rewrites?{where}"), "steps", "the rewrite steps inside this pass"))
         return Markup(" · ".join(parts))
+
+
+def first(renderers: Any) -> str | None:
+    """The first of a comma-separated `renderers` cell (a pass shared by several renderers), or None."""
+    return renderers.split(",")[0] if isinstance(renderers, str) and renderers else None
 
 
 def is_code(value: Any, column: str | None) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass, field
+from html import escape
 from typing import Any
 
 import pygal
@@ -24,28 +25,9 @@ METRICS: dict[str, tuple[str, str, str]] = {
         FROM run_cases rc JOIN runs r ON r.id = rc.run_id AND r.is_current = 1
         JOIN v_commits c ON c.commit_id = r.commit_id JOIN cases k ON k.id = rc.case_id
         WHERE k.name = :case ORDER BY c.history_rank, rc.run_id"""),
-    # per distinct case result, then mapped to the runs that share it: most commits share their predecessor's
-    "pass_nodes": ("Nodes after each pass", "nodes", """
-        WITH runs_of_case AS (
-          SELECT rc.run_id, rc.case_result_id, c.sha, c.version, c.history_rank
-          FROM run_cases rc JOIN runs r ON r.id = rc.run_id AND r.is_current = 1 JOIN cases k ON k.id = rc.case_id
-          JOIN v_commits c ON c.commit_id = r.commit_id WHERE k.name = :case
-        ), results AS (SELECT DISTINCT case_result_id FROM runs_of_case
-        ), entries AS (
-          SELECT d.case_result_id, pe.name, pe.node_count FROM results d
-          JOIN schedule_items si ON si.case_result_id = d.case_result_id
-          JOIN programs p ON p.schedule_item_id = si.id AND p.renderer = :renderer
-          JOIN pass_entries pe ON pe.pass_list_id = p.pass_list_id AND pe.depth = 0
-          UNION ALL
-          SELECT d.case_result_id, pe.name, pe.node_count FROM results d
-          JOIN case_results cr ON cr.id = d.case_result_id
-          JOIN pass_entries pe ON pe.pass_list_id = cr.schedule_pass_list_id AND pe.depth = 0
-        ), per_result AS (
-          SELECT case_result_id, name, sum(node_count) AS value FROM entries GROUP BY case_result_id, name
-        )
-        SELECT r.run_id, r.sha, r.version, r.history_rank, p.name AS series, p.value
-        FROM runs_of_case r JOIN per_result p ON p.case_result_id = r.case_result_id
-        ORDER BY r.history_rank, r.run_id"""),
+    # read per distinct case result by pass_node_points (most commits share their predecessor's): the SQL is
+    # PASS_NODES_RUNS and PASS_NODES_RESULTS below
+    "pass_nodes": ("Nodes after each pass", "nodes", ""),
     # kernel run times (ingest --time): the best time of each kernel position and their sum, latest timing per
     # commit; a case timed on several machines gets one series per machine (times are never mixed across machines)
     "time": ("Kernel run time (best of runs)", "µs", """
@@ -65,6 +47,23 @@ METRICS: dict[str, tuple[str, str, str]] = {
                round(ns_min / 1000.0, 3)
         FROM points ORDER BY history_rank, run_id"""),
 }
+PASS_NODES_RUNS = """
+    SELECT rc.run_id, c.sha, c.version, c.history_rank, rc.case_result_id
+    FROM run_cases rc JOIN runs r ON r.id = rc.run_id AND r.is_current = 1 JOIN cases k ON k.id = rc.case_id
+    JOIN v_commits c ON c.commit_id = r.commit_id WHERE k.name = :case ORDER BY c.history_rank, rc.run_id"""
+PASS_NODES_RESULTS = """
+    WITH entries AS (
+      SELECT si.case_result_id, 'codegen' AS scope, pe.name, pe.position, pe.node_count FROM schedule_items si
+      JOIN programs p ON p.schedule_item_id = si.id AND p.renderer = :renderer
+      JOIN pass_entries pe ON pe.pass_list_id = p.pass_list_id AND pe.depth = 0
+      WHERE si.case_result_id IN (SELECT value FROM json_each(:results))
+      UNION ALL
+      SELECT cr.id, 'scheduler', pe.name, pe.position, pe.node_count FROM case_results cr
+      JOIN pass_entries pe ON pe.pass_list_id = cr.schedule_pass_list_id AND pe.depth = 0
+      WHERE cr.id IN (SELECT value FROM json_each(:results))
+    )
+    SELECT case_result_id, scope || ': ' || name, sum(node_count) FROM entries GROUP BY case_result_id, scope, name
+    ORDER BY scope = 'codegen', min(position)"""
 MAX_SERIES = 24  # pass_nodes: the passes whose counts vary most, so the legend stays readable
 ALL_POINTS_UP_TO = 200  # commits; beyond, only the commits around a change are drawn (the line is flat between)
 
@@ -87,25 +86,53 @@ class Chart:
                                                              ("uops", "pass_nodes") else "")
 
 
-def chart_data(conn: sqlite3.Connection, metric: str, case: str, renderer: str = "C") -> Chart:
+def chart_data(conn: sqlite3.Connection, metric: str, case: str, renderer: str = "C", only: str | None = None
+               ) -> Chart:
+    """The chart's points; `only`: one series by name (pass_nodes: "codegen: NAME" or "scheduler: NAME")."""
     chart = Chart(metric, case, renderer)
     index: dict[int, int] = {}
     values: dict[str, dict[int, float]] = {}
-    for run_id, sha, version, _rank, series, value in conn.execute(METRICS[metric][2],
-                                                                    {"case": case, "renderer": renderer}):
+    total = None
+    if metric == "pass_nodes":
+        points, total = pass_node_points(conn, case, renderer)
+    else:
+        points = conn.execute(METRICS[metric][2], {"case": case, "renderer": renderer})
+    for run_id, sha, version, _rank, series, value in points:
         if run_id not in index:
             index[run_id] = len(chart.commits)
             chart.commits.append((run_id, sha, version))
         values.setdefault(series, {})[index[run_id]] = value
-    names = list(values)
-    if len(names) > MAX_SERIES:
+    names = [only] if only in values else list(values)
+    if len(names) > MAX_SERIES and metric != "pass_nodes":  # pass_nodes: one small chart per pass
         spread = {n: max(v.values()) - min(v.values()) for n, v in values.items()}
         names = sorted(names, key=lambda n: -spread[n])[:MAX_SERIES]
     chart.series = {n: [values[n].get(i) for i in range(len(chart.commits))] for n in names}
-    chart.total = len(chart.commits)
+    chart.total = total if total is not None else len(chart.commits)
     if len(chart.commits) > ALL_POINTS_UP_TO:
         keep_changes(chart)
     return chart
+
+
+def pass_node_points(conn: sqlite3.Connection, case: str, renderer: str) -> tuple[list[tuple], int]:
+    """(run_id, sha, version, rank, "scope: pass", node count) in history order, and how many commits the case
+    has; each distinct case result read
+    once; on a long history only the runs next to a change of result are listed (keep_changes would leave the
+    others out: equal results have equal counts), so the work follows the changes, not the commits."""
+    import json
+
+    runs = conn.execute(PASS_NODES_RUNS, {"case": case}).fetchall()
+    total = len(runs)
+    if len(runs) > ALL_POINTS_UP_TO:
+        result = [r[4] for r in runs]
+        runs = [r for i, r in enumerate(runs) if i in (0, len(runs) - 1) or result[i] != result[i - 1]
+                or result[i] != result[i + 1]]
+    per_result: dict[int, list[tuple[str, float]]] = {}
+    distinct = sorted({r[4] for r in runs})
+    for result_id, series, value in conn.execute(PASS_NODES_RESULTS, {"renderer": renderer,
+                                                                      "results": json.dumps(distinct)}):
+        per_result.setdefault(result_id, []).append((series, value))
+    return [(run_id, sha, version, rank, series, value) for run_id, sha, version, rank, result_id in runs
+            for series, value in per_result.get(result_id, [])], total
 
 
 def keep_changes(chart: Chart) -> None:
@@ -116,6 +143,69 @@ def keep_changes(chart: Chart) -> None:
     kept = [i for i in range(n) if changed[i] or i == n - 1 or changed[i + 1]]
     chart.commits = [chart.commits[i] for i in kept]
     chart.series = {name: [v[i] for i in kept] for name, v in chart.series.items()}
+
+
+SCOPES = ("scheduler", "codegen")
+PANEL_SIZE = (300, 120)
+
+
+@dataclass
+class Panel:
+    series: str  # "scope: name"
+    name: str
+    svg: str | None  # None: the count never changed (see `value`)
+    low: float | None
+    high: float | None
+    last: float | None
+
+
+def small_multiples(chart: Chart) -> dict[str, list[Panel]]:
+    """pass_nodes as one small chart per pass, scheduler passes apart from codegen passes, in pipeline order; a
+    pass whose count never changed over the commits drawn is listed with its value instead of drawn."""
+    out: dict[str, list[Panel]] = {scope: [] for scope in SCOPES}
+    for series, points in chart.series.items():
+        scope, _, name = series.partition(": ")
+        values = [v for v in points if v is not None]
+        low, high = (min(values), max(values)) if values else (None, None)
+        flat = low == high and None not in points
+        out.setdefault(scope, []).append(Panel(series, name, None if flat else panel(chart, points, name), low,
+                                               high, values[-1] if values else None))
+    return {scope: panels for scope, panels in out.items() if panels}
+
+
+def panel(chart: Chart, points: list[float | None], name: str) -> str:
+    """One pass's counts as a small line chart: a polyline per run of present points (a gap where the pass is
+    absent), its lowest and highest count on the left; drawn here, a few hundred bytes (pygal's were 13 KB each)."""
+    width, height = PANEL_SIZE
+    left, top, right, bottom = 44, 22, 8, 14
+    values = [v for v in points if v is not None]
+    low, high = min(values), max(values)
+    span = (high - low) or 1
+    step = (width - left - right) / max(1, len(points) - 1)
+
+    def y(v: float) -> float:  # a count that never changed where present: a line across the middle
+        return top + (height - top - bottom) * (0.5 if high == low else 1 - (v - low) / span)
+
+    runs: list[list[str]] = [[]]
+    for i, v in enumerate(points):
+        if v is None:
+            runs.append([])
+        else:
+            runs[-1].append(f"{left + i * step:.1f},{y(v):.1f}")
+    lines = "".join(f'<polyline points="{" ".join(r)}"/>' if len(r) > 1 else
+                    f'<circle cx="{r[0].split(",")[0]}" cy="{r[0].split(",")[1]}" r="1.5"/>' for r in runs if r)
+    first, last = chart.commits[0], chart.commits[-1]
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" class="tgstore-spark" viewBox="0 0 {width} {height}" '
+            f'font-family="ui-sans-serif, DejaVu Sans, sans-serif" font-size="10">'
+            f'<title>{escape(name)}: {low:g} to {high:g} nodes</title>'
+            f'<text x="4" y="13" font-size="11" font-weight="bold">{escape(name[:48])}</text>'
+            f'<text x="{left - 4}" y="{top + 4}" text-anchor="end" fill="#555">{high:g}</text>'
+            f'<text x="{left - 4}" y="{height - bottom}" text-anchor="end" fill="#555">{low:g}</text>'
+            f'<line x1="{left}" y1="{height - bottom}" x2="{width - right}" y2="{height - bottom}" stroke="#ccc"/>'
+            f'<g fill="none" stroke="#3d7eb3" stroke-width="1.5">{lines}</g>'
+            f'<text x="{left}" y="{height - 2}" fill="#777" font-size="9">{escape(label(first[1], first[2]))}</text>'
+            f'<text x="{width - right}" y="{height - 2}" text-anchor="end" fill="#777" font-size="9">'
+            f"{escape(label(last[1], last[2]))}</text></svg>")
 
 
 def label(sha: str, version: str | None) -> str:

@@ -21,6 +21,9 @@ from tgstore.web import layout
 from tgstore.web.graphs import StoredGraph, find_graph
 from tgstore.web.passnav import PassContext, PassKey, commit_of_run, pass_context
 
+# A drawing bigger than this is not written into the page: the page loads it from the graph's .svg address (same
+# query) when it opens, so the page itself stays small (a 2,258-node drawing is 1.25 MB).
+INLINE_SVG_BYTES = 400_000
 GRAPH_CACHE = 128  # drawings kept in memory, by (hash, compared-with hash, fold): stored graphs never change
 
 
@@ -121,8 +124,12 @@ async def graph(datasette: Any, request: Any) -> Response:
                     "count": len(ctx.passes),
                     "commit": f"{loaded.commit[1] or short(loaded.commit[0])}" if loaded.commit else None}
     here = request.path + "?" + urlencode([(k, request.args.get(k)) for k in request.args if k != "fold"])
+    inline = len(drawn.svg) <= INLINE_SVG_BYTES
+    svg_url = datasette.urls.path(f"/-/graph/{digest}.svg") + (f"?{request.query_string}" if request.query_string
+                                                                else "")
     return await render(datasette, request, "tgstore_graph.html", {
-        "graph": found, "svg": Markup(drawn.svg), "versus": other.hash if other else None,
+        "graph": found, "svg": Markup(drawn.svg) if inline else None, "svg_url": None if inline else svg_url,
+        "svg_bytes": len(drawn.svg), "versus": other.hash if other else None,
         "other_label": loaded.other_label, "problem": loaded.problem, "drawn": drawn, "fold": fold,
         "fold_url": here + ("&fold=0" if fold else ""), "stepping": stepping,
         "legend": [(f, *layout.COLOURS[f]) for f in families], "node_count": len(found.nodes)})

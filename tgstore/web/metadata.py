@@ -15,8 +15,9 @@ SETTINGS = {
     "facet_time_limit_ms": 1_000,
     "suggest_facets": False,  # suggestions run queries over whole views: seconds on a thousand commits
     # a page shows at most this many rows (Datasette says when it cut): per-commit histories have a row per commit,
-    # and 5,000 rows made 5.7 MB pages taking 2.6 s at 10,000 commits; `tgstore query` is not cut
-    "max_returned_rows": 1_000,
+    # and 5,000 rows made 5.7 MB pages taking 2.6 s at 10,000 commits, 1,000 rows 0.97 MB and 0.4 s at 1,000 commits
+    # (every cell goes through tgstore's cell renderer); `tgstore query` is not cut
+    "max_returned_rows": 500,
     "default_page_size": 50,
 }
 
@@ -46,7 +47,8 @@ TABLES: dict[str, dict[str, Any]] = {
                           "(and was tried) while a case was scheduled and lowered. Filter by sha or case."},
     "v_passes": {"title": "Passes", "description": "The graph after each named pass: the scheduler's (scope "
                  "schedule) and each kernel's codegen passes per renderer (scope lower), with node counts and a "
-                 "link to the drawn graph."},
+                 "link to the drawn graph. A case at one commit with each pass C and LLVM share shown once: the "
+                 "passes_at_commit query."},
     "v_commit_patterns": {"title": "Patterns by commit", "description": "The PatternMatcher rules present in each "
                           "run's tinygrad, matched or not."},
     "tinygrad_commits": {"title": "tinygrad commits", "description": "A git commit, or an installed package "

@@ -8,16 +8,17 @@ import sqlite3
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from datasette.utils.asgi import Response
 from markupsafe import Markup
 
-from tgstore.web import charts, diffsummary, graphpage, steps
+from tgstore.web import charts, diffpage, diffsummary, graphpage, steps
 from tgstore.web.highlight import stylesheet
-from tgstore.web.sidebyside import table
+from tgstore.web.sidebyside import bounded_table
 
 STATIC = Path(__file__).resolve().parent / "static"
+BLOB_LINES, BLOB_CHARS = 500, 60_000  # a page of a stored text (a model's DEBUG output runs to megabytes)
 
 
 def database(datasette: Any) -> Any:
@@ -86,10 +87,6 @@ def compute_summary(path: str, a: str, b: str) -> diffsummary.Summary:
         return diffsummary.summarize(conn, a, b)
 
 
-def language(kind: str, renderer: str | None) -> str | None:
-    return "pyrender" if kind == "ast" else renderer
-
-
 async def diff(datasette: Any, request: Any) -> Response:
     from tgstore.diff import DiffError, summary_line
     from tgstore.history import CommitNotFound
@@ -107,28 +104,37 @@ async def diff(datasette: Any, request: Any) -> Response:
         except (DiffError, CommitNotFound) as exc:
             return await render(datasette, request, "tgstore_diff.html", {**context, "error": str(exc)}, 400)
         return await render(datasette, request, "tgstore_diff.html", {**context, **diffsummary.context(found)})
+    wanted = request.args.get("section") or ""
+    # a section's own page reads only its renderer's sources and passes
+    section_renderer = wanted.split("-", 1)[1] if "-" in wanted else None
     try:
-        result = await asyncio.to_thread(compute_diff, db.path, a, b, case, renderer)
+        result = await asyncio.to_thread(compute_diff, db.path, a, b, case, renderer or section_renderer)
     except (DiffError, CommitNotFound) as exc:
         return await render(datasette, request, "tgstore_diff.html", {**context, "error": str(exc)}, 400)
+    base = {k: v for k, v in (("a", a), ("b", b), ("case", case), ("renderer", renderer or "")) if v}
+    found = diffpage.sections(result)
+    if wanted:
+        start = int(request.args.get("start") or 0) if (request.args.get("start") or "0").isdigit() else 0
+        if request.args.get("fragment"):
+            section = next((s for s in found if s.id == wanted), None)
+            if section is None:
+                return Response.html("<p>no such section</p>", status=404)
+            section.table = bounded_table(section.lines, section.language)
+            return Response.html(diffpage.fragment(base, section))
+        section = diffpage.one_section(found, wanted, start)
+        if section is None:
+            return await not_found(datasette, request, f"the diff of {case} has no section {wanted!r}; sections: "
+                                   f"{', '.join(s.id for s in found) or 'none'}")
+        return await render(datasette, request, "tgstore_diff.html", {
+            **context, "section": section, "pager": diffpage.pager(base, section),
+            "case_url": "/-/diff?" + urlencode(base), "label_a": diffsummary.label(result.a),
+            "label_b": diffsummary.label(result.b)})
+    diffpage.draw(found)
     one_sided, other_notes = diffsummary.one_sided_notes(result.notes, result.a, result.b)
-    kernels: dict[tuple[str, int], dict[str, Any]] = {}
-    for d in result.diffs:
-        entry = kernels.setdefault((d.case, d.position), {"case": d.case, "position": d.position, "texts": [],
-                                                           "stages": []})
-        entry["texts"].append({"title": d.title, "table": table(d.lines, language(d.kind, d.renderer))})
-    for s in result.stage_diffs:
-        entry = kernels.setdefault((s.case, s.position), {"case": s.case, "position": s.position, "texts": [],
-                                                           "stages": []})
-        graph_link = None
-        if s.graph_b:
-            graph_link = f"/-/graph/{s.graph_b}" + (f"?{urlencode({'vs': s.graph_a})}" if s.graph_a else "")
-        entry["stages"].append({"title": s.title, "table": table(s.lines, None), "graph": graph_link,
-                                "graph_a": f"/-/graph/{s.graph_a}" if s.graph_a else None})
     return await render(datasette, request, "tgstore_diff.html", {
         **context, "result": result, "summary": summary_line(result), "one_sided": one_sided, "notes": other_notes,
         "label_a": diffsummary.label(result.a), "label_b": diffsummary.label(result.b),
-        "kernels": [kernels[k] for k in sorted(kernels)]})
+        "kernels": diffpage.kernels(found), "section_url": lambda s, **kw: diffpage.section_url(base, s, **kw)})
 
 
 # ---------------------------------------------------------------- charts
@@ -146,10 +152,18 @@ async def chart(datasette: Any, request: Any) -> Response:
                                "metrics": charts.METRICS, "svg": None}
     if not case:
         return await render(datasette, request, "tgstore_chart.html", context)
-    data = await db.execute_fn(lambda conn: charts.chart_data(conn, metric, case, renderer))
+    only = request.args.get("series") or None  # pass_nodes: one pass ("codegen: NAME"); else one chart per pass
+    data = await db.execute_fn(lambda conn: charts.chart_data(conn, metric, case, renderer, only))
     run_cases = datasette.urls.table(db.name, "v_run_cases")
+    if metric == "pass_nodes" and (only is None or only not in data.series):
+        return await render(datasette, request, "tgstore_chart.html", {
+            **context, "chart": data, "panels": charts.small_multiples(data), "only": only,
+            "series_url": lambda name: "/-/chart?" + urlencode({"metric": metric, "case": case, "renderer": renderer,
+                                                                 "series": name})})
     svg = charts.render(data, lambda run_id: f"{run_cases}?{urlencode({'run_id': run_id, 'case': case})}")
-    return await render(datasette, request, "tgstore_chart.html", {**context, "svg": Markup(svg), "chart": data})
+    return await render(datasette, request, "tgstore_chart.html", {
+        **context, "svg": Markup(svg), "chart": data, "only": only,
+        "all_url": "/-/chart?" + urlencode({"metric": metric, "case": case, "renderer": renderer})})
 
 
 # ---------------------------------------------------------------- blob
@@ -166,8 +180,26 @@ async def blob(datasette: Any, request: Any) -> Response:
     if found is None:
         return await not_found(datasette, request, f"no stored text has the hash {digest}")
     language = request.args.get("language") or None
+    lines = found[0].splitlines(keepends=True)
+    start = int(request.args["start"]) if (request.args.get("start") or "").isdigit() else 0
+    start = min(start, max(0, len(lines) - 1))
+    end, size = start, 0
+    while end < len(lines) and end - start < BLOB_LINES and size < BLOB_CHARS:  # a page of a long text
+        size += len(lines[end])
+        end += 1
+    message = ""
+    if start > 0 or end < len(lines):
+        here = datasette.urls.path(f"/-/blob/{digest}")
+        extra = f"&language={quote(language)}" if language else ""
+        parts = [f"lines {start + 1}–{end} of {len(lines)}"]
+        if start > 0:
+            parts.insert(0, f'<a class="tgstore-prev" href="{here}?start={max(0, start - BLOB_LINES)}{extra}">← '
+                            "previous</a>")
+        if end < len(lines):
+            parts.append(f'<a class="tgstore-next" href="{here}?start={end}{extra}">next →</a>')
+        message = Markup(" · ".join(parts))
     return await render(datasette, request, "tgstore_message.html", {
-        "title": f"text {digest[:12]}", "message": "", "body": code_block(found[0], language)})
+        "title": f"text {digest[:12]}", "message": message, "body": code_block("".join(lines[start:end]), language)})
 
 
 # ---------------------------------------------------------------- static

@@ -91,19 +91,19 @@ def mark_ranges(html: str, ranges: list[tuple[int, int]]) -> str:
     open and close inside each text run, so the highlighter's spans stay well nested."""
     if not ranges:
         return html
+    cuts = sorted({offset for r in ranges for offset in r})
     out, pos = [], 0
     for token in TAG.split(html):
         if token.startswith("<") or not token:
             out.append(token)
             continue
         text = unescape(token)
-        start = 0
-        for k in range(1, len(text) + 1):
-            if k == len(text) or _inside(pos + k, ranges) != _inside(pos + start, ranges):
-                piece = str(escape(text[start:k]))
-                out.append(f'<mark class="tgstore-intra">{piece}</mark>' if _inside(pos + start, ranges) else piece)
-                start = k
-        pos += len(text)
+        end = pos + len(text)
+        bounds = [pos, *(c for c in cuts if pos < c < end), end]
+        for a, b in zip(bounds, bounds[1:], strict=False):
+            piece = str(escape(text[a - pos:b - pos]))
+            out.append(f'<mark class="tgstore-intra">{piece}</mark>' if _inside(a, ranges) else piece)
+        pos = end
     return "".join(out)
 
 
@@ -111,16 +111,48 @@ def _inside(offset: int, ranges: list[tuple[int, int]]) -> bool:
     return any(a <= offset < b for a, b in ranges)
 
 
-def table(unified: list[str], language: str | None) -> Markup:
-    """The diff as an HTML table: line numbers and highlighted code on both sides."""
+# What one diff table shows at most (a page holds several; `/-/diff?...&section=` pages through one of them): rows,
+# bytes of HTML, and characters of one line. A 1,550-line LLVM diff was 1.1 MB of HTML on its own.
+MAX_ROWS = 100
+MAX_BYTES = 120_000
+MAX_LINE = 600
+
+
+@dataclass
+class Table:
+    html: Markup
+    start: int  # the first row shown (0-based, hunk headers counted)
+    shown: int  # rows shown
+    total: int  # rows in the whole diff
+
+    @property
+    def complete(self) -> bool:
+        return self.start == 0 and self.shown == self.total
+
+
+def clipped(line: str) -> str:
+    return line if len(line) <= MAX_LINE else line[:MAX_LINE] + f" \u2026 ({len(line) - MAX_LINE} more characters)"
+
+
+def bounded_table(unified: list[str], language: str | None, *, start: int = 0, max_rows: int = MAX_ROWS,
+                  max_bytes: int = MAX_BYTES) -> Table:
+    """Rows [start, start + max_rows) of the diff as an HTML table, stopping early once the HTML reaches max_bytes:
+    line numbers and highlighted code on both sides. Only the rows shown are highlighted."""
+    all_rows = rows(unified)
+    table_rows = [Row(r.kind, r.left_no, None if r.left is None else clipped(r.left), r.right_no,
+                      None if r.right is None else clipped(r.right)) for r in all_rows[start:start + max_rows]]
     html = ['<table class="tgstore-diff"><colgroup><col class="no"><col><col class="no"><col></colgroup>']
-    table_rows = rows(unified)
     left = iter(highlighted_lines([r.left for r in table_rows if r.kind != "hunk" and r.left is not None], language))
     right = iter(highlighted_lines([r.right for r in table_rows if r.kind != "hunk" and r.right is not None],
                                    language))
+    size, shown = 0, 0
     for row in table_rows:
+        if size >= max_bytes:
+            break
+        shown += 1
         if row.kind == "hunk":
             html.append(f'<tr class="hunk"><td colspan="4">{escape(row.left or "")}</td></tr>')
+            size += len(html[-1])
             continue
         left_cls = "del" if row.kind == "change" and row.left is not None else ("empty" if row.left is None else "")
         right_cls = "add" if row.kind == "change" and row.right is not None else ("empty" if row.right is None
@@ -136,5 +168,11 @@ def table(unified: list[str], language: str | None) -> Markup:
             f'<td class="no">{row.right_no if row.right is not None else ""}</td>'
             f'<td class="code {right_cls}">{right_html}</td>'
             "</tr>")
+        size += len(html[-1])
     html.append("</table>")
-    return Markup("".join(html))
+    return Table(Markup("".join(html)), start, shown, len(all_rows))
+
+
+def table(unified: list[str], language: str | None) -> Markup:
+    """The whole diff as an HTML table (unbounded: for small diffs; pages use bounded_table)."""
+    return bounded_table(unified, language, max_rows=len(unified) + 1, max_bytes=1 << 62).html

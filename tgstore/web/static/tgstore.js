@@ -1,9 +1,21 @@
 // tgstore's graph view: wheel zooms at the pointer, drag pans, buttons zoom, fit and go to the root; a search box
 // finds nodes by op or arg (folded constants included); clicking a node lights its sources and users; a minimap
 // shows where the view is. A big graph opens at a readable scale on its root (the SINK) instead of fitted.
+// A big drawing is not in the page: the box names its SVG's address (data-svg) and it is fetched first.
 document.addEventListener("DOMContentLoaded", () => {
   const box = document.querySelector(".tgstore-graph-box");
-  const svg = box && box.querySelector("svg");
+  if (!box) return;
+  if (!box.dataset.svg) { initGraph(box); return; }
+  fetch(box.dataset.svg).then((r) => r.text()).then((text) => {
+    const loading = box.querySelector(".tgstore-loading");
+    if (loading) loading.remove();
+    box.insertAdjacentHTML("afterbegin", text);
+    initGraph(box);
+  });
+});
+
+function initGraph(box) {
+  const svg = box.querySelector("svg");
   if (!svg) return;
   const width = svg.viewBox.baseVal.width, height = svg.viewBox.baseVal.height;
   svg.setAttribute("width", "100%");
@@ -47,6 +59,7 @@ document.addEventListener("DOMContentLoaded", () => {
     const s = Math.min(minimap.width / width, minimap.height / height);
     ctx.clearRect(0, 0, minimap.width, minimap.height);
     nodes.forEach((g) => {
+      if (g.classList.contains("collapsed-away")) return;
       const rect = g.querySelector("rect");
       ctx.fillStyle = g.classList.contains("changed") ? "#e0301e" : g.classList.contains("added") ? "#1e9e3a"
         : g.classList.contains("found") ? "#0969da" : "#9aa4ae";
@@ -83,6 +96,58 @@ document.addEventListener("DOMContentLoaded", () => {
              y: drag.view.y - (e.clientY - drag.y) * view.h / r.height };
     apply();
   });
+  // collapse/expand: a node's toggle (top right, on nodes with sources) hides its exclusive sources, those whose
+  // every use lies inside its own source tree, and the edges touching them; clicked again, shows them again (a node
+  // hidden by two collapsed nodes stays hidden until both are expanded). ?collapse=n12,n40 toggles at load.
+  const hiders = new Map();  // hidden node id -> how many collapsed nodes hide it
+  const hiddenBy = new Map();  // collapsed node id -> the ids it hides
+  const srcsOf = (g) => (g.dataset.src || "").split(" ").filter(Boolean).map((s) => "n" + s);
+  const exclusive = (g) => {  // users come after their sources: decide from the highest index down
+    const inside = new Set(), seen = new Set(), queue = srcsOf(g);
+    while (queue.length) { const id = queue.pop(); if (!seen.has(id) && byId.has(id)) { seen.add(id); queue.push(...srcsOf(byId.get(id))); } }
+    Array.from(seen).sort((a, b) => Number(b.slice(1)) - Number(a.slice(1))).forEach((id) => {
+      if ((users.get(id) || []).every((u) => u === g.id || inside.has(u))) inside.add(id);
+    });
+    return inside;
+  };
+  const setHidden = () => {
+    nodes.forEach((n) => n.classList.toggle("collapsed-away", (hiders.get(n.id) || 0) > 0));
+    edges.forEach((p) => p.classList.toggle("collapsed-away", (hiders.get("n" + p.dataset.a) || 0) > 0 || (hiders.get("n" + p.dataset.b) || 0) > 0));
+    svg.querySelectorAll(".edge-labels text").forEach((t) => t.classList.toggle("collapsed-away", (hiders.get("n" + t.dataset.b) || 0) > 0));
+    box.dataset.hidden = String(nodes.filter((n) => n.classList.contains("collapsed-away")).length);
+    drawMinimap();
+  };
+  const toggle = (g) => {
+    const badge = g.querySelector(".toggle text");
+    if (hiddenBy.has(g.id)) {
+      hiddenBy.get(g.id).forEach((id) => hiders.set(id, hiders.get(id) - 1));
+      hiddenBy.delete(g.id);
+      g.classList.remove("collapsed");
+      if (badge) badge.textContent = "−";
+    } else {
+      const hide = exclusive(g);
+      hide.forEach((id) => hiders.set(id, (hiders.get(id) || 0) + 1));
+      hiddenBy.set(g.id, hide);
+      g.classList.add("collapsed");
+      g.dataset.hides = String(hide.size);
+      if (badge) badge.textContent = "+" + hide.size;
+    }
+    setHidden();
+  };
+  const NS = "http://www.w3.org/2000/svg";
+  nodes.forEach((g) => {
+    if (!srcsOf(g).length) return;
+    const rect = g.querySelector("rect");
+    const t = document.createElementNS(NS, "g");
+    t.setAttribute("class", "toggle");
+    t.setAttribute("transform", `translate(${rect.x.baseVal.value + rect.width.baseVal.value},${rect.y.baseVal.value})`);
+    t.innerHTML = '<title>hide / show the sources only this node uses</title><rect x="-8" y="-7" width="16" height="12" rx="3"/><text y="3" font-size="9">−</text>';
+    t.addEventListener("click", (e) => { e.stopPropagation(); toggle(g); });
+    t.addEventListener("mousedown", (e) => e.stopPropagation());
+    g.appendChild(t);
+  });
+  (new URLSearchParams(location.search).get("collapse") || "").split(",").filter((id) => byId.has(id))
+    .forEach((id) => toggle(byId.get(id)));
   // click a node: light it, its sources and its users (click the background to clear)
   const clear = () => { box.classList.remove("focus"); svg.querySelectorAll(".lit, .picked").forEach((el) => el.classList.remove("lit", "picked")); };
   svg.addEventListener("click", (e) => {
@@ -121,4 +186,21 @@ document.addEventListener("DOMContentLoaded", () => {
     const how = b.dataset.zoom;
     if (how === "fit") fit(); else if (how === "root") centre(root(), 1.2); else zoom(how === "in" ? 1 / 1.4 : 1.4);
   }));
+}
+
+// The diff page: a section left closed to keep the page small loads its table the first time it is opened.
+document.addEventListener("DOMContentLoaded", () => {
+  document.querySelectorAll("details.tgstore-section[data-load]").forEach((section) => {
+    section.addEventListener("toggle", () => {
+      if (!section.open || section.dataset.loaded) return;
+      section.dataset.loaded = "1";
+      fetch(section.dataset.load).then((r) => r.text()).then((html) => {
+        const deferred = section.querySelector(".tgstore-deferred");
+        if (deferred) deferred.outerHTML = html;
+      });
+    });
+  });
+  // a link to one section (#section-KERNEL:KEY) opens it
+  const wanted = location.hash && document.getElementById(decodeURIComponent(location.hash.slice(1)));
+  if (wanted && wanted.matches("details.tgstore-section")) { wanted.open = true; wanted.scrollIntoView(); }
 });

@@ -1,0 +1,112 @@
+"""One case's diff page, bounded: each kernel's sections (AST, source per renderer, first differing pass per
+renderer) shown side by side up to a per-section and a per-page budget. A section past the page's budget is a closed
+<details> that loads itself when opened; a section cut short links to a page of its own that pages through it
+(`section=KERNEL:KEY&start=ROW`). A 1,550-line LLVM diff made the softmax page 1.97 MB before."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode
+
+from markupsafe import Markup
+
+from tgstore.web.sidebyside import MAX_BYTES, MAX_ROWS, Table, bounded_table
+
+PAGE_BYTES = 400_000  # of diff tables on one case's page
+SECTION_PAGE_ROWS = 300  # rows of one section on its own page
+SECTION_PAGE_BYTES = 500_000
+
+
+@dataclass
+class Section:
+    position: int  # the kernel's position in the case
+    key: str  # "ast", "source-<renderer>" or "stage-<renderer>": unique within a kernel
+    title: str
+    lines: list[str]
+    language: str | None
+    graph: str | None = None  # stage sections: the graph at b with the changes outlined, and the graph at a
+    graph_a: str | None = None
+    table: Table | None = None  # None: not drawn on this page (past its budget)
+
+    @property
+    def id(self) -> str:
+        return f"{self.position}:{self.key}"
+
+    @property
+    def renderer(self) -> str | None:
+        return self.key.split("-", 1)[1] if "-" in self.key else None
+
+
+def language(kind: str, renderer: str | None) -> str | None:
+    return "pyrender" if kind == "ast" else renderer
+
+
+def sections(result: Any) -> list[Section]:
+    """Every changed section of the diff, by kernel, in the order the page shows them."""
+    out = [Section(d.position, "ast" if d.kind == "ast" else f"source-{d.renderer}", d.title, d.lines,
+                   language(d.kind, d.renderer)) for d in result.diffs]
+    for s in result.stage_diffs:
+        graph = None
+        if s.graph_b:
+            graph = f"/-/graph/{s.graph_b}" + (f"?{urlencode({'vs': s.graph_a})}" if s.graph_a else "")
+        out.append(Section(s.position, f"stage-{s.renderer}", s.title, s.lines, None, graph,
+                           f"/-/graph/{s.graph_a}" if s.graph_a else None))
+    order = {"ast": 0, "source": 1, "stage": 2}
+    return sorted(out, key=lambda s: (s.position, order[s.key.split("-")[0]], s.key))
+
+
+def draw(found: list[Section], budget: int = PAGE_BYTES) -> None:
+    """Draw sections in order while the page's budget lasts; the rest stay closed."""
+    for section in found:
+        if budget <= 0:
+            break
+        section.table = bounded_table(section.lines, section.language, max_rows=MAX_ROWS,
+                                      max_bytes=min(MAX_BYTES, budget))
+        budget -= len(section.table.html)
+
+
+def section_url(base: dict[str, str], section: Section, start: int = 0, fragment: bool = False) -> str:
+    query = {**base, "section": section.id}
+    if start:
+        query["start"] = str(start)
+    if fragment:
+        query["fragment"] = "1"
+    return "/-/diff?" + urlencode(query)
+
+
+def kernels(found: list[Section]) -> list[dict[str, Any]]:
+    """Sections grouped by kernel, for the template."""
+    grouped: dict[int, list[Section]] = {}
+    for s in found:
+        grouped.setdefault(s.position, []).append(s)
+    return [{"position": p, "sections": grouped[p]} for p in sorted(grouped)]
+
+
+def one_section(found: list[Section], wanted: str, start: int) -> Section | None:
+    """The section `wanted` (KERNEL:KEY) drawn from row `start`, or None if the diff has none such."""
+    section = next((s for s in found if s.id == wanted), None)
+    if section is not None:
+        section.table = bounded_table(section.lines, section.language, start=max(0, start),
+                                      max_rows=SECTION_PAGE_ROWS, max_bytes=SECTION_PAGE_BYTES)
+    return section
+
+
+def pager(base: dict[str, str], section: Section) -> dict[str, str | None]:
+    """Previous/next links of a section's own page."""
+    table = section.table
+    assert table is not None
+    previous = max(0, table.start - SECTION_PAGE_ROWS) if table.start > 0 else None
+    following = table.start + table.shown if table.start + table.shown < table.total else None
+    return {"previous": None if previous is None else section_url(base, section, previous),
+            "next": None if following is None else section_url(base, section, following)}
+
+
+def fragment(base: dict[str, str], section: Section) -> Markup:
+    """A closed section's body, fetched when it is opened: its first rows and a link to the rest."""
+    assert section.table is not None
+    more = ""
+    if not section.table.complete:
+        more = (f'<p class="tgstore-notice">rows 1–{section.table.shown} of {section.table.total} · '
+                f'<a href="{section_url(base, section)}">all of it, page by page</a></p>')
+    return Markup(str(section.table.html) + more)
