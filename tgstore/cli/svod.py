@@ -173,10 +173,12 @@ def port_queue(
     def change_line(c: dict) -> str:
         renderer = f" {c['renderer']}" if c.get("renderer") else ""
         where = "schedule" if c.get("kernel") is None else f"kernel {c['kernel']}{renderer}"
-        what = f"canonical {c['canonical']}" if c.get("canonical") else f"pass {c['pass']!r}"
+        what = (f"canonical {c['canonical']}" if c.get("canonical") else "the kernel" if c.get("pass") is None
+                else f"pass {c['pass']!r}")
         knock = f" (+{c['knock_on']} later passes changed with it)" if c.get("knock_on") else ""
         stage = c["svod_stage"] if c["svod_stage"].startswith("no Svod stage") else f"Svod {c['svod_stage']}"
-        return f"    {c['case']} {where}: {what} {c['change']} -> {stage}{knock}"
+        change = c["change"].removeprefix("kernel ")
+        return f"    {c['case']} {where}: {what} {change} -> {stage}{knock}"
 
     emit(f"{len(found['commits'])} commits to port, {len(found['gaps'])} gaps ({found['compared']} stored commits "
          f"compared, {found['from'][:12]}..{found['to'][:12]})")

@@ -72,6 +72,9 @@ def _snapshots(conn: Connection, cases: list[str], lo: int, hi: int) -> dict[str
 def _changes(before: dict[tuple, Any], after: dict[tuple, Any]) -> list[dict[str, Any]]:
     stage_of = _svod_stage_of()
     changes = []
+    # (case, scope, renderer) each side recorded passes for: a kernel missing on one side where its renderer was
+    # recorded there appeared or went; where the renderer was not recorded at all, nothing is known of it
+    recorded = [{(k[0], k[1], k[3]) for k, v in side.items() if k[1] != "canonical" and v} for side in (before, after)]
     for key in sorted(set(before) | set(after), key=lambda k: tuple(str(x) for x in k)):
         case, scope, position, extra = key
         kernel = None if position is None or position < 0 else position
@@ -85,9 +88,13 @@ def _changes(before: dict[tuple, Any], after: dict[tuple, Any]) -> list[dict[str
         top_before = [(name, h) for name, h, depth in before.get(key, []) if depth == 0]
         top_after = [(name, h) for name, h, depth in after.get(key, []) if depth == 0]
         old, new = dict(top_before), dict(top_after)
-        if not old or not new:
-            continue  # the kernel itself appeared or went: its passes are not comparable one by one
         base = {"case": case, "kernel": kernel, "renderer": extra, "scope": scope}
+        if not old or not new:  # the kernel itself appeared or went: its passes are not comparable one by one
+            if old != new and all((case, scope, extra) in seen for seen in recorded):
+                changes.append({**base, "pass": None, "change": "kernel added" if new else "kernel removed",
+                                "knock_on": 0, "svod_stage": stage_of.get((scope, "kernel"), "no Svod stage: the "
+                                "kernel itself")})
+            continue
         for name in sorted(every_new - every_old, key=str):
             changes.append({**base, "pass": name, "change": "added", "knock_on": 0,
                             "svod_stage": stage_of.get((scope, name), "no Svod stage: new pass")})
