@@ -5,6 +5,7 @@ threshold except the bisect test, whose regression (-O0 instead of -O2) is sever
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
 import subprocess
@@ -97,6 +98,21 @@ def times_json(db: Path, case: str, *extra: str) -> dict:
 
 
 @needs_clang
+def test_thread_count_is_part_of_the_machine():
+    """Times taken with another CPU thread count are another machine's: never compared silently."""
+    from tgstore.extract.child.timing import machine, timing_threads
+    from tgstore.timings import this_machine
+
+    cores = len(os.sched_getaffinity(0))
+    assert timing_threads({"NUM_CPU_THREADS": "8"}) == min(8, cores)
+    assert timing_threads({"NUM_CPU_THREADS": "1"}) == 1
+    one, two = machine("CPU", {"NUM_CPU_THREADS": "8"}, threads=1), machine("CPU", {"NUM_CPU_THREADS": "8"}, threads=2)
+    assert (one["timing_threads"], two["timing_threads"]) == (1, 2)
+    assert one["fingerprint"] != two["fingerprint"]
+    # the parent predicts the fingerprint the child reports (timed sweeps skip what this machine already timed)
+    assert this_machine("CPU") == machine("CPU", {"NUM_CPU_THREADS": "8"})["fingerprint"]
+
+
 @pytest.mark.parametrize("release", ["0.11.0", "0.14.0"])  # ProgramSpec era (and its fallback buffers); PROGRAM era
 def test_every_kernel_timed_with_positive_times_and_estimates(tmp_path, tinygrad_release, release):
     cases = tmp_path / "cases.py"
@@ -127,6 +143,8 @@ def test_every_kernel_timed_with_positive_times_and_estimates(tmp_path, tinygrad
     assert machine["cores"] >= 1 and machine["cpu_model"] and machine["device"] == "CPU"
     assert machine["compiler"] == "clang" and "clang" in machine["compiler_version"]
     assert machine["settings"]["NUM_CPU_THREADS"] == "8"
+    # timed with the child's 8 threads capped at the cores this process may use (tinygrad's own default)
+    assert machine["timing_threads"] == min(8, len(os.sched_getaffinity(0)))
     (fingerprint, calibration, calibration_end), = rows(
         db, "SELECT m.fingerprint, s.calibration_ns, s.calibration_end_ns FROM timing_sessions s "
             "JOIN machines m ON m.id = s.machine_id")
