@@ -14,7 +14,7 @@ from sqlalchemy import Engine
 from tgstore import tempdirs
 from tgstore.bisect import BisectError, case_names, narrow
 from tgstore.pipeline import ExtractionPlan, ingest_result
-from tgstore.sweep import Commit, extract_commit, is_ancestor, line_of, single, verify_rev
+from tgstore.sweep import Commit, SweepError, extract_commit, is_ancestor, line_of, single, verify_rev
 from tgstore.timings import CaseTimes, TimingError, case_times, kernel_changes, slower, slower_kernels, this_machine
 
 
@@ -86,7 +86,12 @@ def bisect_time(engine: Engine, repo: Path, case: str, good: str, bad: str, plan
             log(f"timing {commit.sha[:10]} {commit.subject}" + (" (again, to confirm)" if again else ""))
             timings += 1
             with tempdirs.owned("bisect") as tmp:
-                described, result = extract_commit(repo, commit, plan, tmp)
+                try:
+                    described, result = extract_commit(repo, commit, plan, tmp)
+                except SweepError as exc:  # its package cannot be checked out (objects missing from the clone)
+                    log(f"{commit.sha[:10]} cannot be checked out, so it is untestable: {exc}")
+                    cache[commit.sha] = None
+                    return None
                 ingest_result(engine, result, described, plan)
             found = stored(commit)
         cache[commit.sha] = found if found is not None and found.complete else None
