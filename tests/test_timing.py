@@ -5,6 +5,7 @@ threshold except the bisect test, whose regression (-O0 instead of -O2) is sever
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
 import subprocess
@@ -98,6 +99,21 @@ def times_json(db: Path, case: str, *extra: str) -> dict:
 
 
 @needs_clang
+def test_thread_count_is_part_of_the_machine():
+    """Times taken with another CPU thread count are another machine's: never compared silently."""
+    from tgstore.extract.child.timing import machine, timing_threads
+    from tgstore.timings import this_machine
+
+    cores = len(os.sched_getaffinity(0))
+    assert timing_threads({"NUM_CPU_THREADS": "8"}) == min(8, cores)
+    assert timing_threads({"NUM_CPU_THREADS": "1"}) == 1
+    one, two = machine("CPU", {"NUM_CPU_THREADS": "8"}, threads=1), machine("CPU", {"NUM_CPU_THREADS": "8"}, threads=2)
+    assert (one["timing_threads"], two["timing_threads"]) == (1, 2)
+    assert one["fingerprint"] != two["fingerprint"]
+    # the parent predicts the fingerprint the child reports (timed sweeps skip what this machine already timed)
+    assert this_machine("CPU") == machine("CPU", {"NUM_CPU_THREADS": "8"})["fingerprint"]
+
+
 @pytest.mark.parametrize("release", ["0.11.0", "0.14.0"])  # ProgramSpec era (and its fallback buffers); PROGRAM era
 def test_every_kernel_timed_with_positive_times_and_estimates(tmp_path, tinygrad_release, release):
     cases = tmp_path / "cases.py"
@@ -128,6 +144,8 @@ def test_every_kernel_timed_with_positive_times_and_estimates(tmp_path, tinygrad
     assert machine["cores"] >= 1 and machine["cpu_model"] and machine["device"] == "CPU"
     assert machine["compiler"] == "clang" and "clang" in machine["compiler_version"]
     assert machine["settings"]["NUM_CPU_THREADS"] == "8"
+    # timed with the child's 8 threads capped at the cores this process may use (tinygrad's own default)
+    assert machine["timing_threads"] == min(8, len(os.sched_getaffinity(0)))
     (fingerprint, calibration, calibration_end), = rows(
         db, "SELECT m.fingerprint, s.calibration_ns, s.calibration_end_ns FROM timing_sessions s "
             "JOIN machines m ON m.id = s.machine_id")
@@ -232,12 +250,30 @@ def test_history_query_and_chart_of_kernel_times(tmp_path, tinygrad_release):
 @needs_clang
 def test_bisect_metric_time_finds_the_commit_that_made_kernels_slower(tmp_path, tinygrad_release):
     """A history of 0.14.0 trees where one commit compiles kernels with -O0 instead of -O2 (several times slower
-    for a matmul): bisect --metric time names that commit, having re-timed the endpoints."""
+    for a matmul): bisect --metric time names that commit, having re-timed the endpoints. The commit before it is
+    slow only the first time it is timed (a misread, as on a loaded machine): re-timed at the boundary, it is not
+    the answer. The commit before that cannot be checked out (an object missing from the clone): it is stepped
+    around."""
     repo = tmp_path / "repo"
-    shas = build_release_history(repo, [("0.14.0", "release"), (None, "docs 1"), (None, "docs 2")],
-                                 tinygrad_release)
+    shas = build_release_history(repo, [("0.14.0", "release")], tinygrad_release)
+    lost = repo / "tinygrad" / "lost_in_the_clone.py"
+    lost.write_text("# only in docs 1; its object is deleted below\n")
+    git(repo, "add", "--all")
+    git(repo, "commit", "--quiet", "-m", "docs 1",
+        env={"GIT_AUTHOR_DATE": "2025-01-02T12:00:00+00:00", "GIT_COMMITTER_DATE": "2025-01-02T12:00:00+00:00"})
+    shas.append(git(repo, "rev-parse", "HEAD"))
+    blob = git(repo, "rev-parse", "HEAD:tinygrad/lost_in_the_clone.py")
+    lost.unlink()
+    (repo / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
     compiler = repo / "tinygrad" / "runtime" / "support" / "compiler_cpu.py"
-    compiler.write_text(compiler.read_text().replace("'-O2'", "'-O0'"))
+    original = compiler.read_text()
+    marker = tmp_path / "timed-once"
+    once = f"import os as _os\n_FIRST = not _os.path.exists({str(marker)!r})\nopen({str(marker)!r}, 'a').close()\n"
+    compiler.write_text(once + original.replace("'-O2'", "('-O0' if _FIRST else '-O2')"))
+    git(repo, "commit", "--quiet", "-am", "docs 2",
+        env={"GIT_AUTHOR_DATE": "2025-01-03T12:00:00+00:00", "GIT_COMMITTER_DATE": "2025-01-03T12:00:00+00:00"})
+    shas.append(git(repo, "rev-parse", "HEAD"))
+    compiler.write_text(original.replace("'-O2'", "'-O0'"))
     git(repo, "commit", "--quiet", "-am", "compile kernels without optimisation",
         env={"GIT_AUTHOR_DATE": "2025-01-04T12:00:00+00:00", "GIT_COMMITTER_DATE": "2025-01-04T12:00:00+00:00"})
     slow = git(repo, "rev-parse", "HEAD")
@@ -255,6 +291,8 @@ def test_bisect_metric_time_finds_the_commit_that_made_kernels_slower(tmp_path, 
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split()[0] == slow
     assert "again, to confirm" in proc.stderr and f"tgstore diff {shas[2][:10]} {slow[:10]}" in proc.stderr
+    assert f"{shas[2][:10]} is not slower when timed again" in proc.stderr
+    assert f"{shas[1][:10]} cannot be checked out" in proc.stderr
     no_slowdown = tgstore("bisect", "matmul", "--metric", "time", "--good", shas[0], "--bad", shas[2], "--repo",
                           repo, "--db", db, "--cases", cases, "--renderers", "C", "--threshold", "200%")
     assert no_slowdown.returncode == 1 and "no slowdown to bisect" in no_slowdown.stderr

@@ -14,7 +14,7 @@ from sqlalchemy import Engine
 from tgstore import tempdirs
 from tgstore.bisect import BisectError, case_names, narrow
 from tgstore.pipeline import ExtractionPlan, ingest_result
-from tgstore.sweep import Commit, extract_commit, is_ancestor, line_of, single, verify_rev
+from tgstore.sweep import Commit, SweepError, extract_commit, is_ancestor, line_of, single, verify_rev
 from tgstore.timings import CaseTimes, TimingError, case_times, kernel_changes, slower, slower_kernels, this_machine
 
 
@@ -86,7 +86,12 @@ def bisect_time(engine: Engine, repo: Path, case: str, good: str, bad: str, plan
             log(f"timing {commit.sha[:10]} {commit.subject}" + (" (again, to confirm)" if again else ""))
             timings += 1
             with tempdirs.owned("bisect") as tmp:
-                described, result = extract_commit(repo, commit, plan, tmp)
+                try:
+                    described, result = extract_commit(repo, commit, plan, tmp)
+                except SweepError as exc:  # its package cannot be checked out (objects missing from the clone)
+                    log(f"{commit.sha[:10]} cannot be checked out, so it is untestable: {exc}")
+                    cache[commit.sha] = None
+                    return None
                 ingest_result(engine, result, described, plan)
             found = stored(commit)
         cache[commit.sha] = found if found is not None and found.complete else None
@@ -117,14 +122,36 @@ def bisect_time(engine: Engine, repo: Path, case: str, good: str, bad: str, plan
         log(f"{commit.sha[:10]} {times.total_ns} ns: {'slower' if is_slower else 'not slower'}  {commit.subject}")
         return is_slower, "slower" if is_slower else "not slower"
 
-    lo, hi, looked_at = narrow(line, probe)
-    first_times = bad_times if hi == len(line) - 1 else cache[line[hi].sha]
-    before_times = good_times if lo == 0 else cache[line[lo].sha]
+    def again(commit: Commit) -> bool | None:
+        """The boundary commit timed again: is it slower now? (None: it could not be timed; its reading stands)"""
+        earlier = cache.get(commit.sha)
+        times = time_commit(commit, again=True)
+        if times is None:
+            cache[commit.sha] = earlier
+            return None
+        return slower(good_times, times, threshold, kernel)
+
+    # the boundary is confirmed as the endpoints are: one misread timing (a loaded machine, a runtime whose speed
+    # varies per process) would otherwise name the wrong commit; a reading that does not repeat moves the search
+    view, looked_at = line, []
+    while True:
+        lo, hi, looked = narrow(view, probe)
+        looked_at += looked
+        if lo > 0 and again(view[lo]):
+            log(f"{view[lo].sha[:10]} is slower when timed again: searching before it")
+            view = view[:lo + 1]
+        elif hi < len(view) - 1 and again(view[hi]) is False:
+            log(f"{view[hi].sha[:10]} is not slower when timed again: searching after it")
+            view = view[hi:]
+        else:
+            break
+    first_times = bad_times if view[hi].sha == line[-1].sha else cache[view[hi].sha]
+    before_times = good_times if view[lo].sha == line[0].sha else cache[view[lo].sha]
     assert first_times is not None and before_times is not None
-    return TimeBisectResult(first=line[hi], before=line[lo], good=good_times, bad=bad_times,
+    return TimeBisectResult(first=view[hi], before=view[lo], good=good_times, bad=bad_times,
                             first_times=first_times, before_times=before_times, commits=len(line) - 1,
                             timings=timings, looked_at=looked_at, kernel=kernel,
-                            untestable_before=[line[i] for i in range(lo + 1, hi)])
+                            untestable_before=[view[i] for i in range(lo + 1, hi)])
 
 
 def _no_slowdown(case: str, good: CaseTimes, bad: CaseTimes, threshold: float, kernel: int | None) -> str:

@@ -44,6 +44,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                     help="also compile every kernel with the device's compiler and time it (timing.py)")
     ap.add_argument("--time-runs", type=int, default=None,
                     help="timed runs per kernel after the warm-up (default: as many as fit ~0.15 s, 5 to 50)")
+    ap.add_argument("--time-threads", type=int, default=None,
+                    help="CPU threads a timed kernel may use (default: NUM_CPU_THREADS capped at the usable cores)")
     ap.add_argument("--time-timeout", type=float, default=60.0,
                     help="seconds one kernel may take to compile and run before it is recorded as a timeout")
     return ap.parse_args(argv)
@@ -151,7 +153,8 @@ def main(argv: list[str] | None = None) -> int:
         from .extractor import Extractor
 
         ex = Extractor(root, out.write, renderer_names, stage_renderers, args.rewrites, args.debug,
-                       timing=(args.backend, args.time_runs, args.time_timeout) if args.time else None)
+                       timing=(args.backend, args.time_runs, args.time_timeout, args.time_threads) if args.time
+                       else None)
     except Exception:
         out.write(header)
         out.write({"kind": "missing", "feature": "tinygrad", "reason": clean(traceback.format_exc()), "case": None})
@@ -194,7 +197,8 @@ def timing_header(ex: Any, args: argparse.Namespace) -> dict[str, Any]:
     """The header's `timing` block: the machine, tinygrad's timer in this era, and the calibration figure."""
     from .timing import WARMUP, calibrate, machine
 
-    return {"machine": machine(args.backend), "timer": ex.timer.kind if ex.timer else None,
+    threads = ex.timer.threads if ex.timer else None
+    return {"machine": machine(args.backend, threads=threads), "timer": ex.timer.kind if ex.timer else None,
             "runs": args.time_runs, "warmup": WARMUP,
             "calibration_ns": calibrate() if ex.timer and ex.timer.kind else None}
 

@@ -54,6 +54,9 @@ SYM_INFER = [("tinygrad.uop.ops", "sym_infer"), ("tinygrad.ops", "sym_infer")]
 # env settings that change what a kernel is or how it runs: part of the machine record
 SETTINGS = ("DEV", "CPU", "CLANG", "LLVM", "CPU_LLVM", "CPU_COUNT", "NUM_CPU_THREADS", "THREADS", "CUDA", "NV",
             "PTX", "NOOPT", "BEAM", "OMP_NUM_THREADS")
+# The CPU renderer's thread-count setting, newest first (renamed mid-2026): kernels get a THREAD opt up to it
+THREAD_SETTINGS = [("tinygrad.helpers", "NUM_CPU_THREADS"), ("tinygrad.helpers", "CPU_COUNT")]
+CODEGEN_THREADS = 8  # the extraction child's fixed NUM_CPU_THREADS (main.tinygrad_env): the stored kernels' threads
 DEFAULT_LOCK = os.path.join(tempfile.gettempdir(), "tgstore-timing.lock")
 WARMUP = 2
 # --time-runs not given: as many runs as fit this budget per kernel, within these bounds
@@ -95,24 +98,45 @@ COMPILERS: dict[str, tuple[str, list[str]]] = {
 DEVICE_SELECTORS = ("DEV", "CPU", "CLANG", "CUDA", "NV")
 
 
-def machine(backend: str, environ: dict[str, str] | None = None) -> dict[str, Any]:
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity; os.cpu_count() where there is none)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return os.cpu_count() or 1
+
+
+def timing_threads(environ: dict[str, str] | None = None) -> int:
+    """The CPU threads a timed kernel may use: the child's thread setting, capped at the usable cores. More threads
+    than cores makes a threaded kernel wait for a core; fewer wastes cores (tinygrad's own default is the cores)."""
+    environ = os.environ if environ is None else environ
+    try:
+        setting = int(environ.get("NUM_CPU_THREADS", CODEGEN_THREADS))
+    except ValueError:
+        setting = CODEGEN_THREADS
+    return max(1, min(setting, usable_cores()))
+
+
+def machine(backend: str, environ: dict[str, str] | None = None, threads: int | None = None) -> dict[str, Any]:
     """What a time depends on besides the code: where it ran. `fingerprint` identifies the machine; times are only
     compared between runs with the same fingerprint. `environ`: the extraction child's environment (default: this
-    process's), so the parent can name the machine a child will report."""
+    process's), so the parent can name the machine a child will report. `threads`: the CPU threads kernels are timed
+    with (default: timing_threads()); part of the identity, so times taken with other thread counts never mix."""
     environ = os.environ if environ is None else environ
     backend = {"CLANG": "CPU"}.get(backend.upper(), backend.upper())
     compiler, version_argv = COMPILERS.get(backend, (backend.lower(), []))
     gpu = _first_line(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"]) \
         if backend in ("CUDA", "NV") else None
     affinity = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+    threads = timing_threads(environ) if threads is None else threads
     record = {
         "hostname": platform.node(), "cpu_model": cpu_model(), "cores": os.cpu_count(), "usable_cores": affinity,
         "arch": platform.machine(), "system": platform.system(), "device": backend.upper(), "gpu": gpu,
         "compiler": compiler, "compiler_version": _first_line(version_argv) if version_argv else None,
         "settings": {k: environ[k] for k in SETTINGS if k in environ},
+        "timing_threads": threads if backend in ("CPU", "LLVM") else None,
     }
     identity = {k: record[k] for k in ("hostname", "cpu_model", "cores", "usable_cores", "arch", "device", "gpu",
-                                       "compiler", "compiler_version")}
+                                       "compiler", "compiler_version", "timing_threads")}
     identity["settings"] = {k: v for k, v in record["settings"].items() if k not in DEVICE_SELECTORS}
     record["fingerprint"] = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
     return record
@@ -157,9 +181,11 @@ def timing_lock(path: str | None = None) -> Iterator[None]:
 class KernelTimer:
     """Times kernel ASTs on the backend tinygrad was imported for. `kind` is None when this era cannot time."""
 
-    def __init__(self, tg: Tinygrad, lowering: Lowering, backend: str, runs: int | None, timeout: float) -> None:
+    def __init__(self, tg: Tinygrad, lowering: Lowering, backend: str, runs: int | None, timeout: float,
+                 threads: int | None = None) -> None:
         self.tg, self.lowering, self.backend = tg, lowering, backend
         self.runs, self.timeout = runs, timeout
+        self.threads = timing_threads() if threads is None else threads
         self.kind: str | None = None
         self.reason: str | None = None
         self.on_locked: Callable[[], None] | None = None  # the grandchild tells its parent when it holds the lock
@@ -201,6 +227,18 @@ class KernelTimer:
         for module, name in RUNTIME_CACHES:
             if isinstance(cache := self.tg.attr(module, name), dict):
                 cache.clear()
+
+    def cap_threads(self, renderer: Any) -> None:
+        """Kernels are timed with `self.threads` CPU threads: this era's thread setting (a ContextVar) and, where the
+        renderer read it once at import (a class-level global_max, before Aug 2026), the renderer's limit. Eras
+        without CPU threads have neither; then nothing changes."""
+        setting = next((v for m, a in THREAD_SETTINGS if hasattr(v := self.tg.attr(m, a), "value")), None)
+        if setting is None:
+            return
+        setting.value = min(int(setting.value), self.threads)
+        limit = inspect.getattr_static(renderer, "global_max", None)
+        if getattr(renderer, "has_threads", False) and isinstance(limit, tuple) and limit:
+            renderer.global_max = (min(int(limit[0]), self.threads), *limit[1:])
 
     def device(self) -> Any:
         from tinygrad import Device
@@ -274,6 +312,7 @@ class KernelTimer:
         dev = self.device()
         dev_name = getattr(dev, "device", None) or getattr(dev, "dname", None) or self.backend
         renderer = dev.renderer
+        self.cap_threads(renderer)
         prg = self.program(ast, renderer)
         bufs, var_vals = self.make_buffers(ast, dev_name, renderer)
         for buf in bufs:
