@@ -349,3 +349,32 @@ def test_the_child_runs_alone_on_a_machine_without_tgstore(tinygrad_release, tmp
     bundle = load_bundle(tmp_path / "b.jsonl")
     assert bundle.complete and len(bundle.cases) >= 12
     assert all(case["status"] == "ok" for case in bundle.cases)
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2,
+                    reason="needs two usable cores to compare with one")
+def test_stored_code_does_not_depend_on_the_machines_cores(tinygrad_release, tmp_path: Path) -> None:
+    from tgstore.bundle import read_bundle as load_bundle
+
+    """0.12 and 0.13 split CPU kernels for CPU_COUNT threads, which defaults to the cores the process may use: the
+    child fixes it (as NUM_CPU_THREADS later), so a sweep over machines of any size stores the same code."""
+    cases = tmp_path / "cases.py"
+    # 1M elements: enough work that the optimizer splits the kernel over threads (about 128K ops a thread)
+    cases.write_text("from tinygrad import Tensor\n\ndef case_big_add():\n    return Tensor.empty(1024, 1024) + 1\n")
+    root = tinygrad_release("0.13.0")
+    plan = ExtractionPlan(case_files=[cases], renderers=["C"], stages="none", rewrites=0)
+    everywhere = extract_bundle(root, tmp_path / "all.jsonl", plan)
+    cores = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {min(cores)})  # the child inherits one core
+    try:
+        one_core = extract_bundle(root, tmp_path / "one.jsonl", plan)
+    finally:
+        os.sched_setaffinity(0, cores)
+    assert everywhere.status == one_core.status == "ok"
+
+    def c_code(path: Path) -> list[tuple[str, str]]:
+        (case,) = load_bundle(path).cases
+        return [(p["name"], p["source"]) for item in case["schedule"] for p in item["programs"]]
+
+    assert c_code(tmp_path / "all.jsonl") == c_code(tmp_path / "one.jsonl")
+    assert load_bundle(tmp_path / "one.jsonl").header["env"]["CPU_COUNT"] == "8"

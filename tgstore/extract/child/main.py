@@ -89,7 +89,10 @@ def tinygrad_env(root: pathlib.Path, backend: str) -> dict[str, str]:
         "PRINT_MATCH_STATS": "0",
         "CACHELEVEL": "0",
         "DISABLE_COMPILER_CACHE": "1",
-        "NUM_CPU_THREADS": os.environ.get("NUM_CPU_THREADS", "8"),  # CPU kernels depend on it
+        # CPU kernels are split for this many threads, so stored code must not depend on the machine's cores: the
+        # setting was CPU_COUNT (default: the usable cores) from Sep 2025, NUM_CPU_THREADS from 28 Jul 2026
+        "NUM_CPU_THREADS": os.environ.get("NUM_CPU_THREADS", "8"),
+        "CPU_COUNT": os.environ.get("NUM_CPU_THREADS", "8"),
         "CAPTURE_PROCESS_REPLAY": "0",
         "RUN_PROCESS_REPLAY": "0",
         "SCACHE": "0",  # 0.13+ schedule cache: a repeated graph would skip the scheduler's passes
