@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -276,3 +277,34 @@ def test_bad_rev_and_not_a_repo(history, tmp_path):
         assert proc.returncode == 1, (args, proc.stderr)
         assert message in unwrapped(proc.stderr) and "Traceback" not in proc.stderr, (args, proc.stderr)
     assert not db.exists()  # nothing written
+
+
+def test_bisect_steps_around_a_commit_git_cannot_check_out(history, tinygrad_release, tmp_path):
+    """A clone missing an object of one commit's package (as tinygrad's own history has): that commit is untestable,
+    not the end of the bisect."""
+    _repo, _shas, cases = history
+    repo = tmp_path / "tinygrad"
+    (good,) = build_release_history(repo, [("0.12.0", "tinygrad 0.12.0")], tinygrad_release)
+    lost = repo / "tinygrad" / "lost_in_the_clone.py"
+    lost.write_text("# only in this commit; its object is deleted below\n")
+    for date, subject in (("2025-01-02", "add a file"), ("2025-01-03", "remove it")):
+        git(repo, "add", "--all")
+        git(repo, "commit", "--quiet", "-m", subject,
+            env={"GIT_AUTHOR_DATE": f"{date}T12:00:00+00:00", "GIT_COMMITTER_DATE": f"{date}T12:00:00+00:00"})
+        if lost.exists():
+            blob = git(repo, "rev-parse", "HEAD:tinygrad/lost_in_the_clone.py")
+            lost.unlink()
+    missing = git(repo, "rev-parse", "HEAD~1")
+    (repo / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    shutil.rmtree(repo / "tinygrad")
+    shutil.copytree(tinygrad_release("0.14.0") / "tinygrad", repo / "tinygrad",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    git(repo, "add", "--all")
+    git(repo, "commit", "--quiet", "-m", "tinygrad 0.14.0",
+        env={"GIT_AUTHOR_DATE": "2025-01-04T12:00:00+00:00", "GIT_COMMITTER_DATE": "2025-01-04T12:00:00+00:00"})
+    bad = git(repo, "rev-parse", "HEAD")
+    proc = tgstore("bisect", "matmul", "--good", good, "--bad", bad, "--repo", repo, "--db", tmp_path / "b.db",
+                   "--cases", cases, "--renderers", "C")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split()[0] == bad
+    assert f"{missing[:10]} cannot be checked out" in proc.stderr

@@ -13,7 +13,7 @@ from tgstore import tempdirs
 from tgstore.compare.names import masked_hash
 from tgstore.ingest import FAILED, find_run
 from tgstore.pipeline import CaseFileError, ExtractionPlan, ingest_result, read_case_names
-from tgstore.sweep import Commit, extract_commit, is_ancestor, line_of, single, verify_rev
+from tgstore.sweep import Commit, SweepError, extract_commit, is_ancestor, line_of, single, verify_rev
 
 
 class BisectError(Exception):
@@ -122,7 +122,12 @@ def bisect_case(engine: Engine, repo: Path, case: str, good: str, bad: str, plan
             log(f"extracting {commit.sha[:10]} {commit.subject}")
             extractions += 1
             with tempdirs.owned("bisect") as tmp:
-                described, result = extract_commit(repo, commit, plan, tmp)
+                try:
+                    described, result = extract_commit(repo, commit, plan, tmp)
+                except SweepError as exc:  # its package cannot be checked out (objects missing from the clone)
+                    log(f"{commit.sha[:10]} cannot be checked out, so it is untestable: {exc}")
+                    cache[commit.sha] = None
+                    return None
                 ingest_result(engine, result, described, plan)
             sig = case_signature(engine, commit.sha, plan, case, what, renderer, ignore_names)
         cache[commit.sha] = sig
