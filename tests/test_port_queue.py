@@ -32,15 +32,15 @@ def test_fill_names_the_commit_that_changed_a_pass(history, tmp_path: Path) -> N
 
     repo, shas = history
     db = tmp_path / "pq.db"
-    cases = case_file_for(["softmax"], [suite_file("builtin")])
+    cases = case_file_for(["softmax", "cat_stack"], [suite_file("builtin")])  # cat_stack: 2 kernels in 0.13, 1 in 0.14
     ends = tgstore("ingest", "--db", db, "--repo", repo, "--rev", shas[0], "--rev", shas[-1], "--cases", cases,
                    "--renderers", "C", "--stages", "C")
     assert ends.returncode == 0, ends.stderr
-    before = json.loads(tgstore("port-queue", "softmax", "--from", shas[0], "--to", shas[-1], "--repo", repo,
-                                "--json", "--db", db).stdout)
+    before = json.loads(tgstore("port-queue", "softmax", "cat_stack", "--from", shas[0], "--to", shas[-1], "--repo",
+                                repo, "--json", "--db", db).stdout)
     assert before["commits"] == [] and [(g["unstored"], bool(g["changes"])) for g in before["gaps"]] == [(3, True)]
-    proc = tgstore("port-queue", "softmax", "--from", shas[0], "--to", shas[-1], "--repo", repo, "--fill", "--json",
-                   "--db", db)
+    proc = tgstore("port-queue", "softmax", "cat_stack", "--from", shas[0], "--to", shas[-1], "--repo", repo, "--fill",
+                   "--json", "--db", db)
     assert proc.returncode == 0, proc.stderr
     found = json.loads(proc.stdout)
     assert [c["sha"] for c in found["commits"]] == [shas[3]]  # 0.14.0, not a README edit around it
@@ -52,3 +52,6 @@ def test_fill_names_the_commit_that_changed_a_pass(history, tmp_path: Path) -> N
     per_kernel = [(c["case"], c["kernel"], c.get("renderer"), c.get("scope")) for c in changes
                   if c["change"] == "changed" and c.get("scope")]
     assert len(per_kernel) == len(set(per_kernel))  # one cause per kernel; later passes counted as knock-on
+    # a kernel that went is reported, not skipped (its passes have nothing to be compared with)
+    assert [(c["case"], c["kernel"], c["renderer"], c["pass"]) for c in changes if c["change"] == "kernel removed"] \
+        == [("cat_stack", 1, "C", None)]

@@ -110,8 +110,9 @@ def test_thread_count_is_part_of_the_machine():
     one, two = machine("CPU", {"NUM_CPU_THREADS": "8"}, threads=1), machine("CPU", {"NUM_CPU_THREADS": "8"}, threads=2)
     assert (one["timing_threads"], two["timing_threads"]) == (1, 2)
     assert one["fingerprint"] != two["fingerprint"]
-    # the parent predicts the fingerprint the child reports (timed sweeps skip what this machine already timed)
-    assert this_machine("CPU") == machine("CPU", {"NUM_CPU_THREADS": "8"})["fingerprint"]
+    # the parent predicts the fingerprint the child reports (timed sweeps skip what this machine already timed;
+    # test_every_kernel_timed_... checks it against a real child's)
+    assert this_machine("CPU") == machine("CPU", {"NUM_CPU_THREADS": "8", "CPU_COUNT": "8"})["fingerprint"]
 
 
 @pytest.mark.parametrize("release", ["0.11.0", "0.14.0"])  # ProgramSpec era (and its fallback buffers); PROGRAM era
@@ -146,6 +147,9 @@ def test_every_kernel_timed_with_positive_times_and_estimates(tmp_path, tinygrad
     assert machine["settings"]["NUM_CPU_THREADS"] == "8"
     # timed with the child's 8 threads capped at the cores this process may use (tinygrad's own default)
     assert machine["timing_threads"] == min(8, len(os.sched_getaffinity(0)))
+    from tgstore.timings import this_machine
+
+    assert machine["fingerprint"] == this_machine("CPU")  # what the parent predicts, before anything ran
     (fingerprint, calibration, calibration_end), = rows(
         db, "SELECT m.fingerprint, s.calibration_ns, s.calibration_end_ns FROM timing_sessions s "
             "JOIN machines m ON m.id = s.machine_id")

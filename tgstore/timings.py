@@ -71,10 +71,10 @@ def store_timings(conn: Connection, bundle: Bundle, *, commit_id: int, suite_id:
 
 def this_machine(backend: str) -> str:
     """The fingerprint an extraction child started here will report: its environment is tgstore's own (the runner
-    hands down no tinygrad settings; the child fixes NUM_CPU_THREADS=8), whatever this shell has."""
-    from tgstore.extract.child.timing import machine
+    hands down no tinygrad settings; the child fixes the thread settings), whatever this shell has."""
+    from tgstore.extract.child.timing import codegen_thread_env, machine
 
-    return machine(backend, {"NUM_CPU_THREADS": "8"})["fingerprint"]
+    return machine(backend, codegen_thread_env({}))["fingerprint"]
 
 
 def timed_commits(conn: Connection, suite_hash: str, backend: str, fingerprint: str) -> set[str]:

@@ -16,6 +16,7 @@ from . import BUNDLE_VERSION, DEFAULT_RENDERERS, DEFAULT_STAGE_RENDERERS
 from .header import capture_identity, describe_tinygrad, device_env, suite_identity
 from .lower import ALL_RENDERERS
 from .text import BundleWriter, clean, now, set_root
+from .timing import codegen_thread_env
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -89,10 +90,7 @@ def tinygrad_env(root: pathlib.Path, backend: str) -> dict[str, str]:
         "PRINT_MATCH_STATS": "0",
         "CACHELEVEL": "0",
         "DISABLE_COMPILER_CACHE": "1",
-        # CPU kernels are split for this many threads, so stored code must not depend on the machine's cores: the
-        # setting was CPU_COUNT (default: the usable cores) from Sep 2025, NUM_CPU_THREADS from 28 Jul 2026
-        "NUM_CPU_THREADS": os.environ.get("NUM_CPU_THREADS", "8"),
-        "CPU_COUNT": os.environ.get("NUM_CPU_THREADS", "8"),
+        **codegen_thread_env(),  # CPU kernels are split for this many threads, whatever the machine's cores
         "CAPTURE_PROCESS_REPLAY": "0",
         "RUN_PROCESS_REPLAY": "0",
         "SCACHE": "0",  # 0.13+ schedule cache: a repeated graph would skip the scheduler's passes

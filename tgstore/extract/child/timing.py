@@ -57,6 +57,13 @@ SETTINGS = ("DEV", "CPU", "CLANG", "LLVM", "CPU_LLVM", "CPU_COUNT", "NUM_CPU_THR
 # The CPU renderer's thread-count setting, newest first (renamed mid-2026): kernels get a THREAD opt up to it
 THREAD_SETTINGS = [("tinygrad.helpers", "NUM_CPU_THREADS"), ("tinygrad.helpers", "CPU_COUNT")]
 CODEGEN_THREADS = 8  # the extraction child's fixed NUM_CPU_THREADS (main.tinygrad_env): the stored kernels' threads
+
+
+def codegen_thread_env(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """The thread settings the extraction child fixes, so stored CPU kernels do not depend on the machine's cores:
+    the setting is CPU_COUNT (default: the usable cores) from Sep 2025 and NUM_CPU_THREADS from 28 Jul 2026."""
+    threads = (os.environ if environ is None else environ).get("NUM_CPU_THREADS", str(CODEGEN_THREADS))
+    return {"NUM_CPU_THREADS": threads, "CPU_COUNT": threads}
 DEFAULT_LOCK = os.path.join(tempfile.gettempdir(), "tgstore-timing.lock")
 WARMUP = 2
 # --time-runs not given: as many runs as fit this budget per kernel, within these bounds
