@@ -7,7 +7,7 @@ Steps are recorded by the child's own counting rewrite (patterns.counting_rewrit
 (TRACK_MATCH_STATS=2, `tracked_ctxs`) holds for the same pass, without the trace's cost: that trace numbers every
 UOp a rewrite touches and times every rule tried, for the whole run (30-55% more extraction CPU); the log keeps only
 the first N steps of each pass, as UOps, and encodes them when the pass ends. Subgraph hashes are memoized per UOp
-within a pass, so hashing every step of a pass costs one visit per UOp.
+within a case, so hashing every step of its passes costs one visit per UOp.
 """
 
 from __future__ import annotations
