@@ -209,6 +209,16 @@ def test_times_of_different_machines_are_never_compared(tmp_path, tinygrad_relea
     mine = tmp_path / "mine.jsonl"
     assert tgstore("extract", "--out", mine, "--tinygrad", tinygrad_release("0.14.0"), "--cases", cases,
                    "--renderers", "C", "--stages", "none", "--time", "--time-runs", "2").returncode == 0
+    # each kernel was timed in 3 fresh processes and keeps its best one's timing
+    from tgstore.bundle import read_bundle
+    from tgstore.extract.child.timing import PROCESSES
+
+    for case in read_bundle(mine).cases:
+        for item in case["schedule"]:
+            if item["root_op"] == "SINK":
+                timing = item["timing"]
+                assert len(timing["process_ns_min"]) == PROCESSES == 3 and timing["status"] == "ok"
+                assert timing["ns_min"] == min(timing["process_ns_min"])
     rewrite(mine, 1000)  # this machine, 1000 times slower at 0.14.0: kernel_slowdowns must list it
     assert tgstore("ingest", "--db", db, "--bundle", mine).returncode == 0
     ambiguous = tgstore("times", "matmul", "--db", db, "--commit", "0.14.0")

@@ -80,6 +80,7 @@ class Timing(TypedDict):
     ns_max: NotRequired[int | None]
     spread: float | None
     samples: NotRequired[list[int] | None]
+    process_ns_min: NotRequired[list[Count | None]]  # the best time in each process timed (the best one is kept)
     ops: int | None
     mem: int | None
     program: NotRequired[str | None]

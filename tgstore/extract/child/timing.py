@@ -57,6 +57,15 @@ SETTINGS = ("DEV", "CPU", "CLANG", "LLVM", "CPU_LLVM", "CPU_COUNT", "NUM_CPU_THR
 # The CPU renderer's thread-count setting, newest first (renamed mid-2026): kernels get a THREAD opt up to it
 THREAD_SETTINGS = [("tinygrad.helpers", "NUM_CPU_THREADS"), ("tinygrad.helpers", "CPU_COUNT")]
 CODEGEN_THREADS = 8  # the extraction child's fixed NUM_CPU_THREADS (main.tinygrad_env): the stored kernels' threads
+DEFAULT_LOCK = os.path.join(tempfile.gettempdir(), "tgstore-timing.lock")
+WARMUP = 2
+# --time-runs not given: as many runs as fit this budget per kernel, within these bounds
+RUN_BUDGET_S, MIN_RUNS, MAX_RUNS = 0.15, 5, 50
+# Each case's kernels are timed in this many fresh processes and each kernel keeps its best process's timing: a
+# kernel's speed can depend on the process (where its buffers land, which virtual CPU it gets; on a 2-vCPU VM a
+# softmax kernel ran at 213 or 288 µs per process, steady within one), so one process is one draw of that.
+PROCESSES = 3
+STDERR_KEEP = 8000
 
 
 def codegen_thread_env(environ: dict[str, str] | None = None) -> dict[str, str]:
@@ -64,11 +73,6 @@ def codegen_thread_env(environ: dict[str, str] | None = None) -> dict[str, str]:
     the setting is CPU_COUNT (default: the usable cores) from Sep 2025 and NUM_CPU_THREADS from 28 Jul 2026."""
     threads = (os.environ if environ is None else environ).get("NUM_CPU_THREADS", str(CODEGEN_THREADS))
     return {"NUM_CPU_THREADS": threads, "CPU_COUNT": threads}
-DEFAULT_LOCK = os.path.join(tempfile.gettempdir(), "tgstore-timing.lock")
-WARMUP = 2
-# --time-runs not given: as many runs as fit this budget per kernel, within these bounds
-RUN_BUDGET_S, MIN_RUNS, MAX_RUNS = 0.15, 5, 50
-STDERR_KEEP = 8000
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -341,7 +345,8 @@ class KernelTimer:
             warm = timed(WARMUP)
             if any(t == float("inf") for t in warm):
                 raise RuntimeError("tinygrad's runner refused the program (its _time_program returned inf)")
-            runs = self.runs or max(MIN_RUNS, min(MAX_RUNS, int(RUN_BUDGET_S / max(min(warm), 1e-7))))
+            budget = RUN_BUDGET_S / PROCESSES  # the case's time stays about the same however many processes
+            runs = self.runs or max(MIN_RUNS, min(MAX_RUNS, int(budget / max(min(warm), 1e-7))))
             samples = timed(runs)
         ns = sorted(int(round(t * 1e9)) for t in samples)
         median = int(statistics.median(ns))
@@ -355,12 +360,23 @@ class KernelTimer:
                    fresh_names: Callable[[], None] = lambda: None) -> None:
         """Add `timing` to each kernel item (root SINK). `fresh_names` puts the kernel-name counter back to its
         after-scheduling state in the grandchild, so the program's name does not depend on the renderers run."""
-        todo = [(item, ast) for item, ast in zip(items, asts, strict=True) if item["root_op"] == "SINK"]
+        kernels = [(item, ast) for item, ast in zip(items, asts, strict=True) if item["root_op"] == "SINK"]
+        todo = kernels
         while todo:  # one grandchild for the case's kernels; after a crash, a new one for the kernels left
             done = self.isolated([ast for _, ast in todo], fresh_names)
             for (item, _), result in zip(todo, done, strict=False):
                 item["timing"] = result
             todo = todo[len(done):]
+        for _ in range(PROCESSES - 1):  # the kernels that ran, again in fresh processes: each keeps its best
+            timed = [(item, ast) for item, ast in kernels if item["timing"]["status"] == "ok"]
+            if not timed:
+                break
+            again = self.isolated([ast for _, ast in timed], fresh_names)  # a crash now: the first result stands
+            for (item, _), result in zip(timed, again, strict=False):
+                best = item["timing"]
+                best["process_ns_min"] = [*best.get("process_ns_min", [best["ns_min"]]), result.get("ns_min")]
+                if result["status"] == "ok" and result["ns_min"] < best["ns_min"]:
+                    item["timing"] = {**result, "process_ns_min": best["process_ns_min"]}
 
     def isolated(self, asts: list[Any], fresh_names: Callable[[], None]) -> list[dict[str, Any]]:
         """measure() of each AST in order, in one forked grandchild (the device is opened once per case): the
