@@ -93,7 +93,7 @@ class PassRecorder:
             records.append(entry)
             self.depth += 1
             if steps is not None:
-                steps.enter(True)
+                steps.enter(self.describing)  # a scope only observed (canonical documents) keeps no steps
             collected = None
             start = time.perf_counter()
             try:
