@@ -43,6 +43,20 @@ def narrow(line: list[Commit], probe: Callable[[Commit], tuple[bool | None, str]
         else:
             lo = mid
 
+def extract_and_store(engine: Engine, repo: Path, commit: Commit, plan: ExtractionPlan,
+                      log: Callable[[str], None]) -> bool:
+    """Extract `commit` and store its run; False (said in `log`) when git cannot check its package out (objects
+    missing from the clone, as in tinygrad's own history): that commit is untestable, not the end of a bisect."""
+    with tempdirs.owned("bisect") as tmp:
+        try:
+            described, result = extract_commit(repo, commit, plan, tmp)
+        except SweepError as exc:
+            log(f"{commit.sha[:10]} cannot be checked out, so it is untestable: {exc}")
+            return False
+        ingest_result(engine, result, described, plan)
+    return True
+
+
 def case_names(case_files: list[Path]) -> list[str]:
     try:
         return read_case_names(case_files)
@@ -121,14 +135,9 @@ def bisect_case(engine: Engine, repo: Path, case: str, good: str, bad: str, plan
         if sig is None:
             log(f"extracting {commit.sha[:10]} {commit.subject}")
             extractions += 1
-            with tempdirs.owned("bisect") as tmp:
-                try:
-                    described, result = extract_commit(repo, commit, plan, tmp)
-                except SweepError as exc:  # its package cannot be checked out (objects missing from the clone)
-                    log(f"{commit.sha[:10]} cannot be checked out, so it is untestable: {exc}")
-                    cache[commit.sha] = None
-                    return None
-                ingest_result(engine, result, described, plan)
+            if not extract_and_store(engine, repo, commit, plan, log):
+                cache[commit.sha] = None
+                return None
             sig = case_signature(engine, commit.sha, plan, case, what, renderer, ignore_names)
         cache[commit.sha] = sig
         return sig

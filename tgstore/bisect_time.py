@@ -11,10 +11,9 @@ from pathlib import Path
 
 from sqlalchemy import Engine
 
-from tgstore import tempdirs
-from tgstore.bisect import BisectError, case_names, narrow
-from tgstore.pipeline import ExtractionPlan, ingest_result
-from tgstore.sweep import Commit, SweepError, extract_commit, is_ancestor, line_of, single, verify_rev
+from tgstore.bisect import BisectError, case_names, extract_and_store, narrow
+from tgstore.pipeline import ExtractionPlan
+from tgstore.sweep import Commit, is_ancestor, line_of, single, verify_rev
 from tgstore.timings import CaseTimes, TimingError, case_times, kernel_changes, slower, slower_kernels, this_machine
 
 
@@ -85,14 +84,9 @@ def bisect_time(engine: Engine, repo: Path, case: str, good: str, bad: str, plan
         if found is None:
             log(f"timing {commit.sha[:10]} {commit.subject}" + (" (again, to confirm)" if again else ""))
             timings += 1
-            with tempdirs.owned("bisect") as tmp:
-                try:
-                    described, result = extract_commit(repo, commit, plan, tmp)
-                except SweepError as exc:  # its package cannot be checked out (objects missing from the clone)
-                    log(f"{commit.sha[:10]} cannot be checked out, so it is untestable: {exc}")
-                    cache[commit.sha] = None
-                    return None
-                ingest_result(engine, result, described, plan)
+            if not extract_and_store(engine, repo, commit, plan, log):
+                cache[commit.sha] = None
+                return None
             found = stored(commit)
         cache[commit.sha] = found if found is not None and found.complete else None
         return cache[commit.sha]

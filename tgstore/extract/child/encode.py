@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Container
 from typing import Any
 
 from .text import clean
 
 
-def toposort(root: Any) -> list[Any]:
-    """`root`'s graph, sources before users, each node once; sources in order (iterative: graphs can be deep)."""
+def toposort(root: Any, within: Container[int] | None = None) -> list[Any]:
+    """`root`'s graph, sources before users, each node once; sources in order (iterative: graphs can be deep).
+    With `within` (node ids), only the nodes it holds are visited."""
     order: list[Any] = []
     seen: set[int] = set()
     stack: list[tuple[Any, bool]] = [(root, False)]
@@ -24,7 +26,7 @@ def toposort(root: Any) -> list[Any]:
         seen.add(id(u))
         stack.append((u, True))
         for s in reversed(u.src):
-            if id(s) not in seen:
+            if id(s) not in seen and (within is None or id(s) in within):
                 stack.append((s, False))
     return order
 

@@ -16,6 +16,7 @@ import functools
 import hashlib
 from typing import Any
 
+from .encode import toposort
 from .text import clean
 
 NEIGHBOURHOOD_DEPTH = 3  # source levels kept below a rewritten node for its drawing
@@ -138,20 +139,7 @@ class StepEncoder:
                         kept[id(s)] = s
                         nxt.append(s)
             frontier = nxt
-        order: list[Any] = []
-        placed: set[int] = set()
-        stack = [(root, False)]  # post-order over kept nodes, iterative
-        while stack:
-            u, done = stack.pop()
-            if done:
-                order.append(u)
-                continue
-            if id(u) in placed:
-                continue
-            placed.add(id(u))
-            stack.append((u, True))
-            stack.extend((s, False) for s in reversed(self.sources(u)) if id(s) in kept and id(s) not in placed)
-        return order
+        return toposort(root, within=kept)
 
 
 @functools.cache
