@@ -4,15 +4,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from slack import generous
+from cli import rows, tgstore
 
-TGSTORE = [sys.executable, "-m", "tgstore"]
 RELEASE = "0.14.0"
 needs_clang = pytest.mark.skipif(shutil.which("clang") is None, reason="capture runs kernels: needs clang")
 
@@ -56,16 +52,6 @@ def case_needs_newer_api():
     \"\"\"an API no tinygrad has: unsupported, not an error\"\"\"
     return Tensor.empty(4).an_api_from_the_future()
 """
-
-
-def tgstore(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*TGSTORE, *map(str, args)], capture_output=True, text=True, timeout=generous(), cwd=cwd,
-                          stdin=subprocess.DEVNULL)
-
-
-def rows(db: Path, sql: str, *params) -> list[tuple]:
-    with sqlite3.connect(db) as conn:
-        return conn.execute(sql, params).fetchall()
 
 
 @needs_clang

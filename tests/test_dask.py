@@ -17,9 +17,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from cli import rows, tgstore
 from git_history import build_release_history
 from slack import generous
-from test_sweep import CASES, rows, tgstore
+from test_sweep import CASES
 
 pytest.importorskip("distributed", reason="Dask is an optional extra: pip install 'tgstore[dask]'")
 

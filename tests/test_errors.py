@@ -11,15 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli import TGSTORE, tgstore
 from sample_bundles import SHA_A, bundle_a, bundle_b, write_bundle
 from slack import generous
-
-TGSTORE = [sys.executable, "-m", "tgstore"]
-
-
-def tgstore(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*TGSTORE, *map(str, args)], capture_output=True, text=True, timeout=generous(), cwd=cwd,
-                          stdin=subprocess.DEVNULL)
 
 
 def one_line_error(proc: subprocess.CompletedProcess[str], *words: str) -> str:

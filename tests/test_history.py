@@ -5,17 +5,14 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli import rows, tgstore
 from git_history import build_release_history
-from slack import generous
 
 from tgstore.history import to_utc, version_key
 
-TGSTORE = [sys.executable, "-m", "tgstore"]
 MATMUL = '''from tinygrad import Tensor
 
 
@@ -31,16 +28,6 @@ def case_softmax():
 HISTORY = [("0.12.0", "release 0.12"), ("0.14.0", "release 0.14"), (None, "readme only")]
 # git order c1, c2, c3; date text order c2, c3, c1; UTC order c3 (2025-02-28T21:00Z), c1 (03:00Z), c2 (15:00Z)
 DATES = ["2025-03-01T12:00:00+09:00", "2025-03-01T10:00:00-05:00", "2025-03-01T11:00:00+14:00"]
-
-
-def tgstore(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*TGSTORE, *map(str, args)], capture_output=True, text=True, timeout=generous(),
-                          stdin=subprocess.DEVNULL)
-
-
-def rows(db: Path, sql: str, *params) -> list[tuple]:
-    with sqlite3.connect(db) as conn:
-        return conn.execute(sql, params).fetchall()
 
 
 @pytest.fixture(scope="module")

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli import TGSTORE, rows
 from releases_db import CORE_CASES
 from sample_bundles import SHA_A, SHA_B, bundle_b, write_bundle
 from sample_bundles import header as sample_header
@@ -21,7 +22,6 @@ from tgstore.db import open_engine, upgrade
 from tgstore.ingest import ingest_bundle
 from tgstore.pipeline import ExtractionPlan, extract_and_ingest
 
-TGSTORE = [sys.executable, "-m", "tgstore"]
 ARTIFACT_TABLES = ["blobs", "kernels", "uop_nodes", "uop_edges", "linears", "linear_uops", "case_results",
                    "schedule_items", "programs", "pattern_matches", "patterns", "pattern_sets", "pattern_set_members"]
 # Oldest, a middle one, newest: each a different era of tinygrad's internal API.
@@ -36,11 +36,6 @@ def counts(db: Path) -> dict[str, int]:
 def scalar(db: Path, sql: str, *params):
     with sqlite3.connect(db) as conn:
         return conn.execute(sql, params).fetchone()[0]
-
-
-def rows(db: Path, sql: str, *params):
-    with sqlite3.connect(db) as conn:
-        return conn.execute(sql, params).fetchall()
 
 
 def assert_consistent(db: Path) -> None:

@@ -7,16 +7,10 @@ from __future__ import annotations
 import json
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-
-TGSTORE = [sys.executable, "-m", "tgstore"]
-
-
-def tgstore(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*TGSTORE, *map(str, args)], capture_output=True, text=True, stdin=subprocess.DEVNULL)
+from cli import tgstore
 
 
 def ingest(db: Path, *bundles: Path, force: bool = False) -> subprocess.CompletedProcess[str]:

@@ -4,20 +4,14 @@ commits that make a change exact, names the commit that changed tinygrad, and ne
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli import tgstore
 from git_history import build_release_history
 
 HISTORY = [("0.13.0", "tinygrad 0.13.0"), (None, "docs: readme edit one"), (None, "docs: readme edit two"),
            ("0.14.0", "tinygrad 0.14.0"), (None, "docs: readme edit three")]
-
-
-def tgstore(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "tgstore", *map(str, args)], capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL)
 
 
 @pytest.fixture(scope="module")

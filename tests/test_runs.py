@@ -3,11 +3,10 @@ reused, checkout failures stored (issue: history you can trust)."""
 
 from __future__ import annotations
 
-import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
+from cli import TGSTORE, rows
 from git_history import build_release_history, git
 from releases_db import CORE_CASES
 from slack import generous
@@ -17,13 +16,6 @@ from tgstore.db import open_engine, upgrade
 from tgstore.extract.runner import BUILTIN_CASES
 from tgstore.pipeline import ExtractionPlan, extract_and_ingest, extract_bundle
 from tgstore.queries import run_query
-
-TGSTORE = [sys.executable, "-m", "tgstore"]
-
-
-def rows(db: Path, sql: str, *params) -> list[tuple]:
-    with sqlite3.connect(db) as conn:
-        return conn.execute(sql, params).fetchall()
 
 
 def c_programs(path: Path) -> dict[tuple[str, int], tuple[str, str]]:

@@ -4,31 +4,20 @@ Svod canonical documents; stages, canonical and diff --stages on the command lin
 from __future__ import annotations
 
 import json
-import sqlite3
 import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
-from slack import generous
+from cli import rows, tgstore
 
 from tgstore.bundle import read_bundle
 from tgstore.compare.canonical import document_hash, validate
 from tgstore.pipeline import ExtractionPlan, extract_bundle
 from tgstore.rewrites import parse_steps
 
-TGSTORE = [sys.executable, "-m", "tgstore"]
 KERNEL_STAGES = ["kernel_ast", "optimized", "postrange", "expanded", "coalesced", "gated", "program", "linearized"]
-
-
-def tgstore(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*TGSTORE, *map(str, args)], capture_output=True, text=True, timeout=generous())
-
-
-def rows(db: Path, sql: str, *params) -> list[tuple]:
-    with sqlite3.connect(db) as conn:
-        return conn.execute(sql, params).fetchall()
 
 
 def test_pass_lists_where_the_era_names_its_passes(releases_db: Path) -> None:

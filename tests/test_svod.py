@@ -6,13 +6,10 @@ Fixtures are Svod's own trees (tests/fixtures/svod/docs) written as Svod's Rust 
 from __future__ import annotations
 
 import json
-import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from slack import generous
+from cli import rows, tgstore
 from svod_fixtures import (
     CASE,
     CASE_SOURCE,
@@ -28,18 +25,6 @@ from svod_fixtures import (
 from tgstore.svod.readers import read_files
 from tgstore.svod.spelling import Speller
 from tgstore.svod.tree import TreeError, graph_hash, parse_tree
-
-TGSTORE = [sys.executable, "-m", "tgstore"]
-
-
-def tgstore(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*TGSTORE, *map(str, args)], capture_output=True, text=True, timeout=generous())
-
-
-def rows(db: Path, sql: str, *params) -> list[tuple]:
-    with sqlite3.connect(db) as conn:
-        return conn.execute(sql, params).fetchall()
-
 
 # ------------------------------------------------------------------------------------------------ trees
 

@@ -8,15 +8,14 @@ import shutil
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+from cli import TGSTORE, rows, tgstore
 from git_history import build_release_history, git
 from processes import processes_with
 
-TGSTORE = [sys.executable, "-m", "tgstore"]
 ARTIFACT_TABLES = ["blobs", "kernels", "uop_nodes", "linears", "case_results", "schedule_items", "programs",
                    "patterns", "pattern_sets"]
 # Two cases whose C source differs between 0.12 and 0.14; the C renderer only: CI time.
@@ -52,12 +51,6 @@ def history(tmp_path_factory, tinygrad_release) -> tuple[Path, list[str], Path]:
     return repo, shas, cases
 
 
-def tgstore(*args: str | Path, timeout: float = 300, env: dict[str, str] | None = None
-            ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*TGSTORE, *map(str, args)], capture_output=True, text=True, timeout=timeout,
-                          stdin=subprocess.DEVNULL, env=env)
-
-
 def sweep_args(db: Path, repo: Path, cases: Path, *revs: str, jobs: int = 2) -> list[str | Path]:
     args: list[str | Path] = ["ingest", "--db", db, "--repo", repo, "--cases", cases, "--renderers", "C",
                               "--jobs", str(jobs)]
@@ -69,11 +62,6 @@ def sweep_args(db: Path, repo: Path, cases: Path, *revs: str, jobs: int = 2) -> 
 def unwrapped(stderr: str) -> str:
     """The CLI's error messages, which rich wraps at 80 columns when stderr is not a terminal, as one line."""
     return stderr.replace("\n", "")
-
-
-def rows(db: Path, sql: str, *params) -> list[tuple]:
-    with sqlite3.connect(db) as conn:
-        return conn.execute(sql, params).fetchall()
 
 
 def counts(db: Path) -> dict[str, int]:

@@ -8,15 +8,12 @@ import json
 import os
 import shutil
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli import rows, tgstore
 from git_history import build_release_history, git
-from slack import generous
 
-TGSTORE = [sys.executable, "-m", "tgstore"]
 needs_clang = pytest.mark.skipif(shutil.which("clang") is None, reason="timing compiles kernels with clang")
 
 CASES = """\
@@ -65,16 +62,6 @@ def case_crashes_when_timed():
 def case_after_the_crash():
     return Tensor.ones(16).contiguous() + 1
 """
-
-
-def tgstore(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*TGSTORE, *map(str, args)], capture_output=True, text=True, timeout=generous(), cwd=cwd,
-                          stdin=subprocess.DEVNULL)
-
-
-def rows(db: Path, sql: str, *params) -> list[tuple]:
-    with sqlite3.connect(db) as conn:
-        return conn.execute(sql, params).fetchall()
 
 
 def rewrite(bundle: Path, factor: int, host: str | None = None) -> None:

@@ -8,19 +8,13 @@ from __future__ import annotations
 import json
 import sqlite3
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from cli import tgstore
 
 from tgstore.db.repair import JSON_COLUMNS
-
-TGSTORE = [sys.executable, "-m", "tgstore"]
-
-
-def tgstore(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*TGSTORE, *map(str, args)], capture_output=True, text=True, stdin=subprocess.DEVNULL)
 
 
 def one_line_error(proc: subprocess.CompletedProcess[str], *words: str) -> str:

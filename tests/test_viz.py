@@ -9,16 +9,14 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-import subprocess
-import sys
 from collections.abc import Iterator
 from html import unescape
 from pathlib import Path
 
 import httpx
 import pytest
+from cli import tgstore
 from releases_db import CORE_CASES
-from slack import generous
 from web_server import Server, chromium_available, dom, screenshot, start_server, stop_server, text_of
 
 from tgstore.compare.matching import compare
@@ -67,11 +65,6 @@ def site(viz_db: Path, tmp_path_factory) -> Iterator[Server]:
 def rows(db: Path, sql: str, *params) -> list[tuple]:
     with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
         return conn.execute(sql, params).fetchall()
-
-
-def tgstore(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "tgstore", *map(str, args)], capture_output=True, text=True,
-                          timeout=generous())
 
 
 def matmul_pass(db: Path, name: str) -> tuple[int, int, str]:
