@@ -23,7 +23,7 @@ from typing import Any
 
 from tgstore.bundle import read_bundle
 from tgstore.db import open_engine, upgrade
-from tgstore.ingest import ExtractionOutcome, ingest_bundle
+from tgstore.store.ingest import ExtractionOutcome, ingest_bundle
 
 SHA_A = "a1" * 20
 SHA_B = "b2" * 20

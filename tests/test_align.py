@@ -1,9 +1,9 @@
-"""Pass lists aligned by name and occurrence (tgstore.compare.passes)."""
+"""Pass lists aligned by name and occurrence (tgstore.compare.pass_align)."""
 
 from __future__ import annotations
 
-from tgstore.compare.passes import added, align, first_difference, removed
-from tgstore.stages import PassRow
+from tgstore.compare.pass_align import added, align, first_difference, removed
+from tgstore.compare.stage_diff import PassRow
 
 
 def passes(*spec: tuple[str, str]) -> list[PassRow]:

@@ -140,7 +140,7 @@ def test_kernel_names_survive_a_downgrade_and_are_backfilled(tmp_path):
     from sample_bundles import bundle_a, bundle_b, write_bundle
 
     from tgstore.bundle import read_bundle
-    from tgstore.ingest import ingest_bundle
+    from tgstore.store.ingest import ingest_bundle
 
     db = tmp_path / "t.db"
     engine = open_engine(db)
@@ -168,7 +168,7 @@ def test_gc_removes_what_no_run_refers_to_and_nothing_else(tmp_path):
     from sample_bundles import bundle_a, bundle_b, write_bundle
 
     from tgstore.bundle import read_bundle
-    from tgstore.ingest import ingest_bundle
+    from tgstore.store.ingest import ingest_bundle
 
     db = tmp_path / "t.db"
     engine = open_engine(db)

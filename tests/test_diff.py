@@ -13,10 +13,10 @@ from typer.testing import CliRunner
 
 from tgstore.bundle import read_bundle
 from tgstore.cli import app
+from tgstore.compare.diff import DiffError, diff_commits, render_text
 from tgstore.db import open_engine
-from tgstore.diff import DiffError, diff_commits, render_text
-from tgstore.history import CommitNotFound
-from tgstore.ingest import ingest_bundle
+from tgstore.store.commits import CommitNotFound
+from tgstore.store.ingest import ingest_bundle
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ import pytest
 from cli import rows, tgstore
 from git_history import build_release_history
 
-from tgstore.history import to_utc, version_key
+from tgstore.store.commits import to_utc, version_key
 
 MATMUL = '''from tinygrad import Tensor
 

@@ -19,8 +19,8 @@ from sqlalchemy.exc import OperationalError
 
 from tgstore.bundle import BundleError, read_bundle
 from tgstore.db import open_engine, upgrade
-from tgstore.ingest import ingest_bundle
 from tgstore.pipeline import ExtractionPlan, extract_and_ingest
+from tgstore.store.ingest import ingest_bundle
 
 ARTIFACT_TABLES = ["blobs", "kernels", "uop_nodes", "uop_edges", "linears", "linear_uops", "case_results",
                    "schedule_items", "programs", "pattern_matches", "patterns", "pattern_sets", "pattern_set_members"]

@@ -17,8 +17,8 @@ from typer.testing import CliRunner
 
 from tgstore.cli import app
 from tgstore.db import open_engine, upgrade
-from tgstore.history import CommitNotFound, resolve_commit
 from tgstore.queries import QUERIES_DIR, QueryError, get_query, load_queries, parse_query, run_query, sql_parameters
+from tgstore.store.commits import CommitNotFound, resolve_commit
 
 
 @pytest.fixture(scope="module")

@@ -13,9 +13,9 @@ from web_server import Server, chromium_available, screenshot, start_server, sto
 
 from tgstore.bundle import read_bundle
 from tgstore.db import open_engine, upgrade
-from tgstore.ingest import ingest_bundle
 from tgstore.queries import load_queries, run_query
 from tgstore.serve import TABLES, build_metadata
+from tgstore.store.ingest import ingest_bundle
 
 
 @pytest.fixture(scope="module")

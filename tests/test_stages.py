@@ -14,8 +14,8 @@ from cli import rows, tgstore
 
 from tgstore.bundle import read_bundle
 from tgstore.compare.canonical import document_hash, validate
+from tgstore.compare.rewrite_steps import parse_steps
 from tgstore.pipeline import ExtractionPlan, extract_bundle
-from tgstore.rewrites import parse_steps
 
 KERNEL_STAGES = ["kernel_ast", "optimized", "postrange", "expanded", "coalesced", "gated", "program", "linearized"]
 

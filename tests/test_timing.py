@@ -89,7 +89,7 @@ def times_json(db: Path, case: str, *extra: str) -> dict:
 def test_thread_count_is_part_of_the_machine():
     """Times taken with another CPU thread count are another machine's: never compared silently."""
     from tgstore.extract.child.timing import machine, timing_threads
-    from tgstore.timings import this_machine
+    from tgstore.store.timings import this_machine
 
     cores = len(os.sched_getaffinity(0))
     assert timing_threads({"NUM_CPU_THREADS": "8"}) == min(8, cores)
@@ -134,7 +134,7 @@ def test_every_kernel_timed_with_positive_times_and_estimates(tmp_path, tinygrad
     assert machine["settings"]["NUM_CPU_THREADS"] == "8"
     # timed with the child's 8 threads capped at the cores this process may use (tinygrad's own default)
     assert machine["timing_threads"] == min(8, len(os.sched_getaffinity(0)))
-    from tgstore.timings import this_machine
+    from tgstore.store.timings import this_machine
 
     assert machine["fingerprint"] == this_machine("CPU")  # what the parent predicts, before anything ran
     (fingerprint, calibration, calibration_end), = rows(

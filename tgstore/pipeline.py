@@ -16,7 +16,7 @@ from tgstore.extract.runner import BUILTIN_CASES, Echo, ExtractionResult, run_ex
 if TYPE_CHECKING:  # the database side is imported where it is used: `extract` alone never opens a database
     from sqlalchemy import Engine
 
-    from tgstore.ingest import ExtractionOutcome, IngestReport
+    from tgstore.store.ingest import ExtractionOutcome, IngestReport
 
 
 class CaseFileError(ValueError):
@@ -99,7 +99,7 @@ def extract_and_ingest(engine: Engine, tinygrad_root: Path, plan: ExtractionPlan
 
     `git` ({sha, date, subject, position}) names the commit when the caller knows it better than the checkout does.
     """
-    from tgstore.ingest import IngestReport, commit_key, find_run
+    from tgstore.store.ingest import IngestReport, commit_key, find_run
 
     described = child.describe_tinygrad(tinygrad_root, git)
     sha = commit_key(described)
@@ -117,7 +117,7 @@ def extract_and_ingest(engine: Engine, tinygrad_root: Path, plan: ExtractionPlan
 
 def timed(engine: Engine, sha: str, plan: ExtractionPlan) -> bool:
     """Whether the commit has timings of the plan's suite on this machine."""
-    from tgstore.timings import this_machine, timed_commits
+    from tgstore.store.timings import this_machine, timed_commits
 
     with engine.connect() as conn:
         return sha in timed_commits(conn, plan.suite["hash"], plan.backend, this_machine(plan.backend))
@@ -127,7 +127,7 @@ def ingest_result(engine: Engine, result: ExtractionResult, described: dict, pla
                   force: bool = False) -> IngestReport:
     """Store what an extraction left: its bundle (complete or truncated), else a failed run saying why."""
     from tgstore.bundle import BundleError, read_bundle
-    from tgstore.ingest import ExtractionOutcome, ingest_bundle
+    from tgstore.store.ingest import ExtractionOutcome, ingest_bundle
 
     outcome = ExtractionOutcome(result.status, result.returncode, result.stderr)
     try:
@@ -143,7 +143,7 @@ def ingest_result(engine: Engine, result: ExtractionResult, described: dict, pla
 def record_failure(engine: Engine, described: dict, plan: ExtractionPlan, outcome: ExtractionOutcome,
                    error: str) -> IngestReport:
     """A failed run of the tinygrad `described` (child.describe_tinygrad's form) for this plan."""
-    from tgstore.ingest import commit_key, record_failed_run
+    from tgstore.store.ingest import commit_key, record_failed_run
 
     suite = plan.suite
     return record_failed_run(engine, sha=commit_key(described), tree_hash=described.get("tree_hash") or "",

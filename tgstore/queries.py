@@ -222,7 +222,7 @@ def resolve_commit_params(conn: Connection | sqlite3.Connection, query: Query, p
                           ) -> dict[str, Any]:
     """`params` with every tinygrad commit parameter (see is_commit_parameter) replaced by the full sha it names,
     so the CLI reports an unknown or ambiguous commit instead of returning no rows. Raises CommitNotFound."""
-    from tgstore.history import resolve_commit
+    from tgstore.store.commits import resolve_commit
 
     resolved = dict(params)
     for parameter in query.parameters:

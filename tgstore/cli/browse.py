@@ -63,9 +63,9 @@ def query(
 ) -> None:
     """Run a named SQL query from queries/ with -p key=value parameters; a commit parameter takes a sha, a unique
     sha prefix or a version. A terminal gets a table, a pipe plain columns; --json and --csv for scripts."""
-    from tgstore.history import CommitNotFound
     from tgstore.queries import QueryError, get_query, load_queries, parse_param_options, resolve_commit_params
     from tgstore.queries import run_query as run_named_query
+    from tgstore.store.commits import CommitNotFound
 
     try:
         if list_queries or name is None:
@@ -139,8 +139,8 @@ def diff(
     """What changed between two commits' runs: a summary (cases, kernels, renderers changed), then unified diffs of
     kernel ASTs (pyrender) and generated sources. Renderers unavailable at either commit are skipped with one line
     saying so."""
-    from tgstore.diff import DiffError, diff_commits, diff_to_json, format_diff
-    from tgstore.history import CommitNotFound
+    from tgstore.compare.diff import DiffError, diff_commits, diff_to_json, format_diff
+    from tgstore.store.commits import CommitNotFound
 
     engine = open_db(db, migrate=False, writer=False)
     try:

@@ -47,7 +47,7 @@ DebugOption = Annotated[int, typer.Option("--debug", help="tinygrad DEBUG level 
 StagesOption = Annotated[str | None, typer.Option(
     "--stages", help="Renderers whose codegen passes (the graph after each named pass) are recorded: "
     "comma-separated, 'all' or 'none'. Default: C,LLVM.", show_default=False)]
-# On by default with a cap: the child records steps with its own counting rewrite (extract/child/rewrites.py), about
+# On by default with a cap: the child records steps with its own counting rewrite (extract/child/step_log.py), about
 # 7% more extraction CPU on 10 heavy cases, within the run-to-run noise, where tinygrad's own trace cost 30-55%. The
 # cost is mostly size: 20 steps a pass add about 50% to a bundle and 33% to its database (bench/bench_rewrites.py).
 DEFAULT_REWRITES = 20

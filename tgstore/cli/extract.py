@@ -212,7 +212,7 @@ def ingest_bundles(db: Path, paths: list[Path], force: bool) -> None:
     handed back by workers): its *.jsonl files in name order, each read and stored in turn, a bad one reported on
     one line and skipped. A truncated bundle is stored as a failed run. Exits 1 if any bundle failed."""
     from tgstore.bundle import BundleError, read_bundle
-    from tgstore.ingest import ingest_bundle
+    from tgstore.store.ingest import ingest_bundle
 
     files = [p for p in paths if not p.is_dir()]
     folders = [p for p in paths if p.is_dir()]
@@ -254,7 +254,8 @@ def sweep_commits(db: Path, repo: Path, revs: list[str], plan, jobs: int, force:
                   worker_repo: str | None = None) -> None:
     from tgstore.cli.progress import SweepReporter
     from tgstore.extract.names import UnknownName, check_backend, devices_at
-    from tgstore.sweep import SweepError, open_repo, resolve_revs, sweep
+    from tgstore.git import open_repo, resolve_revs
+    from tgstore.history.sweep import SweepError, sweep
 
     try:
         root = open_repo(repo)
@@ -272,7 +273,7 @@ def sweep_commits(db: Path, repo: Path, revs: list[str], plan, jobs: int, force:
     workers = None
     try:
         if dask:
-            from tgstore.dask_workers import DaskWorkers
+            from tgstore.history.dask_workers import DaskWorkers
 
             workers = DaskWorkers(dask, root, worker_repo=worker_repo)
             note(f"Dask cluster at {dask}: {workers.width} worker thread{'s' * (workers.width != 1)}")
@@ -318,8 +319,9 @@ def bisect(
 ) -> None:
     """Find the first commit in GOOD..BAD (first-parent line) where CASE's generated source (or kernel ASTs)
     differs from GOOD's, by binary search over stored runs, extracting and ingesting only the commits missing."""
-    from tgstore.bisect import BisectError, bisect_case, case_names
-    from tgstore.sweep import SweepError, open_repo, verify_rev
+    from tgstore.git import open_repo, verify_rev
+    from tgstore.history.bisect import BisectError, bisect_case, case_names
+    from tgstore.history.sweep import SweepError
 
     plan = make_plan(cases, backend, renderers, debug, timeout, suite=suite)
     if metric not in ("output", "time"):

@@ -68,8 +68,8 @@ def check(
     run of --against. Lists kernels whose AST changed, kernels whose generated source changed (AST the same), and
     kernels added or removed, each up to --limit; exits 1 if any changed, 0 if none did, 2 if it could not compare.
     The database is left as it was. Renderers default to those of the stored run."""
-    from tgstore.check import CheckError, check_tree
-    from tgstore.diff import diff_to_json, format_diff
+    from tgstore.compare.ci_gate import CheckError, check_tree
+    from tgstore.compare.diff import diff_to_json, format_diff
 
     plan = make_plan(cases, backend, renderers, debug, timeout, suite=suite,
                      capture=list(command_args) if command_args else None,

@@ -1,4 +1,4 @@
-"""`tgstore merge`: combine databases built on other machines (see tgstore.db.merge)."""
+"""`tgstore merge`: combine databases built on other machines (see tgstore.store.merge)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def merge(sources: Annotated[list[Path], typer.Argument(help="tgstore databases 
     The same rules as ingest apply: content is stored once, an ok run is never replaced by a worse one, history
     order is recomputed. Merging a source twice adds nothing. A source of an older schema is upgraded in a copy
     (the file itself is not touched); a newer one is refused."""
-    from tgstore.db.merge import merge_database
+    from tgstore.store.merge import merge_database
 
     for source in sources:
         if not source.is_file():

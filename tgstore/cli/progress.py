@@ -7,7 +7,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.text import Text
 
 from tgstore.cli.output import err, plural, safe
-from tgstore.sweep import FAILED, Commit, CommitOutcome, Reporter, SweepSummary
+from tgstore.git import Commit
+from tgstore.history.sweep import FAILED, CommitOutcome, Reporter, SweepSummary
 
 
 class SweepReporter(Reporter):

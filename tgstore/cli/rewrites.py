@@ -33,8 +33,8 @@ def rewrites(
     rule that matched (file:line and the UPat's source), and the node before and after (op, dtype, arg, and the
     hash of its subgraph). --json prints {"case", "commit", "kernels": [{"index", "passes": [{"name", "steps":
     [{"index", "pattern": {"file", "line", "upat"}, "before", "after"}]}]}]}."""
-    from tgstore.rewrites import case_steps, one_renderer, require_recorded
-    from tgstore.stages import StageError, run_with_case
+    from tgstore.compare.rewrite_steps import case_steps, one_renderer, require_recorded
+    from tgstore.compare.stage_diff import StageError, run_with_case
 
     engine = open_db(db, migrate=False, writer=False)
     try:

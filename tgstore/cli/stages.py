@@ -34,7 +34,7 @@ def stages(
     """The passes each kernel of CASE went through, in order: name, node count after the pass, whether it changed
     the graph, and the graph's hash. Nested passes (run inside another pass's rewrite) are indented. --json prints
     one object per kernel and renderer."""
-    from tgstore.stages import StageError, kernel_passes, run_with_case
+    from tgstore.compare.stage_diff import StageError, kernel_passes, run_with_case
 
     engine = open_db(db, migrate=False, writer=False)
     try:
@@ -96,7 +96,7 @@ def canonical(
 ) -> None:
     """Print the stored Svod canonical JSON (schema v7) document of CASE at STAGE. A stage the schema cannot
     represent at that commit prints its typed reason and exits 1."""
-    from tgstore.stages import StageError, canonical_document, pretty_document, run_with_case
+    from tgstore.compare.stage_diff import StageError, canonical_document, pretty_document, run_with_case
 
     engine = open_db(db, migrate=False, writer=False)
     try:

@@ -85,7 +85,7 @@ def parity(
     (with the Svod setting that prints it), no tinygrad counterpart, not comparable; the headline is the first
     observed divergence and how many stages before it the log does not hold. Exits 1 exactly when a stage
     differs."""
-    from tgstore.history import CommitNotFound
+    from tgstore.store.commits import CommitNotFound
     from tgstore.svod.parity import ParityError, format_parity, parity_report
 
     engine = open_db(db, migrate=False, writer=False)
@@ -142,7 +142,7 @@ def port_queue(
     pass"). Where stored commits are not adjacent in git, the change is reported as a gap with the number of unstored
     commits, never blamed on the later commit; sweep the gap (`tgstore ingest --repo R --rev A..B`) and ask again.
     Without --repo, gaps cannot be counted and every pair of stored commits is a gap."""
-    from tgstore.history import CommitNotFound
+    from tgstore.store.commits import CommitNotFound
     from tgstore.svod.parity import ParityError
     from tgstore.svod.portqueue import case_file_for, fill
     from tgstore.svod.portqueue import port_queue as build

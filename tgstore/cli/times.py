@@ -40,7 +40,7 @@ def times(
 ) -> None:
     """Each kernel of CASE at a commit: best and median time over the timed runs, their spread, tinygrad's ops and
     memory estimates and the GFLOP/s and GB/s they give, on the machine that timed it (ingest --time)."""
-    from tgstore.timings import TimingError, case_times, comparable, kernel_changes, resolve_commit
+    from tgstore.store.timings import TimingError, case_times, comparable, kernel_changes, resolve_commit
 
     engine = open_db(db, migrate=False, writer=False)
     try:
@@ -85,10 +85,11 @@ def bisect_on_time(case: str, good: str, bad: str, repo: Path, db: Path, plan, t
                    kernel: int | None = None) -> None:
     """`tgstore bisect CASE --metric time`: print the first slower commit, the kernels that changed most there, and
     the diff command that shows which pass explains it."""
-    from tgstore.bisect import BisectError
-    from tgstore.bisect_time import bisect_time, parse_threshold
-    from tgstore.sweep import SweepError, open_repo, verify_rev
-    from tgstore.timings import TimingError
+    from tgstore.git import open_repo, verify_rev
+    from tgstore.history.bisect import BisectError
+    from tgstore.history.bisect_time import bisect_time, parse_threshold
+    from tgstore.history.sweep import SweepError
+    from tgstore.store.timings import TimingError
 
     try:
         fraction = parse_threshold(threshold)

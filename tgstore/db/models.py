@@ -47,7 +47,7 @@ class TinygradCommit(Base):
     subject: Mapped[str | None] = mapped_column(Text)
     committed_utc: Mapped[str | None] = mapped_column(String(40))  # the same in UTC, YYYY-MM-DDTHH:MM:SSZ
     git_position: Mapped[int | None] = mapped_column(Integer, index=True)  # position on the first-parent line
-    version_key: Mapped[str | None] = mapped_column(String(80))  # `version` in a form that sorts (history.py)
+    version_key: Mapped[str | None] = mapped_column(String(80))  # `version` in a form that sorts (store/commits.py)
     history_rank: Mapped[int | None] = mapped_column(Integer, index=True)  # history order (history.RANK_COMMITS)
 
 

@@ -18,7 +18,7 @@ from .api import Tinygrad
 from .caches import GraphCaches, UniqueCounters
 from .encode import Encoder, toposort
 from .lower import Lowering, NameCounter
-from .passes import PassRecorder
+from .pass_recorder import PassRecorder
 from .patterns import PatternRegistry
 from .schedule import Scheduler
 from .text import clean, mask_timings

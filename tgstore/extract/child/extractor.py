@@ -11,10 +11,10 @@ from .api import Tinygrad
 from .case import PYRENDER, CaseRunner, Options
 from .encode import Encoder
 from .lower import Lowering
-from .passes import PassRecorder
+from .pass_recorder import PassRecorder
 from .patterns import PatternRegistry, import_compiler_modules
-from .rewrites import StepLog
 from .schedule import Scheduler
+from .step_log import StepLog
 from .timing import KernelTimer
 
 
@@ -50,7 +50,7 @@ class Extractor:
                 self.add_missing("passes", "this tinygrad's graph_rewrite takes no name: its passes are unnamed")
         canonical = None
         if self.recorder is not None:
-            from .canonical import CanonicalCapture
+            from .canonical_json import CanonicalCapture
 
             canonical = CanonicalCapture(tg, self.recorder)
         self.timer: KernelTimer | None = None

@@ -86,7 +86,7 @@ def tinygrad_env(root: pathlib.Path, backend: str) -> dict[str, str]:
         os.environ.pop(d, None)
     env = device_env(root, backend)
     env.update({
-        "TRACK_MATCH_STATS": "1",  # match counts; rewrite steps are the child's own (rewrites.py), not tinygrad's trace
+        "TRACK_MATCH_STATS": "1",  # match counts; rewrite steps are the child's own (step_log.py), not tinygrad's trace
         "PRINT_MATCH_STATS": "0",
         "CACHELEVEL": "0",
         "DISABLE_COMPILER_CACHE": "1",

@@ -37,7 +37,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .api import Tinygrad
-from .rewrites import StepLog
+from .step_log import StepLog
 from .text import clean
 
 # Where tinygrad compiles a rule into Python (0.11+); its module's own matchers' matches are not a case's.

@@ -33,8 +33,8 @@ from sqlalchemy import Connection, Engine
 
 from tgstore.db.engine import DatabaseError, check_file, engine_path, open_engine
 from tgstore.db.migrate import current_revision, head_revision, known_revisions, upgrade
-from tgstore.history import rank_commits
-from tgstore.ingest import FAILED, MEMBER_COLUMNS, STATUS_RANK, case_set_digest
+from tgstore.store.commits import rank_commits
+from tgstore.store.ingest import FAILED, MEMBER_COLUMNS, STATUS_RANK, case_set_digest
 
 SKIPPED_TABLES = {"alembic_version", "sqlite_sequence"}
 # Tables whose hash is computed over their parts' ids in this database (not over content), so a source's hash means
@@ -202,7 +202,7 @@ class Merger:
 
     def keyed_by_parts(self, table: Table) -> int:
         """case_sets: each source set's hash recomputed over its members with the destination's ids, as ingest
-        (tgstore.ingest.store_case_set) would compute it had it stored those runs here."""
+        (tgstore.store.ingest.store_case_set) would compute it had it stored those runs here."""
         parts = KEYED_BY_PARTS[table.name]
         map_name = self.new_map(table)
         members: dict[int, list[list]] = {}

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Connection, Engine, delete, insert, select, update
@@ -23,9 +22,19 @@ from sqlalchemy import Connection, Engine, delete, insert, select, update
 from tgstore import __version__
 from tgstore.bundle import Bundle, BundleError
 from tgstore.compare.canonical import document_hash
-from tgstore.db.models import Case, Run, RunMissing, Suite, TinygradCommit
-from tgstore.history import rank_commits, to_utc, version_key
-from tgstore.store import ContentStore, canonical_json, content_hash, sha256_text
+from tgstore.db.models import Run, RunMissing, Suite, TinygradCommit
+from tgstore.store.commits import rank_commits, to_utc, version_key
+from tgstore.store.content import ContentStore, canonical_json, content_hash, sha256_text
+from tgstore.store.rows import (
+    case_ids,
+    get_or_create,
+    insert_returning_id,
+    kernel_rows,
+    linear_rows,
+    now_iso,
+    pattern_values,
+)
+from tgstore.store.timings import store_timings
 
 STDERR_KEEP = 64 * 1024
 # An ok run is only replaced by an ok run: a worse status never takes the place of a better one.
@@ -38,14 +47,6 @@ def norm_hash(nodes: list) -> str:
     from tgstore.svod.spelling import normalize_tinygrad
 
     return sha256_text(json.dumps(normalize_tinygrad(nodes)[0], ensure_ascii=False, separators=(",", ":")))
-
-
-def insert_returning_id(conn: Connection, table, **values: Any) -> int:
-    return conn.execute(insert(table).values(**values)).inserted_primary_key[0]
-
-
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def commit_key(tinygrad: dict[str, Any]) -> str:
@@ -103,23 +104,10 @@ class BundleStore:
         for table, known in self.carried.known.items():  # carried rows exist: their ids are known
             self.store.known.setdefault(table, {}).update(known)
 
-    # ---- hashes (pure)
-    @staticmethod
-    def kernel_rows(item: dict[str, Any]) -> tuple[str, list[list[Any]]]:
-        graph = [[n["op"], n["dtype"], n["arg"], list(n["src"])] for n in item["nodes"]]
-        return content_hash({"root": item["root_op"], "graph": graph, "pyrender": item.get("pyrender"),
-                             "ast_text": item.get("ast_text")}), graph
-
-    @staticmethod
-    def linear_rows(uops: list[dict[str, Any]]) -> tuple[str, list[list[Any]]]:
-        rows = [[u["op"], u["dtype"], u["arg"], ",".join(str(s) for s in u["src"])] for u in uops]
-        return content_hash(rows), rows
-
-    @staticmethod
-    def pattern_values(record: dict[str, Any]) -> tuple[str, tuple]:
-        values = {"matcher": record.get("matcher"), "ops": record.get("ops"), "upat": record.get("upat"),
-                  "function_name": record.get("function"), "file": record.get("file"), "line": record.get("line")}
-        return content_hash(values), tuple(values.values())
+    # ---- hashes (pure; tgstore.store.rows)
+    kernel_rows = staticmethod(kernel_rows)
+    linear_rows = staticmethod(linear_rows)
+    pattern_values = staticmethod(pattern_values)
 
     # ---- storing
     def store_all(self) -> list[tuple[dict[str, Any], int, int | None]]:
@@ -361,28 +349,6 @@ def store_case_set(store: ContentStore, conn: Connection,
         store.insert("case_set_members", ("case_set_id", "position", *MEMBER_COLUMNS),
                      [(store.id("case_sets", digest), i, *m) for i, m in enumerate(members)])
     return store.id("case_sets", digest)
-
-
-def case_ids(conn: Connection, names: list[str]) -> dict[str, int]:
-    """Case ids by name, creating the cases not seen before."""
-    if not names:
-        return {}
-    query = f"SELECT name, id FROM cases WHERE name IN ({','.join('?' * len(names))})"
-    found = dict(conn.exec_driver_sql(query, tuple(names)).fetchall())
-    if new := [n for n in names if n not in found]:
-        conn.execute(insert(Case), [{"name": n} for n in new])
-        found = dict(conn.exec_driver_sql(query, tuple(names)).fetchall())
-    return found
-
-
-def get_or_create(conn: Connection, table, where: dict[str, Any], values: dict[str, Any] | None = None) -> int:
-    query = select(table.id)
-    for column, value in where.items():
-        query = query.where(getattr(table, column) == value)
-    found = conn.execute(query).scalar()
-    if found is not None:
-        return found
-    return insert_returning_id(conn, table, **where, **(values or {}))
 
 
 def upsert_commit(conn: Connection, sha: str, tree_hash: str, version: str | None, git: dict[str, Any]) -> int:
@@ -629,11 +595,9 @@ def store_bundle(conn: Connection, bundle: Bundle, *, outcome: ExtractionOutcome
 
 
 def store_bundle_timings(conn: Connection, bundle: Bundle, sha: str, run_id: int) -> None:
-    """The bundle's kernel timings (tgstore.timings), if it was extracted with --time."""
+    """The bundle's kernel timings (tgstore.store.timings), if it was extracted with --time."""
     if not bundle.header.get("timing"):
         return
-    from tgstore.timings import store_timings
-
     commit_id = conn.execute(select(TinygradCommit.id).where(TinygradCommit.sha == sha)).scalar_one()
     suite = bundle.header["suite"]
     suite_id = get_or_create(conn, Suite, {"hash": suite["hash"]}, {"name": suite["name"]})
@@ -670,7 +634,7 @@ def copy_run(engine: Engine, source_sha: str, git: dict[str, Any], suite_hash: s
              renderers: list[str]) -> IngestReport | None:
     """Store the commit `git` names ({sha, date, subject, position}) with a copy of `source_sha`'s current run,
     which must be ok and cover `renderers`; None when it is not. For a commit whose tinygrad package is
-    byte-identical to the source's (tgstore.sweep.package_keys): the extraction is a function of the package, so its
+    byte-identical to the source's (git.package_keys): the extraction is a function of the package, so its
     output is the source's, but for timings. The new commit row takes the source's package hash and version."""
     with engine.begin() as conn:
         source = find_run(conn, source_sha, suite_hash, backend)

@@ -9,7 +9,7 @@ from typing import Any
 
 from sqlalchemy import Connection, text
 
-from tgstore.stages import StageError
+from tgstore.compare.stage_diff import StageError
 
 # One row per pass of each kernel's program (or of the case's scheduler), with its stored trace if any.
 PASSES_SQL = """

@@ -11,10 +11,18 @@ from pathlib import Path
 
 from sqlalchemy import Engine
 
-from tgstore.bisect import BisectError, case_names, extract_and_store, narrow
+from tgstore.git import Commit, is_ancestor, line_of, single, verify_rev
+from tgstore.history.bisect import BisectError, case_names, extract_and_store, narrow
 from tgstore.pipeline import ExtractionPlan
-from tgstore.sweep import Commit, is_ancestor, line_of, single, verify_rev
-from tgstore.timings import CaseTimes, TimingError, case_times, kernel_changes, slower, slower_kernels, this_machine
+from tgstore.store.timings import (
+    CaseTimes,
+    TimingError,
+    case_times,
+    kernel_changes,
+    slower,
+    slower_kernels,
+    this_machine,
+)
 
 
 def parse_threshold(value: str) -> float:

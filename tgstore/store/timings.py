@@ -16,6 +16,7 @@ from sqlalchemy import Connection, insert, select, text
 
 from tgstore.bundle import Bundle
 from tgstore.db.models import KernelTiming, Machine, TimingSession
+from tgstore.store.rows import kernel_rows
 
 
 class TimingError(Exception):
@@ -25,8 +26,6 @@ class TimingError(Exception):
 def store_timings(conn: Connection, bundle: Bundle, *, commit_id: int, suite_id: int, run_id: int | None,
                   case_ids: dict[str, int], now: str) -> int | None:
     """The bundle's timings as a new session (its id), or None for a bundle extracted without --time."""
-    from tgstore.ingest import BundleStore
-
     header = bundle.header.get("timing")
     if not header:
         return None
@@ -43,7 +42,7 @@ def store_timings(conn: Connection, bundle: Bundle, *, commit_id: int, suite_id:
         machine_id=machine_id, timer=header.get("timer"), runs=header.get("runs"), warmup=header.get("warmup"),
         calibration_ns=header.get("calibration_ns"), calibration_end_ns=(bundle.end or {}).get("calibration_end_ns"),
         started_at=bundle.header.get("started_at"), ingested_at=now)).inserted_primary_key[0]
-    hashes = {id(item): BundleStore.kernel_rows(item)[0] for case in bundle.cases for item in case["schedule"]
+    hashes = {id(item): kernel_rows(item)[0] for case in bundle.cases for item in case["schedule"]
               if item.get("timing")}
     wanted = sorted(set(hashes.values()))
     marks = ",".join("?" * len(wanted))

@@ -28,7 +28,7 @@ from typing import Any
 
 from .api import Tinygrad
 from .encode import Encoder, graph_hash
-from .rewrites import StepEncoder, StepLog
+from .step_log import StepEncoder, StepLog
 
 WRAPPED = ("graph_rewrite", "graph_rewrite_map")
 NOT_PASSES = frozenset({"process UPat", "compile UPat", "simplify"})

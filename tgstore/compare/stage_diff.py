@@ -10,9 +10,9 @@ from typing import Any
 from sqlalchemy import Connection, text
 
 from tgstore.compare.graphs import load_nodes, structural_diff
-from tgstore.compare.passes import AlignedPass, added, align, removed
-from tgstore.compare.passes import first_difference as aligned_first_difference
-from tgstore.history import CommitRow, resolve_commit
+from tgstore.compare.pass_align import AlignedPass, added, align, removed
+from tgstore.compare.pass_align import first_difference as aligned_first_difference
+from tgstore.store.commits import CommitRow, resolve_commit
 
 CASE_STAGES = ("tensor", "rangeified", "kernel_graph")  # canonical stages of a whole case (position -1)
 

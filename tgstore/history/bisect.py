@@ -11,9 +11,10 @@ from sqlalchemy import Engine, text
 
 from tgstore import tempdirs
 from tgstore.compare.names import masked_hash
-from tgstore.ingest import FAILED, find_run
+from tgstore.git import Commit, is_ancestor, line_of, single, verify_rev
+from tgstore.history.sweep import SweepError, extract_commit
 from tgstore.pipeline import CaseFileError, ExtractionPlan, ingest_result, read_case_names
-from tgstore.sweep import Commit, SweepError, extract_commit, is_ancestor, line_of, single, verify_rev
+from tgstore.store.ingest import FAILED, find_run
 
 
 class BisectError(Exception):

@@ -15,7 +15,7 @@ from sqlalchemy import Connection, text
 
 from tgstore.compare.names import mask_names
 from tgstore.compare.pyrender import canonical_pyrender
-from tgstore.history import CommitRow, resolve_commit
+from tgstore.store.commits import CommitRow, resolve_commit
 
 WHAT = ("source", "ast", "all")
 
@@ -72,7 +72,7 @@ class CommitDiff:
     notes: list[str] = field(default_factory=list)
     skipped_renderers: dict[str, str] = field(default_factory=dict)  # renderer -> why (unavailable at a or b)
     ignore_names: bool = False
-    stage_diffs: list = field(default_factory=list)  # tgstore.stages.StageDiff, with --stages
+    stage_diffs: list = field(default_factory=list)  # tgstore.compare.stage_diff.StageDiff, with --stages
 
     @property
     def changed_cases(self) -> list[str]:
@@ -198,7 +198,7 @@ def diff_commits(conn: Connection, ref_a: str, ref_b: str, *, case: str | None =
     run_a, run_b, notes = choose_runs(conn, a, b, suite=suite, backend=backend)
     result = CommitDiff(a=a, b=b, run_a=run_a, run_b=run_b, what=what, notes=notes, ignore_names=ignore_names)
     if stages:
-        from tgstore.stages import stage_diffs
+        from tgstore.compare.stage_diff import stage_diffs
 
         result.stage_diffs = stage_diffs(conn, run_a.run_id, run_b.run_id, a.short, b.short, case=case,
                                          renderer=renderer, context=context)

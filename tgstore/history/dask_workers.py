@@ -1,7 +1,7 @@
 """Sweeps on a Dask cluster: `tgstore ingest --rev A..B --dask ADDRESS`.
 
 Each commit's extraction is one Dask task, submitted through Dask's `concurrent.futures` executor
-(`Client.get_executor`), so a Dask sweep is the local sweep's loop (tgstore.sweep.sweep) with other workers: the
+(`Client.get_executor`), so a Dask sweep is the local sweep's loop (tgstore.history.sweep.sweep) with other workers: the
 client stays the only writer and ingests each bundle as it comes back. A task carries what the worker needs:
 the commit's package as a `git archive` tar (or, with `--worker-repo`, the path of a tinygrad clone on the workers)
 and the text of the case files; it returns the bundle compressed. Workers need tgstore installed and nothing else.
@@ -23,8 +23,9 @@ from pathlib import Path
 
 from tgstore import tempdirs
 from tgstore.extract.runner import ExtractionResult
+from tgstore.git import Commit, commit_archive, unpack
+from tgstore.history.sweep import SweepError, WorkerLost, extract_commit, extract_tree
 from tgstore.pipeline import ExtractionPlan
-from tgstore.sweep import Commit, SweepError, WorkerLost, commit_archive, extract_commit, extract_tree, unpack
 
 LOCAL_PREFIX = "local:"
 BUNDLE_COMPRESSION = 3  # zlib level: JSON lines shrink ~8x at a fraction of the extraction's time
@@ -73,7 +74,7 @@ def run_remote(task: RemoteTask) -> RemoteResult:
 
 
 class DaskWorkers:
-    """tgstore.sweep.Workers on a Dask cluster: `tcp://host:port` of a running `dask scheduler`, or `local:N` for a
+    """sweep.Workers on a Dask cluster: `tcp://host:port` of a running `dask scheduler`, or `local:N` for a
     cluster of N worker processes started here (and stopped by close)."""
 
     def __init__(self, address: str, repo: Path, *, worker_repo: str | None = None) -> None:

@@ -13,11 +13,11 @@ from sqlalchemy import Engine
 
 from tgstore import tempdirs
 from tgstore.bundle import BundleError, read_bundle
-from tgstore.diff import CommitDiff, DiffError, diff_commits
+from tgstore.compare.diff import CommitDiff, DiffError, diff_commits
 from tgstore.extract import child
-from tgstore.history import CommitNotFound, CommitRow, resolve_commit
-from tgstore.ingest import ExtractionOutcome, commit_key, store_bundle
 from tgstore.pipeline import ExtractionPlan, extract_bundle
+from tgstore.store.commits import CommitNotFound, CommitRow, resolve_commit
+from tgstore.store.ingest import ExtractionOutcome, commit_key, store_bundle
 
 
 class CheckError(Exception):

@@ -143,7 +143,7 @@ def resolve_commit(conn: Connection | sqlite3.Connection, ref: str) -> CommitRow
 
 # History order, stored in tinygrad_commits.history_rank (migration 0011 holds the same statement): git commits by
 # their first-parent position; a release without git just before the first git commit carrying its version or a
-# later one; then by version, date and id. Run after every change to the commits (tgstore.ingest does).
+# later one; then by version, date and id. Run after every change to the commits (tgstore.store.ingest does).
 RANK_COMMITS = """
     WITH placed AS (
       SELECT c.id, c.version_key, c.committed_utc,

@@ -11,7 +11,7 @@
 * Parallelism. A sweep keeps as many commits in flight as its workers run at once: `jobs` threads here
   (LocalWorkers), each checking a commit's package out with `git archive` (a whole worktree when capturing) and
   running the extractor on it in a child process (``tgstore.extract.runner``), or the worker threads of a Dask
-  cluster (``tgstore.dask_workers``). The calling thread is the only writer and ingests the bundles one by one;
+  cluster (``tgstore.history.dask_workers``). The calling thread is the only writer and ingests the bundles one by one;
   worktrees left behind by a killed sweep are removed by the next one.
 * Unchanged packages. A commit whose package (`tinygrad/` and the version files) is byte-identical to a stored
   commit's, or to one ingested ok earlier in the sweep, has that run copied instead of being extracted
@@ -20,18 +20,13 @@
 
 from __future__ import annotations
 
-import io
 import os
 import shutil
 import signal
-import subprocess
-import tarfile
-import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -42,262 +37,18 @@ from tgstore import tempdirs
 from tgstore.db.models import Run, Suite, TinygradCommit
 from tgstore.extract import child
 from tgstore.extract.runner import ExtractionResult, TinygradNotFound, resolve_tinygrad_root
-from tgstore.ingest import ExtractionOutcome, StoredRun, copy_run
+from tgstore.git import Commit, GitError, checkout, clean_stale_worktrees, package_checkout, package_keys
 from tgstore.pipeline import ExtractionPlan, extract_bundle, ingest_result, record_failure
+from tgstore.store.ingest import ExtractionOutcome, StoredRun, copy_run
 
-WORKTREE_PREFIX = tempdirs.PREFIX + "wt-"
-LOG_FORMAT = "%H%x00%cI%x00%s"
-# git settings that would make a checkout do more than write the tree (hooks, LFS smudging) are switched off
-GIT_QUIET = ["-c", "core.hooksPath=/dev/null", "-c", "filter.lfs.smudge=", "-c", "filter.lfs.process=",
-             "-c", "filter.lfs.required=false"]
 FAILED = ("failed", "timeout")
 
-_worktree_lock = threading.Lock()
-
-
-class SweepError(Exception):
-    """A problem with the repository or the revisions, worth a one-line message; nothing has been written."""
+# git's one-line errors are a sweep's (the CLI catches SweepError for both)
+SweepError = GitError
 
 
 class WorkerLost(Exception):
     """A remote extraction that did not come back (its worker died more often than the cluster retries a task)."""
-
-
-@dataclass(frozen=True)
-class Commit:
-    sha: str
-    date: str  # committer date, strict ISO 8601 (git's %cI, as child.git_info records it)
-    subject: str
-    position: int | None = None  # on the first-parent line: what history order sorts by (tgstore.history)
-
-    def git(self) -> dict[str, str | int | None]:
-        return {"sha": self.sha, "date": self.date, "subject": self.subject, "position": self.position}
-
-
-# ---------------------------------------------------------------- git
-
-
-# inherited from a git hook, these would point every command at the wrong repository
-GIT_LOCATION_VARS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR",
-                     "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_PREFIX", "GIT_CEILING_DIRECTORIES")
-
-
-def _git_env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if k not in GIT_LOCATION_VARS}
-
-
-def _run_git(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(["git", *GIT_QUIET, "-C", str(repo), *args], capture_output=True, text=True,
-                          env=_git_env(), stdin=subprocess.DEVNULL)
-    if check and proc.returncode != 0:
-        raise SweepError(f"`git {' '.join(args)}` in {repo} failed: {proc.stderr.strip() or proc.returncode}")
-    return proc
-
-
-def open_repo(path: Path) -> Path:
-    """The resolved top level of the git repository (work tree or bare) at `path`, or a SweepError saying why not."""
-    p = Path(path).expanduser()
-    if not p.exists():
-        raise SweepError(f"{p} does not exist; --repo must be a tinygrad git repository (a clone, or a bare one)")
-    if not p.is_dir():
-        raise SweepError(f"{p} is not a directory; --repo must be a tinygrad git repository")
-    if not any(p.iterdir()):
-        raise SweepError(f"{p} is empty (a submodule not checked out?): run `git submodule update --init {path}` "
-                         "where there is network, or pass --repo with a tinygrad clone")
-    p = p.resolve()
-    if shutil.which("git") is None:
-        raise SweepError("git is not installed (sweeps check commits out with `git worktree`)")
-    bare = _run_git(p, "rev-parse", "--is-bare-repository", check=False)
-    if bare.returncode != 0:
-        raise SweepError(f"{p} is not a git repository; --repo must be a tinygrad git repository")
-    if bare.stdout.strip() == "true":
-        git_dir = Path(_run_git(p, "rev-parse", "--absolute-git-dir").stdout.strip()).resolve()
-        if git_dir != p:
-            raise SweepError(f"{p} is inside the bare git repository {git_dir}; pass {git_dir}")
-        return p
-    top = Path(_run_git(p, "rev-parse", "--show-toplevel").stdout.strip()).resolve()
-    if top != p:
-        raise SweepError(f"{p} is not the top of a git repository but a directory inside {top}; pass the repository")
-    return p
-
-
-def verify_rev(repo: Path, rev: str) -> str:
-    """The full sha of the commit `rev` names in `repo`."""
-    if not rev or rev.startswith("-"):
-        raise SweepError(f"invalid revision {rev!r}")
-    proc = _run_git(repo, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False)
-    if proc.returncode != 0:
-        raise SweepError(f"unknown revision {rev!r}: no commit, branch or tag of that name in {repo}")
-    return proc.stdout.strip()
-
-
-def first_parent_position(repo: Path, sha: str) -> int | None:
-    """`sha`'s position on its first-parent line (1 for a root commit); None in a shallow clone, where the count
-    would start at the cut."""
-    if _run_git(repo, "rev-parse", "--is-shallow-repository", check=False).stdout.strip() == "true":
-        return None
-    return int(_run_git(repo, "rev-list", "--count", "--first-parent", sha).stdout.strip())
-
-
-def _log(repo: Path, *args: str) -> list[Commit]:
-    """Commits as `git log ARGS` lists them (without positions)."""
-    proc = _run_git(repo, "log", f"--format={LOG_FORMAT}", *args)
-    commits = []
-    for line in proc.stdout.splitlines():
-        if line:
-            sha, date, subject = line.split("\x00", 2)
-            commits.append(Commit(sha, date, subject))
-    return commits
-
-
-def line_of(repo: Path, a: str, b: str) -> list[Commit]:
-    """The commits of `a..b` along b's first-parent line, oldest first, with their positions."""
-    found = _log(repo, "--first-parent", f"{a}..{b}")  # newest first
-    tip = first_parent_position(repo, b) if found else None
-    if tip is not None:
-        found = [Commit(c.sha, c.date, c.subject, tip - i) for i, c in enumerate(found)]
-    return found[::-1]
-
-
-def single(repo: Path, sha: str) -> Commit:
-    commit = _log(repo, "--no-walk", sha)[0]
-    return Commit(commit.sha, commit.date, commit.subject, first_parent_position(repo, commit.sha))
-
-
-def split_range(spec: str) -> tuple[str, str] | None:
-    """`A..B` -> (A, B) with an empty side meaning HEAD, like git; anything else -> None."""
-    if "..." in spec:
-        raise SweepError(f"{spec!r}: A...B (symmetric difference) is not supported; use A..B")
-    if ".." not in spec:
-        return None
-    a, b = spec.split("..", 1)
-    return a or "HEAD", b or "HEAD"
-
-
-def resolve_revs(repo: Path, revs: list[str]) -> list[Commit]:
-    """The commits `revs` name, in sweep order: each `A..B` oldest first along B's first parents, B included and A
-    not; a single rev (sha, branch, tag) is that commit. Duplicates are kept once, at their first place."""
-    commits: list[Commit] = []
-    seen: set[str] = set()
-    for spec in revs:
-        spec = spec.strip()
-        ends = split_range(spec)
-        if ends:
-            a, b = verify_rev(repo, ends[0]), verify_rev(repo, ends[1])
-            found = line_of(repo, a, b)
-            if not found:
-                raise SweepError(f"{spec!r} selects no commits ({ends[1]} is {ends[0]} or one of its ancestors)")
-        else:
-            found = [single(repo, verify_rev(repo, spec))]
-        for commit in found:
-            if commit.sha not in seen:
-                seen.add(commit.sha)
-                commits.append(commit)
-    return commits
-
-
-def is_ancestor(repo: Path, a: str, b: str) -> bool:
-    proc = _run_git(repo, "merge-base", "--is-ancestor", a, b, check=False)
-    if proc.returncode not in (0, 1):
-        raise SweepError(f"`git merge-base --is-ancestor` in {repo} failed: {proc.stderr.strip()}")
-    return proc.returncode == 0
-
-
-# ---------------------------------------------------------------- worktrees
-
-
-def _remove_worktree(repo: Path, tree: Path) -> None:
-    _run_git(repo, "worktree", "remove", "--force", "--force", str(tree), check=False)
-    shutil.rmtree(tree.parent, ignore_errors=True)
-
-
-def clean_stale_worktrees(repo: Path) -> int:
-    """Remove what a killed sweep left behind: its worktrees of `repo` (`git worktree prune` alone keeps those whose
-    directory still exists) and every tgstore temporary directory whose owner process is gone; returns how many
-    worktrees. A worktree is ours if it is <tmp>/tgstore-wt-*/tree."""
-    removed = 0
-    with _worktree_lock:
-        _run_git(repo, "worktree", "prune", check=False)
-        listing = _run_git(repo, "worktree", "list", "--porcelain", check=False).stdout
-        for line in listing.splitlines():
-            if not line.startswith("worktree "):
-                continue
-            tree = Path(line[len("worktree "):])
-            if tree.name != "tree" or not tree.parent.name.startswith(WORKTREE_PREFIX):
-                continue
-            if not tempdirs.owner_alive(tree.parent):
-                _remove_worktree(repo, tree)
-                removed += 1
-        tempdirs.clean_stale()
-        _run_git(repo, "worktree", "prune", check=False)
-    return removed
-
-
-# What an extraction reads of a commit: the package, and the files its version is read from (header.find_version).
-PACKAGE_PATHS = ("tinygrad", "setup.py", "pyproject.toml")
-
-
-def commit_archive(repo: Path, sha: str, *, whole_tree: bool = False) -> bytes:
-    """`git archive` (tar) of the commit's package and the files its version is read from, or of its whole tree."""
-    present = [] if whole_tree else _run_git(repo, "ls-tree", "--name-only", sha, "--", *PACKAGE_PATHS).stdout.split()
-    archive = subprocess.run(["git", "-C", str(repo), "archive", "--format=tar", sha, "--", *present],
-                             capture_output=True, timeout=300)
-    if archive.returncode != 0:
-        raise SweepError(f"git archive {sha[:12]} failed: {archive.stderr.decode(errors='replace').strip()}")
-    return archive.stdout
-
-
-def package_keys(repo: Path, shas: list[str]) -> dict[str, str]:
-    """Each commit's package identity: git's object ids of its PACKAGE_PATHS ("missing" where absent), one
-    `git cat-file --batch-check` for all of them. An extraction sees only those paths (package_checkout), so
-    commits with equal keys produce equal output: a sweep copies the run of one to the others (ingest.copy_run)
-    instead of extracting them; about 30% of tinygrad's first-parent commits (docs, tests, CI) keep the package."""
-    if not shas:
-        return {}
-    lines = "".join(f"{sha}:{path}\n" for sha in shas for path in PACKAGE_PATHS)
-    proc = subprocess.run(["git", "-C", str(repo), "cat-file", "--batch-check=%(objectname)"], input=lines,
-                          capture_output=True, text=True, env=_git_env())
-    if proc.returncode != 0:
-        raise SweepError(f"`git cat-file` in {repo} failed: {proc.stderr.strip()}")
-    # a path the commit lacks is reported as "<sha>:<path> missing"
-    ids = ["missing" if line.endswith(" missing") else line.split()[0] for line in proc.stdout.splitlines()]
-    width = len(PACKAGE_PATHS)
-    return {sha: " ".join(ids[i * width:(i + 1) * width]) for i, sha in enumerate(shas)}
-
-
-def unpack(archive: bytes, into: Path) -> Path:
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        tar.extractall(into, filter="data")
-    return into
-
-
-@contextmanager
-def package_checkout(repo: Path, sha: str) -> Iterator[Path]:
-    """A temporary directory holding only `sha`'s tinygrad package (and version files), written by `git archive`:
-    a few MB instead of the whole tree, no worktree bookkeeping, and no lock shared with the other jobs."""
-    base = tempdirs.make("pkg")
-    try:
-        yield unpack(commit_archive(repo, sha), base / "tree")
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
-
-
-@contextmanager
-def checkout(repo: Path, sha: str) -> Iterator[Path]:
-    """A temporary detached worktree of `sha` (the whole tree: capture mode runs the commit's tests), removed on
-    exit whatever happens."""
-    base = tempdirs.make("wt")
-    tree = base / "tree"
-    try:
-        with _worktree_lock:
-            _run_git(repo, "worktree", "add", "--detach", "--quiet", str(tree), sha)
-        yield tree
-    finally:
-        with _worktree_lock:
-            _remove_worktree(repo, tree)
-            if tree.exists() or base.exists():
-                shutil.rmtree(base, ignore_errors=True)
-            _run_git(repo, "worktree", "prune", check=False)
 
 
 def _kill_own_children() -> None:
@@ -357,7 +108,7 @@ def ok_commits(engine: Engine, plan: ExtractionPlan) -> set[str]:
         wanted = plan.effective_renderers
         done = {sha for sha, *run in rows if StoredRun(*run).covers(wanted)}
         if plan.time:  # a timed sweep also needs this machine's timings of the commit
-            from tgstore.timings import this_machine, timed_commits
+            from tgstore.store.timings import this_machine, timed_commits
 
             done &= timed_commits(conn, plan.suite["hash"], plan.backend, this_machine(plan.backend))
         return done
@@ -413,7 +164,7 @@ class Reporter:
 
 
 class Workers(Protocol):
-    """Where a sweep's extractions run: threads here (LocalWorkers) or a Dask cluster (tgstore.dask_workers). The
+    """Where a sweep's extractions run: threads here (LocalWorkers) or a Dask cluster (history.dask_workers). The
     sweep keeps `width` commits in flight and ingests each result itself: the client is the only writer."""
 
     width: int
