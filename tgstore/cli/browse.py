@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from tgstore.cli import app
+from tgstore.cli.app import app
 from tgstore.cli.common import DbOption, JsonOption, command, fail, open_db
 from tgstore.cli.extract import IgnoreNamesOption
 from tgstore.cli.output import emit, note, out, print_table, safe

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from tgstore.cli import db_app
+from tgstore.cli.app import db_app
 from tgstore.cli.common import DbOption, command, open_db
 from tgstore.cli.output import emit, note
 

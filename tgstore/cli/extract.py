@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from tgstore.cli import app
+from tgstore.cli.app import app
 from tgstore.cli.common import (
     DEFAULT_REPO,
     DEFAULT_REWRITES,

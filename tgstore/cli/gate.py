@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from tgstore.cli import app
+from tgstore.cli.app import app
 from tgstore.cli.common import (
     BackendOption,
     CasesOption,

@@ -8,7 +8,8 @@ from rich.text import Text
 
 from tgstore.cli.output import err, plural, safe
 from tgstore.git import Commit
-from tgstore.history.sweep import FAILED, CommitOutcome, Reporter, SweepSummary
+from tgstore.history.sweep import CommitOutcome, Reporter, SweepSummary
+from tgstore.store.rows import FAILED
 
 
 class SweepReporter(Reporter):

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from tgstore.cli import app
+from tgstore.cli.app import app
 from tgstore.cli.common import DbOption, JsonOption, command, fail, open_db
 from tgstore.cli.output import emit, note, print_table
 

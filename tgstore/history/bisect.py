@@ -14,7 +14,8 @@ from tgstore.compare.names import masked_hash
 from tgstore.git import Commit, is_ancestor, line_of, single, verify_rev
 from tgstore.history.sweep import SweepError, extract_commit
 from tgstore.pipeline import CaseFileError, ExtractionPlan, ingest_result, read_case_names
-from tgstore.store.ingest import FAILED, find_run
+from tgstore.store.ingest import find_run
+from tgstore.store.rows import FAILED
 
 
 class BisectError(Exception):

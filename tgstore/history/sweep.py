@@ -40,8 +40,7 @@ from tgstore.extract.runner import ExtractionResult, TinygradNotFound, resolve_t
 from tgstore.git import Commit, GitError, checkout, clean_stale_worktrees, package_checkout, package_keys
 from tgstore.pipeline import ExtractionPlan, extract_bundle, ingest_result, record_failure
 from tgstore.store.ingest import ExtractionOutcome, StoredRun, copy_run
-
-FAILED = ("failed", "timeout")
+from tgstore.store.rows import FAILED
 
 # git's one-line errors are a sweep's (the CLI catches SweepError for both)
 SweepError = GitError

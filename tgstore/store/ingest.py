@@ -26,7 +26,11 @@ from tgstore.db.models import Run, RunMissing, Suite, TinygradCommit
 from tgstore.store.commits import rank_commits, to_utc, version_key
 from tgstore.store.content import ContentStore, canonical_json, content_hash, sha256_text
 from tgstore.store.rows import (
+    FAILED,
+    MEMBER_COLUMNS,
+    STATUS_RANK,
     case_ids,
+    case_set_digest,
     get_or_create,
     insert_returning_id,
     kernel_rows,
@@ -37,9 +41,6 @@ from tgstore.store.rows import (
 from tgstore.store.timings import store_timings
 
 STDERR_KEEP = 64 * 1024
-# An ok run is only replaced by an ok run: a worse status never takes the place of a better one.
-STATUS_RANK = {"ok": 2, "partial": 1, "failed": 0, "timeout": 0}
-FAILED = ("failed", "timeout")
 
 
 def norm_hash(nodes: list) -> str:
@@ -324,14 +325,6 @@ class BundleStore:
         self.store.insert("case_missing", ("case_result_id", "feature", "reason"), missing_rows)
         self.store.insert("canonical_links", ("case_result_id", "position", "stage", "doc_id"), link_rows)
         return [self.store.id("case_results", h) for h in hashes]
-
-
-MEMBER_COLUMNS = ("case_id", "case_result_id", "match_set_id", "status", "debug_blob_id", "error_blob_id")
-
-
-def case_set_digest(members: list[list[Any]]) -> str:
-    """A case set's hash: over its members' MEMBER_COLUMNS values (ids of this database), in run order."""
-    return content_hash(members)
 
 
 def store_case_set(store: ContentStore, conn: Connection,

@@ -34,7 +34,7 @@ from sqlalchemy import Connection, Engine
 from tgstore.db.engine import DatabaseError, check_file, engine_path, open_engine
 from tgstore.db.migrate import current_revision, head_revision, known_revisions, upgrade
 from tgstore.store.commits import rank_commits
-from tgstore.store.ingest import FAILED, MEMBER_COLUMNS, STATUS_RANK, case_set_digest
+from tgstore.store.rows import FAILED, MEMBER_COLUMNS, STATUS_RANK, case_set_digest
 
 SKIPPED_TABLES = {"alembic_version", "sqlite_sequence"}
 # Tables whose hash is computed over their parts' ids in this database (not over content), so a source's hash means

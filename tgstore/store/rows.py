@@ -12,6 +12,10 @@ from sqlalchemy import Connection, insert, select
 from tgstore.db.models import Case
 from tgstore.store.content import content_hash
 
+# Run statuses. An ok run is only replaced by an ok run: a worse status never takes the place of a better one.
+STATUS_RANK = {"ok": 2, "partial": 1, "failed": 0, "timeout": 0}
+FAILED = ("failed", "timeout")
+
 
 def insert_returning_id(conn: Connection, table, **values: Any) -> int:
     return conn.execute(insert(table).values(**values)).inserted_primary_key[0]
@@ -63,3 +67,13 @@ def pattern_values(record: dict[str, Any]) -> tuple[str, tuple]:
     values = {"matcher": record.get("matcher"), "ops": record.get("ops"), "upat": record.get("upat"),
               "function_name": record.get("function"), "file": record.get("file"), "line": record.get("line")}
     return content_hash(values), tuple(values.values())
+
+
+# ---- case sets: a run's cases, hashed over their members' ids in this database (merge rekeys them)
+
+MEMBER_COLUMNS = ("case_id", "case_result_id", "match_set_id", "status", "debug_blob_id", "error_blob_id")
+
+
+def case_set_digest(members: list[list[Any]]) -> str:
+    """A case set's hash: over its members' MEMBER_COLUMNS values (ids of this database), in run order."""
+    return content_hash(members)

@@ -12,11 +12,11 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, insert, select, text
+from sqlalchemy import Connection, insert, text
 
 from tgstore.bundle import Bundle
 from tgstore.db.models import KernelTiming, Machine, TimingSession
-from tgstore.store.rows import kernel_rows
+from tgstore.store.rows import get_or_create, insert_returning_id, kernel_rows
 
 
 class TimingError(Exception):
@@ -30,18 +30,16 @@ def store_timings(conn: Connection, bundle: Bundle, *, commit_id: int, suite_id:
     if not header:
         return None
     record = header["machine"]
-    machine_id = conn.execute(select(Machine.id).where(Machine.fingerprint == record["fingerprint"])).scalar()
-    if machine_id is None:
-        machine_id = conn.execute(insert(Machine).values(
-            fingerprint=record["fingerprint"], hostname=record.get("hostname"), cpu_model=record.get("cpu_model"),
-            cores=record.get("cores"), device=record.get("device"), compiler=record.get("compiler"),
-            compiler_version=record.get("compiler_version"),
-            details=json.dumps(record, sort_keys=True))).inserted_primary_key[0]
-    session_id = conn.execute(insert(TimingSession).values(
+    machine_id = get_or_create(conn, Machine, {"fingerprint": record["fingerprint"]}, {
+        "hostname": record.get("hostname"), "cpu_model": record.get("cpu_model"), "cores": record.get("cores"),
+        "device": record.get("device"), "compiler": record.get("compiler"),
+        "compiler_version": record.get("compiler_version"), "details": json.dumps(record, sort_keys=True)})
+    session_id = insert_returning_id(
+        conn, TimingSession,
         commit_id=commit_id, suite_id=suite_id, backend=bundle.header["backend"], run_id=run_id,
         machine_id=machine_id, timer=header.get("timer"), runs=header.get("runs"), warmup=header.get("warmup"),
         calibration_ns=header.get("calibration_ns"), calibration_end_ns=(bundle.end or {}).get("calibration_end_ns"),
-        started_at=bundle.header.get("started_at"), ingested_at=now)).inserted_primary_key[0]
+        started_at=bundle.header.get("started_at"), ingested_at=now)
     hashes = {id(item): kernel_rows(item)[0] for case in bundle.cases for item in case["schedule"]
               if item.get("timing")}
     wanted = sorted(set(hashes.values()))
