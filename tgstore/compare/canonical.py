@@ -5,9 +5,10 @@ npatsakula/morok); used for tinygrad's documents (extracted by tgstore) and Svod
 from __future__ import annotations
 
 import difflib
-import hashlib
 import json
 from typing import Any
+
+from tgstore.store.content import document_hash  # noqa: F401  (svod/ imports it from here)
 
 SCHEMA_VERSION = 7
 GRAPH_KEYS = {"schema_version", "stage", "roots", "nodes"}
@@ -55,12 +56,6 @@ ARG_KINDS: dict[str, tuple[set[str], set[str]]] = {
 DTYPE_KINDS = {"scalar": {"name"}, "vector": {"scalar", "count"}, "pointer": {"base", "address_space", "size", "count"},
                "image": {"image_kind", "shape"}}
 CONST_KINDS = {"invalid": set(), "bool": {"value"}, "int": {"value"}, "uint": {"value"}, "float": {"bits"}}
-
-
-def document_hash(document: dict[str, Any]) -> str:
-    """sha256 of the sorted-key compact ASCII JSON: a document's identity, as Svod's comparator computes it."""
-    return hashlib.sha256(json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
-                                     allow_nan=False).encode()).hexdigest()
 
 
 def _dtype_problem(dtype: Any) -> str | None:

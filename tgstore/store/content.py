@@ -30,6 +30,12 @@ def content_hash(value: Any) -> str:
     return sha256_text(canonical_json(value))
 
 
+def document_hash(document: dict[str, Any]) -> str:
+    """sha256 of the sorted-key compact ASCII JSON: a document's identity, as Svod's comparator computes it."""
+    return hashlib.sha256(json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
+                                     allow_nan=False).encode()).hexdigest()
+
+
 class ContentStore:
     """Hash -> id for the content-addressed tables, within one transaction."""
 

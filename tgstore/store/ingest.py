@@ -21,10 +21,9 @@ from sqlalchemy import Connection, Engine, delete, insert, select, update
 
 from tgstore import __version__
 from tgstore.bundle import Bundle, BundleError
-from tgstore.compare.canonical import document_hash
 from tgstore.db.models import Run, RunMissing, Suite, TinygradCommit
 from tgstore.store.commits import rank_commits, to_utc, version_key
-from tgstore.store.content import ContentStore, canonical_json, content_hash, sha256_text
+from tgstore.store.content import ContentStore, canonical_json, content_hash, document_hash, sha256_text
 from tgstore.store.rows import (
     FAILED,
     MEMBER_COLUMNS,
