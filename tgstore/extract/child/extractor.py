@@ -3,11 +3,13 @@ passes, canonical form, patterns). What a surface cannot provide in this era bec
 
 from __future__ import annotations
 
+import os
 import pathlib
 from collections.abc import Callable
 from typing import Any
 
 from .api import Tinygrad
+from .canonical_json import CanonicalCapture
 from .case import PYRENDER, CaseRunner, Options
 from .encode import Encoder
 from .lower import Lowering
@@ -50,8 +52,6 @@ class Extractor:
                 self.add_missing("passes", "this tinygrad's graph_rewrite takes no name: its passes are unnamed")
         canonical = None
         if self.recorder is not None:
-            from .canonical_json import CanonicalCapture
-
             canonical = CanonicalCapture(tg, self.recorder)
         self.timer: KernelTimer | None = None
         if timing is not None:
@@ -79,8 +79,6 @@ class Extractor:
         self.missing.append({"feature": feature, "reason": reason})
 
     def _features(self, root: pathlib.Path, renderers: list[str]) -> dict[str, Any]:
-        import os
-
         tg = self.tg
         return {
             "ops_module": tg.ops_module,

@@ -3,20 +3,29 @@
 from __future__ import annotations
 
 import argparse
+import ctypes
+import importlib.util
 import json
 import os
 import pathlib
 import platform
+import signal
 import sys
 import traceback
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
+# None of these imports tinygrad: the target tinygrad is imported by Extractor(), after tinygrad_env set its
+# environment, so that a tinygrad that will not import is recorded instead of failing the child.
 from . import BUNDLE_VERSION, DEFAULT_RENDERERS, DEFAULT_STAGE_RENDERERS
+from .capture import capture
+from .case import load_cases
+from .extractor import Extractor
 from .header import capture_identity, describe_tinygrad, device_env, suite_identity
 from .lower import ALL_RENDERERS
 from .text import BundleWriter, clean, now, set_root
-from .timing import codegen_thread_env
+from .timing import WARMUP, calibrate, codegen_thread_env, machine
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -58,9 +67,6 @@ def die_with_parent() -> None:
     if not sys.platform.startswith("linux"):
         return
     try:
-        import ctypes
-        import signal
-
         pr_set_pdeathsig = 1
         ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
     except Exception:
@@ -100,80 +106,124 @@ def tinygrad_env(root: pathlib.Path, backend: str) -> dict[str, str]:
     return env
 
 
+class UsageError(Exception):
+    """A bad argument or a missing tinygrad: one line on stderr, exit status 2."""
+
+
+@dataclass
+class Inputs:
+    """What the arguments name, checked: the tinygrad, the case files or the command to capture, the renderers."""
+
+    root: pathlib.Path
+    case_files: list[pathlib.Path]
+    capture_argv: list[str] | None
+    renderers: list[str]
+    stage_renderers: list[str]
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Set tinygrad's environment, import it, run the cases (or the captured command), write the bundle."""
     if argv is None:
         die_with_parent()
     args = parse_args(argv)
     if argv is None and os.environ.get("PYTHONHASHSEED") != "0":
-        # set iteration order (e.g. dtype sets printed in UPat reprs, some rewrite orders) follows the str hash seed:
-        # pin it so the same tinygrad gives the same bytes; this needs a fresh interpreter
-        os.environ["PYTHONHASHSEED"] = "0"
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os.execv(sys.executable, [sys.executable, *sys.orig_argv[1:]])
+        reexec_with_fixed_hash_seed()
     started = now()
-    root = find_root(args)
-    if root is None:
+    try:
+        inputs = read_inputs(args)
+        env = tinygrad_env(inputs.root, args.backend)
+        out = BundleWriter(pathlib.Path(args.out))
+        header = bundle_header(args, inputs, env, started)
+    except UsageError as exc:
+        print(f"child: {exc}", file=sys.stderr)
         return 2
+    ex = import_tinygrad(args, inputs, header, out)
+    if ex is None:
+        return 3
+    write_header(ex, args, header, out)
+    if inputs.capture_argv is not None:
+        return capture_command(ex, inputs.root, inputs.capture_argv, args.cwd, out)
+    return run_cases(ex, load_case_files(inputs.case_files, out), out)
+
+
+def reexec_with_fixed_hash_seed() -> None:
+    """Set iteration order (e.g. dtype sets printed in UPat reprs, some rewrite orders) follows the str hash seed:
+    pin it so the same tinygrad gives the same bytes; this needs a fresh interpreter."""
+    os.environ["PYTHONHASHSEED"] = "0"
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(sys.executable, [sys.executable, *sys.orig_argv[1:]])
+
+
+def read_inputs(args: argparse.Namespace) -> Inputs:
+    root = find_root(args)
     set_root(root)
     case_files = [pathlib.Path(c).resolve() for c in args.cases]
     if not case_files:
         default = pathlib.Path(__file__).resolve().parent.parent.parent / "cases" / "builtin.py"
         if not default.is_file():
-            print("child: no --cases given and no builtin.py in tgstore/cases", file=sys.stderr)
-            return 2
+            raise UsageError("no --cases given and no builtin.py in tgstore/cases")
         case_files = [default]
     capture_argv: list[str] | None = None
     if args.capture_json:
         try:
             capture_argv = [str(a) for a in json.loads(args.capture_json)]
         except (ValueError, TypeError):
-            print(f"child: --capture-json is not a JSON list: {args.capture_json!r}", file=sys.stderr)
-            return 2
-    renderer_names = names(args.renderers, DEFAULT_RENDERERS)
-    stage_renderers = [r for r in names(args.stages, DEFAULT_STAGE_RENDERERS) if r in renderer_names]
-    env = tinygrad_env(root, args.backend)
+            raise UsageError(f"--capture-json is not a JSON list: {args.capture_json!r}") from None
+    renderers = names(args.renderers, DEFAULT_RENDERERS)
+    stage_renderers = [r for r in names(args.stages, DEFAULT_STAGE_RENDERERS) if r in renderers]
+    return Inputs(root, case_files, capture_argv, renderers, stage_renderers)
 
-    out = BundleWriter(pathlib.Path(args.out))
+
+def bundle_header(args: argparse.Namespace, inputs: Inputs, env: dict[str, str], started: str) -> dict[str, Any]:
+    """The header record; its `features` (and `timing`) are filled in once tinygrad is imported."""
     git_override = None
     if args.git_json:
         try:
             git_override = json.loads(args.git_json)
         except ValueError:
-            print(f"child: --git-json is not JSON: {args.git_json!r}", file=sys.stderr)
-            return 2
-    header: dict[str, Any] = {
+            raise UsageError(f"--git-json is not JSON: {args.git_json!r}") from None
+    return {
         "kind": "header", "bundle_version": BUNDLE_VERSION, "producer": "tgstore-child", "started_at": started,
         "python": platform.python_version(), "platform": platform.platform(),
-        "tinygrad": describe_tinygrad(root, git_override), "backend": args.backend, "renderers": renderer_names,
-        "stages": stage_renderers, "rewrites_limit": args.rewrites, "debug_level": args.debug,
-        "suite": capture_identity(capture_argv) if capture_argv is not None
-        else suite_identity(case_files, args.suite_name), "features": {}, "env": env,
+        "tinygrad": describe_tinygrad(inputs.root, git_override), "backend": args.backend,
+        "renderers": inputs.renderers, "stages": inputs.stage_renderers, "rewrites_limit": args.rewrites,
+        "debug_level": args.debug,
+        "suite": capture_identity(inputs.capture_argv) if inputs.capture_argv is not None
+        else suite_identity(inputs.case_files, args.suite_name), "features": {}, "env": env,
     }
-    try:
-        from .extractor import Extractor
 
-        ex = Extractor(root, out.write, renderer_names, stage_renderers, args.rewrites, args.debug,
-                       timing=(args.backend, args.time_runs, args.time_timeout, args.time_threads) if args.time
-                       else None)
+
+def import_tinygrad(args: argparse.Namespace, inputs: Inputs, header: dict[str, Any],
+                    out: BundleWriter) -> Extractor | None:
+    """The extractor over the target tinygrad (imported here); None when it would not import, recorded as a
+    missing `tinygrad` in a bundle of the header alone."""
+    try:
+        return Extractor(inputs.root, out.write, inputs.renderers, inputs.stage_renderers, args.rewrites, args.debug,
+                         timing=(args.backend, args.time_runs, args.time_timeout, args.time_threads) if args.time
+                         else None)
     except Exception:
         out.write(header)
         out.write({"kind": "missing", "feature": "tinygrad", "reason": clean(traceback.format_exc()), "case": None})
         out.close()
         print(traceback.format_exc(), file=sys.stderr)
-        return 3
+        return None
+
+
+def write_header(ex: Extractor, args: argparse.Namespace, header: dict[str, Any], out: BundleWriter) -> None:
+    """The header with what the import found (features, the timing block), then what this era lacks."""
     header["features"] = ex.features
     if args.time:
         header["timing"] = timing_header(ex, args)
     out.write(header)
     for m in ex.missing:
         out.write({"kind": "missing", "case": None, **m})
-    if capture_argv is not None:
-        return capture_command(ex, root, capture_argv, args.cwd, out)
 
+
+def load_case_files(case_files: list[pathlib.Path], out: BundleWriter) -> list[tuple[str, Callable, str | None]]:
+    """Every case of the files, a name taken twice suffixed with its file's stem; a file that fails to load is
+    recorded as missing and the others still run."""
     cases: list[tuple[str, Callable, str | None]] = []
-    from .case import load_cases
-
     for i, cf in enumerate(case_files):
         try:
             for name, fn, doc in load_cases(cf, i):
@@ -183,6 +233,10 @@ def main(argv: list[str] | None = None) -> int:
         except Exception:
             out.write({"kind": "missing", "feature": f"cases:{cf}", "reason": clean(traceback.format_exc()),
                        "case": None})
+    return cases
+
+
+def run_cases(ex: Extractor, cases: list[tuple[str, Callable, str | None]], out: BundleWriter) -> int:
     ex.patterns.scan()
     failed = 0
     for name, fn, doc in cases:
@@ -194,30 +248,24 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def timing_header(ex: Any, args: argparse.Namespace) -> dict[str, Any]:
+def timing_header(ex: Extractor, args: argparse.Namespace) -> dict[str, Any]:
     """The header's `timing` block: the machine, tinygrad's timer in this era, and the calibration figure."""
-    from .timing import WARMUP, calibrate, machine
-
     threads = ex.timer.threads if ex.timer else None
     return {"machine": machine(args.backend, threads=threads), "timer": ex.timer.kind if ex.timer else None,
             "runs": args.time_runs, "warmup": WARMUP,
             "calibration_ns": calibrate() if ex.timer and ex.timer.kind else None}
 
 
-def end_record(ex: Any, cases: int, failed: int) -> dict[str, Any]:
+def end_record(ex: Extractor, cases: int, failed: int) -> dict[str, Any]:
     record: dict[str, Any] = {"kind": "end", "finished_at": now(), "cases": cases, "failed_cases": failed}
     if ex.timer is not None and ex.timer.kind:
-        from .timing import calibrate
-
         record["calibration_end_ns"] = calibrate()  # the same loop after the run: did the load change meanwhile?
     return record
 
 
-def capture_command(ex: Any, root: pathlib.Path, argv: list[str], cwd: str | None, out: BundleWriter) -> int:
+def capture_command(ex: Extractor, root: pathlib.Path, argv: list[str], cwd: str | None, out: BundleWriter) -> int:
     """Capture mode: run the command, then write one case per origin (pytest test, or the whole command) holding
     the kernels first lowered there."""
-    from .capture import capture
-
     if cwd:
         os.chdir(cwd)
     hooks, command = capture(ex.tg, root, argv)
@@ -234,21 +282,17 @@ def capture_command(ex: Any, root: pathlib.Path, argv: list[str], cwd: str | Non
     return 0
 
 
-def find_root(args: argparse.Namespace) -> pathlib.Path | None:
+def find_root(args: argparse.Namespace) -> pathlib.Path:
     """The directory holding the target tinygrad/ package, put first on sys.path."""
     if args.tinygrad_root:
         root = pathlib.Path(args.tinygrad_root).resolve()
     else:
-        import importlib.util
-
         spec = importlib.util.find_spec("tinygrad")
         if spec is None or not spec.origin:
-            print("child: no tinygrad found: set PYTHONPATH to the dir holding tinygrad/", file=sys.stderr)
-            return None
+            raise UsageError("no tinygrad found: set PYTHONPATH to the dir holding tinygrad/")
         root = pathlib.Path(spec.origin).resolve().parent.parent
     if not (root / "tinygrad" / "__init__.py").is_file():
-        print(f"child: {root} does not hold a tinygrad/ package", file=sys.stderr)
-        return None
+        raise UsageError(f"{root} does not hold a tinygrad/ package")
     if str(root) not in [str(pathlib.Path(p).resolve()) for p in sys.path if p]:
         sys.path.insert(0, str(root))
     return root

@@ -15,7 +15,9 @@ tinygrad; nothing here runs a kernel in the extraction child itself (its state s
 
 from __future__ import annotations
 
+import array
 import contextlib
+import ctypes
 import errno
 import faulthandler
 import fcntl
@@ -28,6 +30,7 @@ import select
 import shutil
 import signal
 import statistics
+import struct
 import subprocess
 import sys
 import tempfile
@@ -543,8 +546,6 @@ def _waitpid_nohang(pid: int) -> tuple[bool, int]:
 
 def _die_with_parent() -> None:
     with contextlib.suppress(Exception):
-        import ctypes
-
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
@@ -570,9 +571,6 @@ def spread(ns: list[int]) -> float:
 def values(fmt: str, count: int) -> bytes:
     """`count` deterministic values of struct format `fmt`: small floats in [-1, 1), small non-negative integers
     (indexes stay in small buffers' bounds), alternating booleans."""
-    import array
-    import struct
-
     if fmt in ("f", "d"):
         return array.array(fmt, (((i * 7919) % 2000) / 1000.0 - 1.0 for i in range(count))).tobytes()
     if fmt == "e":
