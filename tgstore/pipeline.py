@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -10,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tgstore import tempdirs
+from tgstore.cases import case_names
 from tgstore.extract import child
 from tgstore.extract.runner import BUILTIN_CASES, Echo, ExtractionResult, run_extraction
 
@@ -24,15 +24,13 @@ class CaseFileError(ValueError):
 
 
 def read_case_names(case_files: list[Path]) -> list[str]:
-    """The case names defined in case files (module-level ``def case_<name>()``), read without running them."""
+    """The case names defined in case files (cases.case_names), or a CaseFileError naming the file that failed."""
     names = []
     for path in case_files:
         try:
-            tree = ast.parse(Path(path).read_text(), filename=str(path))
+            names += case_names(path)
         except (OSError, SyntaxError, ValueError) as exc:
             raise CaseFileError(f"cannot read the case file {path}: {exc}") from None
-        names += [node.name[len("case_"):] for node in tree.body
-                  if isinstance(node, ast.FunctionDef) and node.name.startswith("case_")]
     return names
 
 

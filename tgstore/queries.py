@@ -22,6 +22,7 @@ from typing import Any
 from sqlalchemy import Connection
 
 from tgstore.resources import QUERIES_DIR
+from tgstore.store.commits import resolve_commit
 
 _HEADER_LINE = re.compile(r"^--\s?(\w+):\s*(.*)$")
 _CONTINUATION = re.compile(r"^--\s{2,}(\S.*)$")
@@ -222,8 +223,6 @@ def resolve_commit_params(conn: Connection | sqlite3.Connection, query: Query, p
                           ) -> dict[str, Any]:
     """`params` with every tinygrad commit parameter (see is_commit_parameter) replaced by the full sha it names,
     so the CLI reports an unknown or ambiguous commit instead of returning no rows. Raises CommitNotFound."""
-    from tgstore.store.commits import resolve_commit
-
     resolved = dict(params)
     for parameter in query.parameters:
         value = resolved.get(parameter.name)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Annotated
 
@@ -66,8 +67,6 @@ def db_check(db: DbOption = Path("tgstore.db"),
              as_json: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False) -> None:
     """Check the database: SQLite's integrity and foreign-key checks, every JSON column valid, every view readable.
     Exits 1 if a problem is left (after --fix, if given)."""
-    import json
-
     from tgstore.db.repair import check_database
 
     engine = open_db(db, migrate=False, writer=fix)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import signal
+import stat
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -73,8 +75,6 @@ def command_echo(progress) -> Echo:
     """The captured command's output as it comes, a line at a time: its stdout to tgstore's stdout, its stderr to
     tgstore's stderr, each printed above the progress bar where that stream is the bar's terminal. tgstore's own
     progress and report stay on stderr."""
-    import sys
-
     lock = threading.Lock()
 
     def echo(stream: str, line: bytes) -> None:
@@ -400,8 +400,6 @@ def no_space(stderr: str) -> bool:
 def check_bundle_path(path: Path, option: str) -> None:
     """A bundle is written to a regular file (new or replaced), never a directory, device or pipe: the same rule
     `ingest --bundle` reads by."""
-    import stat
-
     try:
         mode = path.stat().st_mode
     except FileNotFoundError:

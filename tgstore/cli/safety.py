@@ -10,6 +10,7 @@ from typing import Any
 import typer
 
 from tgstore import settings
+from tgstore.cli.output import error
 
 
 def _click_class(name: str) -> type[Exception]:
@@ -54,8 +55,6 @@ class OneLineTyper(typer.Typer):
 
 
 def _exit_with(message: str, code: int = 1) -> None:
-    from tgstore.cli.output import error
-
     try:
         error(message)
     finally:

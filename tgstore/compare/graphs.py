@@ -10,7 +10,6 @@ such printings.
 from __future__ import annotations
 
 import difflib
-import hashlib
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -64,16 +63,3 @@ def same_structure(a: Sequence[Node], b: Sequence[Node]) -> bool:
 
 def structural_diff(a: Sequence[Node], b: Sequence[Node], label_a: str, label_b: str, context: int = 3) -> list[str]:
     return list(difflib.unified_diff(tree_lines(a), tree_lines(b), label_a, label_b, n=context, lineterm=""))
-
-
-def changed_nodes(a: Sequence[Node], b: Sequence[Node]) -> set[int]:
-    """Positions of `b`'s nodes whose subtree (by structure) has no equal in `a`: what a graph view highlights."""
-    def signatures(nodes: Sequence[Node]) -> list[str]:
-        sig: list[str] = []
-        for node in nodes:  # sources come first: a node's signature hashes its sources' signatures
-            sig.append(hashlib.sha1(json.dumps([node[0], node[1], node[2], [sig[s] for s in node[3]]]).encode())
-                       .hexdigest())
-        return sig
-
-    seen = set(signatures(a))
-    return {i for i, s in enumerate(signatures(b)) if s not in seen}

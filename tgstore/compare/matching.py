@@ -43,10 +43,6 @@ class Comparison:
     ghosts: set[int] = field(default_factory=set)  # positions in `merged` of removed nodes
     ghosts_left_out: int = 0
 
-    @property
-    def marked(self) -> int:
-        return len(self.added) + len(self.changed) + len(self.removed)
-
 
 def compare(old: Sequence[Node], new: Sequence[Node], max_ghosts: int = 400) -> Comparison:
     old_keys, new_keys = subtree_keys(old), subtree_keys(new)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import Connection, Engine
+from sqlalchemy.exc import DBAPIError
 
 # (table, column, nullable): every column tgstore writes JSON into
 JSON_COLUMNS = [("runs", "case_seconds", True), ("runs", "command", True), ("graphs", "nodes", False),
@@ -58,8 +59,6 @@ def check(conn: Connection) -> CheckReport:
 
 def unreadable_views(conn: Connection) -> dict[str, str]:
     """view -> the error reading every row of it gives (all rows: a bad value may be anywhere)."""
-    from sqlalchemy.exc import DBAPIError
-
     found = {}
     for (view,) in conn.exec_driver_sql("SELECT name FROM sqlite_master WHERE type = 'view' ORDER BY name").all():
         try:

@@ -41,6 +41,7 @@ from tgstore.git import Commit, GitError, checkout, clean_stale_worktrees, packa
 from tgstore.pipeline import ExtractionPlan, extract_bundle, ingest_result, record_failure
 from tgstore.store.ingest import ExtractionOutcome, StoredRun, copy_run
 from tgstore.store.rows import FAILED
+from tgstore.store.timings import this_machine, timed_commits
 
 # git's one-line errors are a sweep's (the CLI catches SweepError for both)
 SweepError = GitError
@@ -107,8 +108,6 @@ def ok_commits(engine: Engine, plan: ExtractionPlan) -> set[str]:
         wanted = plan.effective_renderers
         done = {sha for sha, *run in rows if StoredRun(*run).covers(wanted)}
         if plan.time:  # a timed sweep also needs this machine's timings of the commit
-            from tgstore.store.timings import this_machine, timed_commits
-
             done &= timed_commits(conn, plan.suite["hash"], plan.backend, this_machine(plan.backend))
         return done
 

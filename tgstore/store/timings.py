@@ -16,6 +16,7 @@ from sqlalchemy import Connection, insert, text
 
 from tgstore.bundle import Bundle
 from tgstore.db.models import KernelTiming, Machine, TimingSession
+from tgstore.extract.child.timing import codegen_thread_env, machine
 from tgstore.store.rows import get_or_create, insert_returning_id, kernel_rows
 
 
@@ -69,8 +70,6 @@ def store_timings(conn: Connection, bundle: Bundle, *, commit_id: int, suite_id:
 def this_machine(backend: str) -> str:
     """The fingerprint an extraction child started here will report: its environment is tgstore's own (the runner
     hands down no tinygrad settings; the child fixes the thread settings), whatever this shell has."""
-    from tgstore.extract.child.timing import codegen_thread_env, machine
-
     return machine(backend, codegen_thread_env({}))["fingerprint"]
 
 
