@@ -15,6 +15,7 @@ from sqlalchemy import Connection, text
 
 from tgstore.compare.names import mask_names
 from tgstore.compare.pyrender import canonical_pyrender
+from tgstore.compare.stage_diff import stage_diffs
 from tgstore.store.commits import CommitRow, resolve_commit
 
 WHAT = ("source", "ast", "all")
@@ -198,86 +199,117 @@ def diff_commits(conn: Connection, ref_a: str, ref_b: str, *, case: str | None =
     run_a, run_b, notes = choose_runs(conn, a, b, suite=suite, backend=backend)
     result = CommitDiff(a=a, b=b, run_a=run_a, run_b=run_b, what=what, notes=notes, ignore_names=ignore_names)
     if stages:
-        from tgstore.compare.stage_diff import stage_diffs
-
         result.stage_diffs = stage_diffs(conn, run_a.run_id, run_b.run_id, a.short, b.short, case=case,
                                          renderer=renderer, context=context)
-    cases_a, cases_b = _cases(conn, run_a.run_id), _cases(conn, run_b.run_id)
-    if case is not None:
-        if case not in cases_a and case not in cases_b:
-            raise DiffError(f"neither run has a case {case!r}; cases: {', '.join(sorted(set(cases_a) | set(cases_b)))}")
-        cases_a = {k: v for k, v in cases_a.items() if k == case}
-        cases_b = {k: v for k, v in cases_b.items() if k == case}
-    result.added_cases = sorted(set(cases_b) - set(cases_a))
-    result.removed_cases = sorted(set(cases_a) - set(cases_b))
-    result.compared_cases = sorted(set(cases_a) & set(cases_b))
-    items_a, items_b = _items(conn, run_a.run_id, case), _items(conn, run_b.run_id, case)
-    programs_a, programs_b = _programs(conn, run_a.run_id, case), _programs(conn, run_b.run_id, case)
-    if renderer is not None:
-        known = {r for progs in (*programs_a.values(), *programs_b.values()) for r in progs}
-        if renderer not in known:
-            raise DiffError(f"neither run has renderer {renderer!r}; renderers: {', '.join(sorted(known)) or 'none'}")
-    label_a, label_b = a.short, b.short
-    for side, label, progs in (("a", label_a, programs_a), ("b", label_b, programs_b)):
-        for per_item in progs.values():
-            for rend, prog in per_item.items():
-                if (prog["error"] or "").startswith(UNAVAILABLE) and rend not in result.skipped_renderers:
-                    reason = prog["error"][len(UNAVAILABLE):].strip().splitlines()[0][:160]
-                    result.skipped_renderers[rend] = f"unavailable at {side} ({label}): {reason}"
+    sides = _Sides(conn, result, case, renderer, context)
+    sides.match_cases()
+    sides.skip_unavailable_renderers()
     for name in result.compared_cases:
-        if cases_a[name] != cases_b[name]:
-            result.status_changes.append((name, cases_a[name], cases_b[name]))
-        positions = sorted({p for c, p in items_a if c == name} | {p for c, p in items_b if c == name})
+        sides.compare_case(name)
+    return result
+
+
+class _Sides:
+    """Both runs' cases, schedule items and programs (narrowed to one case and renderer if asked), compared into
+    `result` step by step."""
+
+    def __init__(self, conn: Connection, result: CommitDiff, case: str | None, renderer: str | None,
+                 context: int) -> None:
+        self.conn, self.result, self.renderer, self.context = conn, result, renderer, context
+        run_a, run_b = result.run_a.run_id, result.run_b.run_id
+        self.cases_a, self.cases_b = _cases(conn, run_a), _cases(conn, run_b)
+        if case is not None:
+            if case not in self.cases_a and case not in self.cases_b:
+                known = ", ".join(sorted(set(self.cases_a) | set(self.cases_b)))
+                raise DiffError(f"neither run has a case {case!r}; cases: {known}")
+            self.cases_a = {k: v for k, v in self.cases_a.items() if k == case}
+            self.cases_b = {k: v for k, v in self.cases_b.items() if k == case}
+        self.items_a, self.items_b = _items(conn, run_a, case), _items(conn, run_b, case)
+        self.programs_a, self.programs_b = _programs(conn, run_a, case), _programs(conn, run_b, case)
+        if renderer is not None:
+            known = {r for progs in (*self.programs_a.values(), *self.programs_b.values()) for r in progs}
+            if renderer not in known:
+                listed = ", ".join(sorted(known)) or "none"
+                raise DiffError(f"neither run has renderer {renderer!r}; renderers: {listed}")
+        self.label_a, self.label_b = result.a.short, result.b.short
+
+    def match_cases(self) -> None:
+        a, b = set(self.cases_a), set(self.cases_b)
+        self.result.added_cases, self.result.removed_cases = sorted(b - a), sorted(a - b)
+        self.result.compared_cases = sorted(a & b)
+
+    def skip_unavailable_renderers(self) -> None:
+        """A renderer that could not be built on either side is listed with why, not diffed."""
+        skipped = self.result.skipped_renderers
+        for side, label, progs in (("a", self.label_a, self.programs_a), ("b", self.label_b, self.programs_b)):
+            for per_item in progs.values():
+                for rend, prog in per_item.items():
+                    if (prog["error"] or "").startswith(UNAVAILABLE) and rend not in skipped:
+                        reason = prog["error"][len(UNAVAILABLE):].strip().splitlines()[0][:160]
+                        skipped[rend] = f"unavailable at {side} ({label}): {reason}"
+
+    def compare_case(self, name: str) -> None:
+        """The case's status, then its schedule items position by position: added or removed kernels, changed
+        ASTs and sources."""
+        if self.cases_a[name] != self.cases_b[name]:
+            self.result.status_changes.append((name, self.cases_a[name], self.cases_b[name]))
+        positions = sorted({p for c, p in self.items_a if c == name} | {p for c, p in self.items_b if c == name})
         for position in positions:
-            ia, ib = items_a.get((name, position)), items_b.get((name, position))
+            ia, ib = self.items_a.get((name, position)), self.items_b.get((name, position))
             if ia is None or ib is None:
                 item = ia or ib
                 assert item is not None
                 ref = KernelRef(name, position, item["kernel_name"], item["root_op"], item["node_count"])
-                (result.removed_kernels if ib is None else result.added_kernels).append(ref)
+                (self.result.removed_kernels if ib is None else self.result.added_kernels).append(ref)
                 continue
-            where = f"{name}[{position}]"
-            if what in ("ast", "all") and ia["kernel_hash"] != ib["kernel_hash"]:
-                texts_a, texts_b = _kernel_texts(conn, ia["kernel_id"]), _kernel_texts(conn, ib["kernel_id"])
-                if ignore_names:
-                    texts_a = tuple(mask_names(t, ia["kernel_name"]) for t in texts_a)
-                    texts_b = tuple(mask_names(t, ib["kernel_name"]) for t in texts_b)
-                # pyrender reads best; the AST text where pyrender is missing or the same on both sides
-                # (pyrender with its variables renumbered canonically: only real changes show)
-                pyrender_a, pyrender_b = (canonical_pyrender(t) if t else t for t in (texts_a[0], texts_b[0]))
-                kind, old, new = next(((k, x or "", y or "") for k, x, y in
-                                       (("pyrender", pyrender_a, pyrender_b), ("ast", texts_a[1], texts_b[1]))
-                                       if x and y and x != y), ("ast", texts_a[1] or "", texts_b[1] or ""))
-                if not (ignore_names and old == new):
-                    names = ia["kernel_name"] if ia["kernel_name"] == ib["kernel_name"] else \
-                        f"{ia['kernel_name']} -> {ib['kernel_name']}"
-                    title = (f"{where} {names or ia['root_op']}: AST changed "
-                             f"({ia['node_count']} -> {ib['node_count']} nodes)")
-                    lines = _unified(old, new, f"{label_a} {where} {kind}", f"{label_b} {where} {kind}", context)
-                    result.diffs.append(TextDiff(name, position, "ast", None, title, lines))
-            if what in ("source", "all"):
-                progs_a, progs_b = programs_a.get((name, position), {}), programs_b.get((name, position), {})
-                for rend in sorted(set(progs_a) | set(progs_b)):
-                    if (renderer is not None and rend != renderer) or rend in result.skipped_renderers:
-                        continue
-                    pa, pb = progs_a.get(rend), progs_b.get(rend)
-                    if pa is None or pb is None:
-                        side = label_a if pb is None else label_b
-                        result.notes.append(f"{where}: renderer {rend} only at {side}")
-                        continue
-                    if pa["source_hash"] == pb["source_hash"] and pa["error"] == pb["error"]:
-                        continue
-                    old = _blob_text(conn, pa["source_hash"]) or f"/* no source: {pa['error'] or '?'} */"
-                    new = _blob_text(conn, pb["source_hash"]) or f"/* no source: {pb['error'] or '?'} */"
-                    if ignore_names:
-                        old, new = mask_names(old, pa["kernel_name"]), mask_names(new, pb["kernel_name"])
-                        if old == new:
-                            continue
-                    title = f"{where} {pb['kernel_name'] or pa['kernel_name'] or ''}: {rend} source changed".replace(
-                        "  ", " ")
-                    lines = _unified(old, new, f"{label_a} {where} {rend}", f"{label_b} {where} {rend}", context)
-                    result.diffs.append(TextDiff(name, position, "source", rend, title, lines))
-    return result
+            if self.result.what in ("ast", "all") and ia["kernel_hash"] != ib["kernel_hash"]:
+                self.diff_ast(name, position, ia, ib)
+            if self.result.what in ("source", "all"):
+                self.diff_sources(name, position)
+
+    def diff_ast(self, name: str, position: int, ia: dict[str, Any], ib: dict[str, Any]) -> None:
+        where = f"{name}[{position}]"
+        texts_a, texts_b = _kernel_texts(self.conn, ia["kernel_id"]), _kernel_texts(self.conn, ib["kernel_id"])
+        if self.result.ignore_names:
+            texts_a = tuple(mask_names(t, ia["kernel_name"]) for t in texts_a)
+            texts_b = tuple(mask_names(t, ib["kernel_name"]) for t in texts_b)
+        # pyrender reads best; the AST text where pyrender is missing or the same on both sides
+        # (pyrender with its variables renumbered canonically: only real changes show)
+        pyrender_a, pyrender_b = (canonical_pyrender(t) if t else t for t in (texts_a[0], texts_b[0]))
+        kind, old, new = next(((k, x or "", y or "") for k, x, y in
+                               (("pyrender", pyrender_a, pyrender_b), ("ast", texts_a[1], texts_b[1]))
+                               if x and y and x != y), ("ast", texts_a[1] or "", texts_b[1] or ""))
+        if self.result.ignore_names and old == new:
+            return
+        names = ia["kernel_name"] if ia["kernel_name"] == ib["kernel_name"] else \
+            f"{ia['kernel_name']} -> {ib['kernel_name']}"
+        title = f"{where} {names or ia['root_op']}: AST changed ({ia['node_count']} -> {ib['node_count']} nodes)"
+        lines = _unified(old, new, f"{self.label_a} {where} {kind}", f"{self.label_b} {where} {kind}", self.context)
+        self.result.diffs.append(TextDiff(name, position, "ast", None, title, lines))
+
+    def diff_sources(self, name: str, position: int) -> None:
+        where = f"{name}[{position}]"
+        progs_a, progs_b = self.programs_a.get((name, position), {}), self.programs_b.get((name, position), {})
+        for rend in sorted(set(progs_a) | set(progs_b)):
+            if (self.renderer is not None and rend != self.renderer) or rend in self.result.skipped_renderers:
+                continue
+            pa, pb = progs_a.get(rend), progs_b.get(rend)
+            if pa is None or pb is None:
+                side = self.label_a if pb is None else self.label_b
+                self.result.notes.append(f"{where}: renderer {rend} only at {side}")
+                continue
+            if pa["source_hash"] == pb["source_hash"] and pa["error"] == pb["error"]:
+                continue
+            old = _blob_text(self.conn, pa["source_hash"]) or f"/* no source: {pa['error'] or '?'} */"
+            new = _blob_text(self.conn, pb["source_hash"]) or f"/* no source: {pb['error'] or '?'} */"
+            if self.result.ignore_names:
+                old, new = mask_names(old, pa["kernel_name"]), mask_names(new, pb["kernel_name"])
+                if old == new:
+                    continue
+            title = f"{where} {pb['kernel_name'] or pa['kernel_name'] or ''}: {rend} source changed".replace("  ", " ")
+            lines = _unified(old, new, f"{self.label_a} {where} {rend}", f"{self.label_b} {where} {rend}",
+                             self.context)
+            self.result.diffs.append(TextDiff(name, position, "source", rend, title, lines))
 
 
 def summary_line(diff: CommitDiff) -> str:
