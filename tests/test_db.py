@@ -115,6 +115,7 @@ def test_second_writer_waits_for_the_first(tmp_path):
         assert {r[0] for r in conn.execute(text("SELECT name FROM cases"))} == {"held", "waited"}
 
 
+@pytest.mark.slow  # a dozen CLI processes
 def test_db_commands_create_migrate_and_report(tmp_path):
     import subprocess
     import sys
@@ -212,3 +213,25 @@ def view_rows(db):
     with sqlite3.connect(db) as conn:
         return {v: sorted(repr(row[1:]) for row in conn.execute(f"SELECT * FROM {v}"))
                 for v in ["v_kernels", "v_sources", "v_pattern_matches"]}
+
+
+def test_a_run_records_the_code_that_stored_it(tmp_path):
+    """0019's runs.code_hash: the hash of tgstore's code (its .py files, queries and migrations) that stored the run,
+    which is how tests/readme_db.py tells a stale README database (a content hash, not a file time)."""
+    from sample_bundles import bundle_a, write_bundle
+
+    from tgstore.bundle import read_bundle
+    from tgstore.resources import PACKAGE_DIR, code_hash
+    from tgstore.store.ingest import ingest_bundle
+
+    engine = open_engine(tmp_path / "t.db")
+    upgrade(engine)
+    ingest_bundle(engine, read_bundle(write_bundle(tmp_path / "a.jsonl", bundle_a())))
+    with engine.connect() as conn:
+        stored = conn.execute(text("SELECT code_hash FROM runs")).scalars().all()
+    assert stored == [code_hash()] and len(stored[0]) == 64
+    (PACKAGE_DIR / "__init__.py").touch()  # a file time is no change
+    code_hash.cache_clear()
+    assert code_hash() == stored[0]
+    downgrade(engine, "0014")
+    assert "code_hash" not in {row[1] for row in sqlite3.connect(tmp_path / "t.db").execute("PRAGMA table_info(runs)")}

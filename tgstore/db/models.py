@@ -110,6 +110,7 @@ class Run(Base):
     finished_at: Mapped[str | None] = mapped_column(String(40))
     ingested_at: Mapped[str] = mapped_column(String(40))
     tgstore_version: Mapped[str] = mapped_column(String(40))
+    code_hash: Mapped[str | None] = mapped_column(String(64))  # resources.code_hash() of the code that stored it
     bundle_version: Mapped[int | None] = mapped_column(Integer)
     debug_level: Mapped[int | None] = mapped_column(Integer)
     python: Mapped[str | None] = mapped_column(String(40))

@@ -22,6 +22,7 @@ from sqlalchemy import Connection, Engine, delete, insert, select, update
 from tgstore import __version__
 from tgstore.bundle import Bundle, BundleError
 from tgstore.db.models import Run, RunMissing, Suite, TinygradCommit
+from tgstore.resources import code_hash
 from tgstore.store.commits import rank_commits, to_utc, version_key
 from tgstore.store.content import ContentStore, canonical_json, content_hash, document_hash, sha256_text
 from tgstore.store.rows import (
@@ -569,7 +570,8 @@ def store_bundle(conn: Connection, bundle: Bundle, *, outcome: ExtractionOutcome
         conn, Run, commit_id=commit_id, suite_id=suite_id, backend=backend,
         renderers=",".join([*header["renderers"], *carried.renderers]), is_current=current,
         status=status, started_at=header.get("started_at"), finished_at=(bundle.end or {}).get("finished_at"),
-        ingested_at=now_iso(), tgstore_version=__version__, bundle_version=header["bundle_version"],
+        ingested_at=now_iso(), tgstore_version=__version__, code_hash=code_hash(),
+        bundle_version=header["bundle_version"],
         debug_level=header.get("debug_level"), python=header.get("python"), tinygrad_path=tinygrad.get("path"),
         features_blob_id=features, error="; ".join(errors) or None,
         stderr=(outcome.stderr[-STDERR_KEEP:] if outcome and outcome.stderr else None),
@@ -610,14 +612,15 @@ def record_failed_run(engine: Engine, *, sha: str, tree_hash: str, version: str 
         suite_id = get_or_create(conn, Suite, {"hash": suite_hash}, {"name": suite_name})
         run_id = insert_returning_id(
             conn, Run, commit_id=commit_id, suite_id=suite_id, backend=backend, renderers=",".join(renderers),
-            status=status, is_current=current, ingested_at=now_iso(), tgstore_version=__version__, error=error,
+            status=status, is_current=current, ingested_at=now_iso(), tgstore_version=__version__,
+            code_hash=code_hash(), error=error,
             stderr=outcome.stderr[-STDERR_KEEP:] if outcome.stderr else None)
         return IngestReport(run_id, sha, status, 0, 0, 0, kept_run_id=None if current else existing.id
                             if existing else None, error=error)
 
 
 # the run columns copy_run takes from its source run (the rest say when and from where the copy was made)
-COPIED = ("suite_id", "backend", "renderers", "status", "started_at", "finished_at", "tgstore_version",
+COPIED = ("suite_id", "backend", "renderers", "status", "started_at", "finished_at", "tgstore_version", "code_hash",
           "bundle_version", "debug_level", "python", "features_blob_id", "error", "stderr", "pattern_set_id",
           "case_set_id", "case_seconds", "command")
 
