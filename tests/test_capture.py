@@ -121,6 +121,7 @@ def test_capture_without_a_command_is_one_line(tmp_path):
     assert not (tmp_path / "t.db").exists()
 
 
+@pytest.mark.slow  # two CLI processes
 def test_suites_lists_the_builtin_suites_with_case_counts():
     proc = tgstore("suites", "--json")
     assert proc.returncode == 0, proc.stderr

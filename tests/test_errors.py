@@ -15,6 +15,9 @@ from cli import TGSTORE, tgstore
 from sample_bundles import SHA_A, bundle_a, bundle_b, write_bundle
 from slack import generous
 
+# each case runs the CLI in a fresh process (seconds apiece on a busy machine): the fast tier leaves them out
+pytestmark = pytest.mark.slow
+
 
 def one_line_error(proc: subprocess.CompletedProcess[str], *words: str) -> str:
     """The command failed with exit status 1 and said so in one line starting `error:` that has `words`."""

@@ -195,6 +195,7 @@ def case_last():
 '''
 
 
+@pytest.mark.slow  # extracts with a real tinygrad
 def test_error_case_continues(tmp_path: Path) -> None:
     cases = tmp_path / "mine.py"
     cases.write_text(CASES_WITH_ERROR)
@@ -220,6 +221,7 @@ def test_error_case_continues(tmp_path: Path) -> None:
     assert recs[-1]["failed_cases"] == 2
 
 
+@pytest.mark.slow  # extracts with a real tinygrad
 def test_deterministic(tmp_path: Path) -> None:
     cases = tmp_path / "small.py"
     cases.write_text(
@@ -243,6 +245,7 @@ def test_deterministic(tmp_path: Path) -> None:
     assert stable(tmp_path / "a.jsonl") == stable(tmp_path / "b.jsonl")
 
 
+@pytest.mark.slow  # extracts with a real tinygrad
 def test_hanging_child_times_out(tmp_path: Path) -> None:
     cases = tmp_path / "hang.py"
     cases.write_text("import time\n\ndef case_hang():\n    time.sleep(120)\n")
@@ -255,6 +258,7 @@ def test_hanging_child_times_out(tmp_path: Path) -> None:
     assert recs[0]["kind"] == "header" and recs[-1]["kind"] != "end"
 
 
+@pytest.mark.slow  # extracts with a real tinygrad
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux-only")
 def test_child_dies_with_a_killed_parent(tmp_path: Path) -> None:
     """The child runs in its own session (a terminal's Ctrl-C must not reach it mid-write), so only
@@ -304,6 +308,7 @@ def test_bad_tinygrad_path(tmp_path: Path) -> None:
     assert resolve_tinygrad_root(root / "tinygrad") == root
 
 
+@pytest.mark.slow  # extracts with a real tinygrad
 def test_progress_reports_each_case_as_it_lands(tmp_path: Path) -> None:
     cases = tmp_path / "slow.py"
     cases.write_text("import time\nfrom tinygrad import Tensor\n\n"
@@ -317,6 +322,7 @@ def test_progress_reports_each_case_as_it_lands(tmp_path: Path) -> None:
     assert seen == [f"c{i}" for i in range(len(seen))] and len(seen) >= 3
 
 
+@pytest.mark.slow  # extracts with a real tinygrad
 def test_a_finished_extraction_does_not_wait_for_what_tinygrad_left_running(tmp_path: Path) -> None:
     """Some tinygrad commits hang at interpreter exit (an atexit hook, a thread); once the bundle's end record is
     written the child leaves at once, so the run is ok rather than a timeout."""

@@ -203,6 +203,7 @@ def test_a_raising_case_is_recorded_and_the_run_goes_on(tmp_path, tinygrad_relea
     assert "broken on purpose" in cases_rows[1][2]
 
 
+@pytest.mark.slow  # several CLI processes
 def test_bad_inputs_give_clear_errors_and_write_nothing(tmp_path):
     db = tmp_path / "t.db"
     bad_path = subprocess.run([*TGSTORE, "ingest", "--db", str(db), "--tinygrad", str(tmp_path / "nope")],
@@ -272,6 +273,7 @@ def test_a_run_is_reused_only_when_it_rendered_what_is_asked(tmp_path, tinygrad_
     assert {r for (r,) in rows(tmp_path / "t.db", "SELECT DISTINCT renderer FROM programs")} == {"C", "LLVM"}
 
 
+@pytest.mark.slow  # several CLI processes
 def test_a_locked_database_is_a_clear_error_and_loses_nothing(tmp_path):
     from sample_bundles import bundle_a, write_bundle
 
@@ -330,6 +332,7 @@ def test_a_checkout_is_keyed_by_commit_and_local_changes_by_tree(tmp_path, tinyg
         (sha, "tinygrad as released"), (edited.commit, "tinygrad as released")]
 
 
+@pytest.mark.slow  # several CLI processes
 def test_tgstore_never_imports_tinygrad_itself(tmp_path):
     """Extraction happens in a child process: ingesting (and the CLI around it) leaves tinygrad out of tgstore's own
     process, so one commit's import cannot leak into the next."""

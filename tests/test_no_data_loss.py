@@ -129,6 +129,7 @@ def test_unknown_names_are_refused_before_anything_runs(tmp_path: Path, real_bun
     assert tgstore("ingest", "--db", fresh, *options).returncode == 1 and not fresh.exists()
 
 
+@pytest.mark.slow  # a sweep
 def test_a_sweep_refuses_a_backend_no_commit_has(tmp_path: Path) -> None:
     repo = Path("/work/tinygrad")
     if not (repo / ".git").exists():

@@ -10,6 +10,7 @@ import tomllib
 from pathlib import Path
 
 import httpx
+import pytest
 from slack import generous
 from web_server import free_port
 
@@ -30,6 +31,7 @@ def test_every_package_of_the_tree_is_listed_in_pyproject() -> None:
     assert sorted(p.name for p in (ROOT / "queries").glob("*.sql")) and data["tgstore.sql"] == ["*.sql"]
 
 
+@pytest.mark.slow  # builds a wheel and a virtual environment
 def test_the_wheel_installs_and_works_from_another_directory(tmp_path: Path) -> None:
     """`pip install` of the built wheel (not editable) into a fresh venv: ingest, query and serve from elsewhere find
     their migrations, queries, templates and static files inside the package."""

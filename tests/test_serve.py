@@ -120,6 +120,7 @@ def test_serves_read_only_while_an_ingest_writes(server: Server, tmp_path: Path)
     assert server.get(f"/{db}/commits.json", _shape="array").json()[0]["version"] == "0.15.0"
 
 
+@pytest.mark.slow  # headless Chromium
 def test_screenshot_of_a_source_page(server: Server, tmp_path: Path) -> None:
     if not chromium_available():
         pytest.skip("chromium is not installed")
