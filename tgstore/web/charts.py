@@ -3,6 +3,7 @@ count, kernel count, pattern matches, node count per pass, and kernel run times 
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from dataclasses import dataclass, field
 from html import escape
@@ -118,8 +119,6 @@ def pass_node_points(conn: sqlite3.Connection, case: str, renderer: str) -> tupl
     has; each distinct case result read
     once; on a long history only the runs next to a change of result are listed (keep_changes would leave the
     others out: equal results have equal counts), so the work follows the changes, not the commits."""
-    import json
-
     runs = conn.execute(PASS_NODES_RUNS, {"case": case}).fetchall()
     total = len(runs)
     if len(runs) > ALL_POINTS_UP_TO:

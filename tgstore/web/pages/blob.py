@@ -1,0 +1,45 @@
+"""A stored text (/-/blob/<hash>): source, pyrender, AST, DEBUG output, whole and highlighted, a page at a time;
+where a table's truncated cell links."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import quote
+
+from datasette.utils.asgi import Response
+from markupsafe import Markup
+
+from tgstore.web.base import database, not_found, render
+from tgstore.web.cells import code_block
+
+BLOB_LINES, BLOB_CHARS = 500, 60_000  # a page of a stored text (a model's DEBUG output runs to megabytes)
+
+
+async def blob(datasette: Any, request: Any) -> Response:
+    digest = request.url_vars["hash"]
+    db = database(datasette)
+    found = await db.execute_fn(lambda conn: conn.execute("SELECT text FROM blobs WHERE hash = ?", (digest,))
+                                .fetchone())
+    if found is None:
+        return await not_found(datasette, request, f"no stored text has the hash {digest}")
+    language = request.args.get("language") or None
+    lines = found[0].splitlines(keepends=True)
+    start = int(request.args["start"]) if (request.args.get("start") or "").isdigit() else 0
+    start = min(start, max(0, len(lines) - 1))
+    end, size = start, 0
+    while end < len(lines) and end - start < BLOB_LINES and size < BLOB_CHARS:  # a page of a long text
+        size += len(lines[end])
+        end += 1
+    message = ""
+    if start > 0 or end < len(lines):
+        here = datasette.urls.path(f"/-/blob/{digest}")
+        extra = f"&language={quote(language)}" if language else ""
+        parts = [f"lines {start + 1}–{end} of {len(lines)}"]
+        if start > 0:
+            parts.insert(0, f'<a class="tgstore-prev" href="{here}?start={max(0, start - BLOB_LINES)}{extra}">← '
+                            "previous</a>")
+        if end < len(lines):
+            parts.append(f'<a class="tgstore-next" href="{here}?start={end}{extra}">next →</a>')
+        message = Markup(" · ".join(parts))
+    return await render(datasette, request, "tgstore_message.html", {
+        "title": f"text {digest[:12]}", "message": message, "body": code_block("".join(lines[start:end]), language)})
