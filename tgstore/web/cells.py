@@ -92,6 +92,8 @@ class CellRenderer:
         keys = _keys(row)
         if column == "sha" and isinstance(value, str) and len(value) > 12:
             return Markup(link(self.view("v_runs", sha=value), short_sha(value), value, "tgstore-sha"))
+        if is_svod(table) and column in ("run_id", "case") or column == "svod_run":
+            return self.svod_links(row, value, column, table)
         if column == "run_id" and isinstance(value, int):
             return Markup(link(self.view("v_run_cases", run_id=value), str(value), "this run's cases"))
         run_id = _get(row, "run_id")
@@ -99,7 +101,10 @@ class CellRenderer:
             return Markup(link(self.view("v_kernels", run_id=run_id, case=value), value, "this case's kernels"))
         if column == "position" and isinstance(value, int) and run_id is not None and "case" in keys:
             case = _get(row, "case")
-            parts = [str(value)]
+            parts = [str(value), link(self.route_url("/-/kernel?" + urlencode(
+                {k: v for k, v in {"case": case, "kernel": value, "commit": _get(row, "sha"),
+                                   "renderer": _get(row, "renderer")}.items() if v is not None})),
+                "workbench", "this kernel's passes, graph, rewrite steps and source", "tgstore-workbench-link")]
             if table != "v_sources":
                 parts.append(link(self.view("v_sources", run_id=run_id, case=case, position=value), "source"))
             if table != "v_passes":
@@ -113,6 +118,21 @@ class CellRenderer:
             return self.pass_links(row, value, run_id)
         return None
 
+    def svod_links(self, row: Any, value: Any, column: str, table: str | None) -> Markup | None:
+        """In Svod's tables a run is a Svod run (svod_runs), never tinygrad's run of the same number: its number
+        links to the case's parity page (or the Svod run's row), the case to its parity page."""
+        case = _get(row, "case")
+        if column == "case" and isinstance(value, str):
+            return Markup(link(self.route_url("/-/parity?" + urlencode({"case": value})), value,
+                               "Svod against tinygrad for this case", "tgstore-parity-link"))
+        if not isinstance(value, int):
+            return None
+        if isinstance(case, str):
+            return Markup(link(self.route_url("/-/parity?" + urlencode({"case": case, "svod_run": value})),
+                               str(value), "this Svod run against tinygrad, stage by stage", "tgstore-svod-run"))
+        return Markup(link(f"{self.table_url('svod_runs')}/{value}", str(value), "this Svod output",
+                           "tgstore-svod-run"))
+
     def pass_links(self, row: Any, name: str, run_id: int) -> Markup:
         """A pass: its graph in its kernel's pipeline (previous / next, what it changed) and its rewrite steps."""
         where = urlencode({k: v for k, v in {"run": run_id, "case": _get(row, "case"), "kernel": _get(row, "position"),
@@ -123,6 +143,10 @@ class CellRenderer:
                  if isinstance(graph_hash, str) and HASH.match(graph_hash) else str(escape(name))]
         parts.append(link(self.route_url(f"/-/rewrites?{where}"), "steps", "the rewrite steps inside this pass"))
         return Markup(" · ".join(parts))
+
+
+def is_svod(table: str | None) -> bool:
+    return bool(table) and table.startswith(("svod_", "v_svod_"))
 
 
 def first(renderers: Any) -> str | None:

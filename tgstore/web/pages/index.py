@@ -13,6 +13,28 @@ from tgstore.web import charts
 from tgstore.web.base import database, render
 from tgstore.web.metadata import TABLES
 
+# Each case at its newest stored commit: its kernels (schedule items a renderer lowers), status, and whether Svod
+# output is stored for it. The home page lists them, each kernel a link to its workbench.
+CASES_SQL = """
+WITH latest AS (
+  SELECT rc.case_id, rc.case_result_id, rc.status, c.sha, c.version,
+         row_number() OVER (PARTITION BY rc.case_id ORDER BY c.history_rank DESC, rc.run_id DESC) AS n
+  FROM run_cases rc JOIN runs r ON r.id = rc.run_id AND r.is_current = 1 JOIN tinygrad_commits c ON c.id = r.commit_id
+)
+SELECT k.name, l.status, l.sha, l.version, cr.kernel_count,
+       (SELECT group_concat(si.position) FROM (SELECT position FROM schedule_items WHERE case_result_id = cr.id
+          AND root_op = 'SINK' ORDER BY position) si) AS kernels,
+       (SELECT count(*) FROM svod_runs s WHERE s.case_id = k.id) AS svod_runs
+FROM latest l JOIN cases k ON k.id = l.case_id JOIN case_results cr ON cr.id = l.case_result_id
+WHERE l.n = 1 ORDER BY k.name"""
+KERNEL_LINKS = 16  # kernel links per case row; a model case has hundreds (its kernels view lists them all)
+
+
+def case_rows(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    return [{"case": name, "status": status, "sha": sha, "version": version, "kernel_count": count,
+             "kernels": [int(k) for k in (kernels or "").split(",") if k], "svod_runs": svod}
+            for name, status, sha, version, count, kernels, svod in conn.execute(CASES_SQL)]
+
 
 async def index(datasette: Any, request: Any) -> Response:
     """The index leads with what an engineer asks: views, canned queries, charts, a diff form, recent commits."""
@@ -25,7 +47,7 @@ async def index(datasette: Any, request: Any) -> Response:
                                    "SELECT 'runs', count(*) FROM runs WHERE is_current UNION ALL "
                                    "SELECT 'kernels', count(*) FROM kernels UNION ALL "
                                    "SELECT 'cases', count(*) FROM cases").fetchall())
-        return {"commits": commits, "counts": counts, "cases": charts.cases(conn)}
+        return {"commits": commits, "counts": counts, "cases": charts.cases(conn), "case_rows": case_rows(conn)}
 
     data = await db.execute_fn(read)
     queries = [(name, q.title or name, q.description or "") for name, q in load_queries().items()]
@@ -34,4 +56,5 @@ async def index(datasette: Any, request: Any) -> Response:
     tables = [(name, spec.get("title", name)) for name, spec in TABLES.items()
               if not name.startswith("v_") and not spec.get("hidden")]
     return await render(datasette, request, "tgstore_index.html", {
-        "views": views, "queries": queries, "tables": tables, "metrics": charts.METRICS, **data})
+        "views": views, "queries": queries, "tables": tables, "metrics": charts.METRICS,
+        "kernel_links": KERNEL_LINKS, **data})

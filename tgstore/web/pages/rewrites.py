@@ -9,7 +9,6 @@ import sqlite3
 from typing import Any
 
 from datasette.utils.asgi import Response
-from markupsafe import Markup
 
 from tgstore.rewrites import PassSteps, case_steps
 from tgstore.web.base import database, not_found, reader_engine, render
