@@ -5,7 +5,7 @@ linearized UOps and the canonical documents; the renderers and neighbouring comm
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlencode
 
@@ -46,7 +46,7 @@ class Where:
     """The page's address: case, kernel position, commit (as given), renderer, selected pass and step."""
 
     case: str
-    kernel: int
+    kernel: int | None  # None: the case's first kernel that a renderer lowered
     commit: str | None = None
     renderer: str | None = None
     pass_position: int | None = None
@@ -163,6 +163,9 @@ def load(conn: sqlite3.Connection, where: Where) -> Workbench:
     commits = case_commits(conn, where.case)
     commit, run_id = _commit(conn, where, commits)
     kernels = conn.execute(KERNELS_SQL, (run_id, where.case)).fetchall()
+    if where.kernel is None:
+        first = next((k for k in kernels if k[3] == "SINK"), kernels[0] if kernels else None)
+        where = replace(where, kernel=first[0] if first else 0)
     found = next((k for k in kernels if k[0] == where.kernel), None)
     if found is None:
         raise WorkbenchError(f"case {where.case!r} at {commit.version or commit.short} has no kernel {where.kernel}; "

@@ -32,7 +32,14 @@ async def chart(datasette: Any, request: Any) -> Response:
             **context, "chart": data, "panels": charts.small_multiples(data), "only": only,
             "series_url": lambda name: "/-/chart?" + urlencode({"metric": metric, "case": case, "renderer": renderer,
                                                                  "series": name})})
-    svg = charts.render(data, lambda run_id: f"{run_cases}?{urlencode({'run_id': run_id, 'case': case})}")
+    hint = charts.empty_hint(data)
+    if hint:
+        return await render(datasette, request, "tgstore_chart.html", {**context, "chart": data, "hint": hint})
+    shas = {run_id: sha for run_id, sha, _version in data.commits}
+    # a point opens the case's kernel workbench at that commit (the kernels view for a case-wide metric)
+    svg = charts.render(data, lambda run_id: datasette.urls.path("/-/kernel?" + urlencode(
+        {"case": case, "commit": shas[run_id], "renderer": renderer})) if metric in ("uops", "pass_nodes")
+        else f"{run_cases}?{urlencode({'run_id': run_id, 'case': case})}")
     return await render(datasette, request, "tgstore_chart.html", {
         **context, "svg": Markup(svg), "chart": data, "only": only,
         "all_url": "/-/chart?" + urlencode({"metric": metric, "case": case, "renderer": renderer})})

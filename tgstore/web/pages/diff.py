@@ -48,7 +48,7 @@ async def diff(datasette: Any, request: Any) -> Response:
     except (DiffError, CommitNotFound) as exc:
         return await render(datasette, request, "tgstore_diff.html", {**context, "error": str(exc)}, 400)
     base = {k: v for k, v in (("a", a), ("b", b), ("case", case), ("renderer", renderer or "")) if v}
-    found = diffpage.sections(result)
+    found = diffpage.sections(result, diffsummary.label(result.a), diffsummary.label(result.b))
     if wanted:
         start = int(request.args.get("start") or 0) if (request.args.get("start") or "0").isdigit() else 0
         if request.args.get("fragment"):

@@ -46,7 +46,11 @@ async def graph(datasette: Any, request: Any) -> Response:
                     "steps_url": datasette.urls.path(ctx.steps_url(current)) if current and current.has_steps
                     else None, "index": [p.position for p in ctx.passes].index(ctx.key.position) + 1,
                     "count": len(ctx.passes),
-                    "commit": f"{loaded.commit[1] or short_sha(loaded.commit[0])}" if loaded.commit else None}
+                    "commit": f"{loaded.commit[1] or short_sha(loaded.commit[0])}" if loaded.commit else None,
+                    "workbench_url": datasette.urls.path("/-/kernel?" + urlencode(
+                        {"case": ctx.key.case, "kernel": ctx.key.kernel, "commit": loaded.commit[0],
+                         "renderer": ctx.key.renderer, "pass": ctx.key.position}))
+                    if ctx.key.kernel is not None and loaded.commit else None}
     here = request.path + "?" + urlencode([(k, request.args.get(k)) for k in request.args if k != "fold"])
     inline = len(drawn.svg) <= INLINE_SVG_BYTES
     svg_url = datasette.urls.path(f"/-/graph/{digest}.svg") + (f"?{request.query_string}" if request.query_string

@@ -35,7 +35,7 @@ def read(path: str, where: Where) -> tuple[Workbench, PassSteps | None, Any, Any
         bench = load(raw, where)
         selected, steps = bench.selected, None
         if selected is not None and selected.has_steps:
-            found = case_steps(conn, bench.run_id, where.case, kernel=where.kernel, renderer=bench.renderer,
+            found = case_steps(conn, bench.run_id, where.case, kernel=bench.where.kernel, renderer=bench.renderer,
                                pass_position=selected.position, trace_of=selected.position)
             passes = [p for k in found for p in k.passes]
             steps = passes[0] if passes else None
@@ -50,7 +50,7 @@ async def kernel(datasette: Any, request: Any) -> Response:
     if not case:
         return await not_found(datasette, request, "the kernel workbench needs a case and a kernel: follow a link "
                                "from the home page's case list or a kernel row")
-    where = Where(case, int_arg(request, "kernel", 0) or 0, (request.args.get("commit") or "").strip() or None,
+    where = Where(case, int_arg(request, "kernel"), (request.args.get("commit") or "").strip() or None,
                   (request.args.get("renderer") or "").strip() or None, int_arg(request, "pass"),
                   int_arg(request, "step"))
     try:
@@ -69,6 +69,7 @@ async def kernel(datasette: Any, request: Any) -> Response:
     if steps is not None and steps.steps:
         index = where.step if where.step is not None and 0 <= where.step < len(steps.steps) else None
         step = steps.steps[index] if index is not None else None
+    where = bench.where
     source, language = readable_source(bench.renderer, bench.source)
     shown = source[:SOURCE_CHARS] if source is not None else None
     families = sorted({layout.family(str(n[0])) for n in graph.nodes}) if graph else []
@@ -77,7 +78,7 @@ async def kernel(datasette: Any, request: Any) -> Response:
         pass_diff = datasette.urls.path("/-/passdiff?" + _query(case=case, kernel=where.kernel, a=bench.older.label,
                                                                  b=bench.commit_label, renderer=bench.renderer))
     return await render(datasette, request, "tgstore_kernel.html", {
-        "bench": bench, "where": where, "url": lambda **kw: datasette.urls.path(bench.where.url(**kw)),
+        "bench": bench, "where": bench.where, "url": lambda **kw: datasette.urls.path(bench.where.url(**kw)),
         "steps": steps, "step_list": steps.steps[:STEPS_LISTED] if steps else [], "step": step,
         "before_svg": subgraph_svg(step.before if step else None),
         "after_svg": subgraph_svg(step.after if step else None),

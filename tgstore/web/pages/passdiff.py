@@ -11,9 +11,11 @@ from typing import Any
 from urllib.parse import urlencode
 
 from datasette.utils.asgi import Response
+from markupsafe import Markup
 
 from tgstore.compare.passes import align, first_difference
 from tgstore.web.base import database, int_arg, not_found, reader_engine, render
+from tgstore.web.charts import passes_overlaid
 from tgstore.web.workbench import Where, WorkbenchError, case_commits, load
 
 
@@ -57,8 +59,14 @@ async def passdiff(datasette: Any, request: Any) -> Response:
         return datasette.urls.path("/-/passdiff?" + urlencode({k: v for k, v in params.items() if v is not None}))
 
     label_a, label_b = side_a.commit_label, side_b.commit_label
+    aligned = found["aligned"]
+    chart = passes_overlaid(f"Nodes after each pass: {case}[{kernel}] {side_b.renderer}",
+                            [p.name for p in aligned], {
+                                label_a: [p.a.node_count if p.a else None for p in aligned],
+                                label_b: [p.b.node_count if p.b else None for p in aligned]}) if aligned else None
     return await render(datasette, request, "tgstore_passdiff.html", {
-        **found, "case": case, "kernel": kernel, "label_a": label_a, "label_b": label_b, "here": here,
+        **found, "chart": Markup(chart) if chart else None, "case": case, "kernel": kernel, "label_a": label_a,
+        "label_b": label_b, "here": here,
         "bench_a": lambda p: datasette.urls.path(side_a.where.url(commit=label_a, renderer=side_a.renderer,
                                                                   pass_position=p.position)),
         "bench_b": lambda p: datasette.urls.path(side_b.where.url(commit=label_b, renderer=side_b.renderer,
