@@ -5,13 +5,17 @@ small (a few KB per changed case) and quick whatever the suite."""
 from __future__ import annotations
 
 import re
+import sqlite3
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import Connection, text
 
+from tgstore.compare.eras import normalized, spelling_hash
 from tgstore.diff import _cases, _items, _programs, choose_runs
 from tgstore.history import CommitRow, resolve_commit
+from tgstore.web.graphs import find_graph
 
 PASS_LISTS_SQL = """
 SELECT k.name AS "case", si.position, p.renderer, p.pass_list_id
@@ -31,6 +35,8 @@ class CaseChange:
     kernels_removed: int = 0
     sources: dict[str, int] = field(default_factory=dict)  # renderer -> kernels whose source changed
     passes: dict[str, int] = field(default_factory=dict)  # renderer -> kernels whose pass list changed
+    size: int = 0  # AST nodes that differ (in the common spelling if spelling is ignored); a kernel added counts whole
+    spelling_only: int = 0  # kernels whose AST differs in spelling only
 
     @staticmethod
     def renderer_list(counts: dict[str, int]) -> str:
@@ -41,6 +47,8 @@ class CaseChange:
         parts = []
         if self.ast:
             parts.append(f"AST of {self.ast} kernel{'s' if self.ast > 1 else ''}")
+        if self.spelling_only:
+            parts.append(f"spelling only: {self.spelling_only}")
         if self.kernels_added or self.kernels_removed:
             parts.append(f"kernels +{self.kernels_added} −{self.kernels_removed}")
         return ", ".join(parts)
@@ -56,6 +64,8 @@ class Summary:
     cases: list[CaseChange]
     compared: int
     renderers: list[str]
+    ignore_spelling: bool = False
+    hidden: int = 0  # cases left out because they changed in spelling (or source, passes) only
 
 
 def label(commit: CommitRow) -> str:
@@ -63,7 +73,22 @@ def label(commit: CommitRow) -> str:
     return commit.version or commit.short
 
 
-def summarize(conn: Connection, ref_a: str, ref_b: str) -> Summary:
+def ast_difference(raw: sqlite3.Connection, hash_a: str, hash_b: str, ignore_spelling: bool) -> int:
+    """How many AST nodes differ between two kernels: (op, dtype, arg) counted on both sides, in the common
+    spelling across eras when spelling is ignored (0: equal there); 1 at least when only the edges differ."""
+    found_a, found_b = find_graph(raw, hash_a), find_graph(raw, hash_b)
+    if found_a is None or found_b is None:
+        return 1
+    a, b = found_a.nodes, found_b.nodes
+    if ignore_spelling:
+        if spelling_hash(a) == spelling_hash(b):
+            return 0
+        a, b = normalized(a), normalized(b)
+    count_a, count_b = Counter((n[0], n[1], n[2]) for n in a), Counter((n[0], n[1], n[2]) for n in b)
+    return max(1, sum((count_a - count_b).values()) + sum((count_b - count_a).values()))
+
+
+def summarize(conn: Connection, ref_a: str, ref_b: str, ignore_spelling: bool = False) -> Summary:
     a, b = resolve_commit(conn, ref_a), resolve_commit(conn, ref_b)
     ra, rb, notes = choose_runs(conn, a, b)
     cases_a, cases_b = _cases(conn, ra.run_id), _cases(conn, rb.run_id)
@@ -72,6 +97,7 @@ def summarize(conn: Connection, ref_a: str, ref_b: str) -> Summary:
     lists = [{(r["case"], r["position"], r["renderer"]): r["pass_list_id"]
               for r in conn.execute(text(PASS_LISTS_SQL), {"run": run}).mappings()} for run in (ra.run_id, rb.run_id)]
     changes: dict[str, CaseChange] = {}
+    hidden = 0
     for name in sorted(set(cases_a) | set(cases_b)):
         if name not in cases_a or name not in cases_b:
             changes[name] = CaseChange(name, "added" if name not in cases_a else "removed")
@@ -83,8 +109,14 @@ def summarize(conn: Connection, ref_a: str, ref_b: str) -> Summary:
             if ia is None or ib is None:
                 change.kernels_added += ia is None
                 change.kernels_removed += ib is None
+                change.size += (ia or ib)["node_count"] or 1
                 continue
-            change.ast += ia["kernel_hash"] != ib["kernel_hash"]
+            if ia["kernel_hash"] != ib["kernel_hash"]:
+                raw = conn.connection.driver_connection
+                size = ast_difference(raw, ia["kernel_hash"], ib["kernel_hash"], ignore_spelling)
+                change.size += size
+                change.ast += size > 0
+                change.spelling_only += size == 0
             pa, pb = progs_a.get((name, position), {}), progs_b.get((name, position), {})
             for rend in set(pa) & set(pb):
                 if (pa[rend]["source_hash"], pa[rend]["error"]) != (pb[rend]["source_hash"], pb[rend]["error"]):
@@ -92,12 +124,15 @@ def summarize(conn: Connection, ref_a: str, ref_b: str) -> Summary:
                 la, lb = lists[0].get((name, position, rend)), lists[1].get((name, position, rend))
                 if la is not None and lb is not None and la != lb:
                     change.passes[rend] = change.passes.get(rend, 0) + 1
-        if change.status != "changed" or change.ast or change.sources or change.passes or change.kernels_added \
-                or change.kernels_removed:
+        structural = change.status != "changed" or change.ast or change.kernels_added or change.kernels_removed
+        if structural or (not ignore_spelling and (change.sources or change.passes or change.spelling_only)):
             changes[name] = change
+        elif change.sources or change.passes or change.spelling_only:
+            hidden += 1
     renderers = sorted({r for progs in (*progs_a.values(), *progs_b.values()) for r in progs})
-    return Summary(a, b, ra.run_id, rb.run_id, notes, list(changes.values()),
-                   len(set(cases_a) & set(cases_b)), renderers)
+    ranked = sorted(changes.values(), key=lambda c: (-c.size, -(c.kernels_added + c.kernels_removed), c.case))
+    return Summary(a, b, ra.run_id, rb.run_id, notes, ranked, len(set(cases_a) & set(cases_b)), renderers,
+                   ignore_spelling, hidden)
 
 
 def one_sided_notes(notes: list[str], a: CommitRow, b: CommitRow) -> tuple[list[str], list[str]]:

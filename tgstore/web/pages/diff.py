@@ -21,22 +21,24 @@ def compute_diff(path: str, a: str, b: str, case: str | None, renderer: str | No
         return diff_commits(conn, a, b, case=case, renderer=renderer, stages=True)
 
 
-def compute_summary(path: str, a: str, b: str) -> diffsummary.Summary:
+def compute_summary(path: str, a: str, b: str, ignore_spelling: bool) -> diffsummary.Summary:
     with reader_engine(path).connect() as conn:
-        return diffsummary.summarize(conn, a, b)
+        return diffsummary.summarize(conn, a, b, ignore_spelling)
 
 
 async def diff(datasette: Any, request: Any) -> Response:
     a, b = (request.args.get("a") or "").strip(), (request.args.get("b") or "").strip()
     case = request.args.get("case") or None
     renderer = request.args.get("renderer") or None
+    ignore_spelling = request.args.get("spelling") == "ignore"
     db = database(datasette)
-    context: dict[str, Any] = {"a": a, "b": b, "case": case or "", "renderer": renderer or "", "result": None}
+    context: dict[str, Any] = {"a": a, "b": b, "case": case or "", "renderer": renderer or "", "result": None,
+                               "ignore_spelling": ignore_spelling}
     if not a or not b:
         return await render(datasette, request, "tgstore_diff.html", context)
     if not case:  # every case: a summary table, each row linking to its case's diff
         try:
-            found = await asyncio.to_thread(compute_summary, db.path, a, b)
+            found = await asyncio.to_thread(compute_summary, db.path, a, b, ignore_spelling)
         except (DiffError, CommitNotFound) as exc:
             return await render(datasette, request, "tgstore_diff.html", {**context, "error": str(exc)}, 400)
         return await render(datasette, request, "tgstore_diff.html", {**context, **diffsummary.context(found)})
