@@ -12,6 +12,7 @@ from markupsafe import Markup, escape
 
 from tgstore.store import sha256_text
 from tgstore.web.highlight import highlighted
+from tgstore.web.machinecode import MACHINE_CODE, readable_source
 
 # Columns that always hold code or program output, in tables, views and canned queries alike.
 CODE_COLUMNS = frozenset({"source", "code", "pyrender", "ast_text", "debug", "stderr", "case_traceback", "upat"})
@@ -56,6 +57,8 @@ class CellRenderer:
         return self.table_url(name) + "?" + urlencode({k: v for k, v in filters.items() if v is not None})
 
     def render(self, row: Any, value: Any, column: str, table: str | None) -> Markup | None:
+        if column == "source" and isinstance(value, str) and (_get(row, "renderer") or "").upper() in MACHINE_CODE:
+            return self.machine_code(value, _get(row, "renderer"))
         if isinstance(value, str) and table is not None and value.count("\n") >= TRUNCATE_LINES \
                 and (column in ("source", "pyrender") or is_code(value, column)):
             return self.truncated(value, column, _get(row, "renderer") if column == "source" else
@@ -78,6 +81,17 @@ class CellRenderer:
             query = {"metric": metric, "case": case, **({"renderer": renderer[0]} if renderer else {})}
             return Markup(link(self.route_url("/-/chart?" + urlencode(query)), "chart", f"{metric} of {case}"))
         return self.navigation(row, value, column, table)
+
+    def machine_code(self, value: str, renderer: str) -> Markup:
+        """Machine code (hex) as assembly: its first lines, and a link to the whole, disassembled there too."""
+        text, language = readable_source(renderer, value)
+        if text == value:
+            return code_block(value, None, wrap=True)
+        lines = (text or "").split("\n")
+        href = self.route_url(f"/-/blob/{sha256_text(value)}?" + urlencode({"language": renderer}))
+        head = highlighted("\n".join(lines[:TRUNCATE_LINES]), language)
+        more = link(href, f"all {len(lines) - 1} instructions", "the whole disassembly", "tgstore-more")
+        return Markup(f'<pre class="tgstore-code tgstore-short">{head}</pre>' + more)
 
     def truncated(self, value: str, column: str, language: str | None) -> Markup:
         """A long text in a table: its first lines, and a link to the whole (stored once, by hash, as a blob)."""

@@ -15,7 +15,6 @@ from sqlalchemy import Connection, text
 from tgstore.compare.eras import normalized, spelling_hash
 from tgstore.diff import _cases, _items, _programs, choose_runs
 from tgstore.history import CommitRow, resolve_commit
-from tgstore.web.graphs import find_graph
 
 PASS_LISTS_SQL = """
 SELECT k.name AS "case", si.position, p.renderer, p.pass_list_id
@@ -73,18 +72,48 @@ def label(commit: CommitRow) -> str:
     return commit.version or commit.short
 
 
+@dataclass(frozen=True)
+class AstShape:
+    """What the summary compares of a kernel AST: its hash in the common spelling, and its nodes' (op, dtype, arg)
+    counted, raw and in the common spelling."""
+
+    spelling_hash: str
+    raw: Counter
+    spelled: Counter
+
+
+AST_CACHE = 4096  # kernels; stored ASTs never change, so a summary asked again reads none of them
+_shapes: dict[str, AstShape] = {}
+
+
+def ast_shape(raw: sqlite3.Connection, digest: str) -> AstShape | None:
+    if digest in _shapes:
+        return _shapes[digest]
+    row = raw.execute("SELECT id FROM kernels WHERE hash = ?", (digest,)).fetchone()
+    if row is None:
+        return None
+    nodes: list[list[Any]] = [[op, dtype, arg, []] for op, dtype, arg in raw.execute(
+        "SELECT op, dtype, arg FROM uop_nodes WHERE kernel_id = ? ORDER BY idx", (row[0],))]
+    for parent, child in raw.execute("SELECT parent_idx, child_idx FROM uop_edges WHERE kernel_id = ? "
+                                     "ORDER BY parent_idx, src_pos", (row[0],)):
+        nodes[parent][3].append(child)
+    shape = AstShape(spelling_hash(nodes), Counter((n[0], n[1], n[2]) for n in nodes),
+                     Counter((n[0], n[1], n[2]) for n in normalized(nodes)))
+    if len(_shapes) >= AST_CACHE:
+        _shapes.clear()
+    _shapes[digest] = shape
+    return shape
+
+
 def ast_difference(raw: sqlite3.Connection, hash_a: str, hash_b: str, ignore_spelling: bool) -> int:
     """How many AST nodes differ between two kernels: (op, dtype, arg) counted on both sides, in the common
     spelling across eras when spelling is ignored (0: equal there); 1 at least when only the edges differ."""
-    found_a, found_b = find_graph(raw, hash_a), find_graph(raw, hash_b)
-    if found_a is None or found_b is None:
+    a, b = ast_shape(raw, hash_a), ast_shape(raw, hash_b)
+    if a is None or b is None:
         return 1
-    a, b = found_a.nodes, found_b.nodes
-    if ignore_spelling:
-        if spelling_hash(a) == spelling_hash(b):
-            return 0
-        a, b = normalized(a), normalized(b)
-    count_a, count_b = Counter((n[0], n[1], n[2]) for n in a), Counter((n[0], n[1], n[2]) for n in b)
+    if ignore_spelling and a.spelling_hash == b.spelling_hash:
+        return 0
+    count_a, count_b = (a.spelled, b.spelled) if ignore_spelling else (a.raw, b.raw)
     return max(1, sum((count_a - count_b).values()) + sum((count_b - count_a).values()))
 
 

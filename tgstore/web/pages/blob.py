@@ -11,6 +11,7 @@ from markupsafe import Markup
 
 from tgstore.web.base import database, not_found, render
 from tgstore.web.cells import code_block
+from tgstore.web.machinecode import readable_source
 
 BLOB_LINES, BLOB_CHARS = 500, 60_000  # a page of a stored text (a model's DEBUG output runs to megabytes)
 
@@ -23,7 +24,8 @@ async def blob(datasette: Any, request: Any) -> Response:
     if found is None:
         return await not_found(datasette, request, f"no stored text has the hash {digest}")
     language = request.args.get("language") or None
-    lines = found[0].splitlines(keepends=True)
+    text, language = readable_source(language, found[0])  # machine code: its assembly
+    lines = (text or "").splitlines(keepends=True)
     start = int(request.args["start"]) if (request.args.get("start") or "").isdigit() else 0
     start = min(start, max(0, len(lines) - 1))
     end, size = start, 0

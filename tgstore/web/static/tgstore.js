@@ -223,7 +223,10 @@ document.addEventListener("DOMContentLoaded", () => {
     show(a.dataset.tab);
   }));
   show(location.hash.slice(1) || "graph");
-  window.scrollTo(0, 0);  // the #tab names a tab, not a place to scroll to
+  // the #tab names a tab, not a place to scroll to
+  if ("scrollRestoration" in history) history.scrollRestoration = "manual";
+  window.scrollTo(0, 0);
+  window.addEventListener("load", () => window.scrollTo(0, 0));
   const follow = (selector, tab) => {
     const link = document.querySelector(selector);
     if (!link) return false;
