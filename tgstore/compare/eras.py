@@ -10,6 +10,10 @@ rewrites one node from a later era's spelling into the earliest stored one; a ru
   its sources in both): only the reducing op is kept.
 - CAST: 0.14 repeats the target dtype as the arg where 0.13 left it None: the arg is dropped (the dtype says it).
 - CONST Invalid (an index that is never valid): typed weakint at 0.13, bool at 0.14: untyped.
+- CONST integer literals: dtypes.int at 0.12-0.13 where 0.14 writes the weak dtypes.weakint (an index constant is
+  weakint in both): one name, weakint. Float literals: `2.0` at 0.12, `ConstFloat(2.0)` at 0.13-0.14: the number.
+- SINK: 0.12 leaves a kernel's arg None where 0.14 writes a KernelInfo with no optimization applied or asked for:
+  such a KernelInfo is None.
 - DEFINE_GLOBAL (0.10-0.11) is PARAM's earlier name, with the slot as its arg: renamed PARAM.
 - dtypes.index (0.11-0.12) is dtypes.weakint's earlier name (0.13): renamed weakint; 0.14 types float literals
   dtypes.weakfloat where 0.13 wrote dtypes.float: renamed float.
@@ -31,6 +35,7 @@ from typing import Any
 Node = list[Any]
 PARAM_ARG = re.compile(r"^ParamArg\((\d+),")
 REDUCE_OP = re.compile(r"^\((Ops\.\w+),")
+CONST_FLOAT = re.compile(r"ConstFloat\((.*)\)")
 POINTER = re.compile(r"\.ptr\([^)]*\)$")
 
 
@@ -63,7 +68,17 @@ def _cast(node: Node, nodes: list[Node]) -> Node:
 
 
 def _const(node: Node, nodes: list[Node]) -> Node:
-    return [node[0], "", node[2], node[3]] if str(node[2]) == "Invalid" else node
+    if str(node[2]) == "Invalid":
+        return [node[0], "", node[2], node[3]]
+    if found := CONST_FLOAT.fullmatch(str(node[2])):
+        node = [node[0], node[1], found.group(1), node[3]]
+    return [node[0], "dtypes.weakint", node[2], node[3]] if node[1] == "dtypes.int" else node
+
+
+def _sink(node: Node, nodes: list[Node]) -> Node:
+    arg = str(node[2])
+    plain = arg.startswith("KernelInfo(") and "applied_opts=()" in arg and "opts_to_apply=None" in arg
+    return [node[0], node[1], "None", node[3]] if plain else node
 
 
 def _define_global(node: Node, nodes: list[Node]) -> Node:
@@ -79,6 +94,7 @@ SPELLINGS: dict[str, Callable[[Node, list[Node]], Node]] = {
     "REDUCE": _reduce,
     "CAST": _cast,
     "CONST": _const,
+    "SINK": _sink,
 }
 # a dtype's name in one era -> the common name
 DTYPE_NAMES = {"dtypes.index": "dtypes.weakint", "dtypes.weakfloat": "dtypes.float"}

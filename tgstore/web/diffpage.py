@@ -11,6 +11,7 @@ from urllib.parse import urlencode
 
 from markupsafe import Markup
 
+from tgstore.web.machinecode import ASSEMBLY_LANGUAGE, assembly_diff
 from tgstore.web.sidebyside import MAX_BYTES, MAX_ROWS, Table, bounded_table
 
 PAGE_BYTES = 400_000  # of diff tables on one case's page
@@ -60,8 +61,12 @@ def stage_title(s: Any, label_a: str = "a", label_b: str = "b") -> str:
 
 def sections(result: Any, label_a: str = "a", label_b: str = "b") -> list[Section]:
     """Every changed section of the diff, by kernel, in the order the page shows them."""
-    out = [Section(d.position, "ast" if d.kind == "ast" else f"source-{d.renderer}", d.title, d.lines,
-                   language(d.kind, d.renderer)) for d in result.diffs]
+    out = []
+    for d in result.diffs:
+        assembly = assembly_diff(d.renderer, d.lines) if d.kind != "ast" else None  # machine code, per instruction
+        out.append(Section(d.position, "ast" if d.kind == "ast" else f"source-{d.renderer}", d.title,
+                           assembly if assembly is not None else d.lines,
+                           ASSEMBLY_LANGUAGE if assembly is not None else language(d.kind, d.renderer)))
     for s in result.stage_diffs:
         graph = None
         if s.graph_b:

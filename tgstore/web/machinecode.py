@@ -8,6 +8,7 @@ A renderer whose source is machine code is one line of MACHINE_CODE."""
 
 from __future__ import annotations
 
+import difflib
 import re
 from functools import lru_cache
 
@@ -44,3 +45,22 @@ def readable_source(renderer: str | None, source: str | None) -> tuple[str | Non
         return source, renderer
     assembly = disassemble(renderer.upper(), source)
     return (assembly, ASSEMBLY_LANGUAGE) if assembly is not None else (source, renderer)
+
+
+def assembly_diff(renderer: str | None, unified: list[str]) -> list[str] | None:
+    """A source diff of machine code (one hex line each side, so the diff is one changed line) redone over the two
+    disassemblies, instruction by instruction; None when `unified` is not such a diff."""
+    if not renderer or renderer.upper() not in MACHINE_CODE:
+        return None
+    head = [line for line in unified if line.startswith(("---", "+++"))][:2]
+    old = [line[1:] for line in unified if line.startswith("-") and not line.startswith("---")]
+    new = [line[1:] for line in unified if line.startswith("+") and not line.startswith("+++")]
+    if len(old) > 1 or len(new) > 1:
+        return None
+    before = disassemble(renderer.upper(), old[0]) if old else ""
+    after = disassemble(renderer.upper(), new[0]) if new else ""
+    if before is None or after is None:
+        return None
+    labels = [h[4:] for h in head] + ["a", "b"]
+    return list(difflib.unified_diff(before.splitlines(), after.splitlines(), labels[0], labels[1], n=3,
+                                     lineterm=""))

@@ -69,6 +69,13 @@ class SvodRun:
     source_path: str | None
     rows: list[Row] = field(default_factory=list)
 
+    def kernels(self) -> list[tuple[int, str | None, list[Row]]]:
+        """(Svod kernel index, its name, its rows: one per tinygrad commit), for a table per kernel."""
+        out: dict[int, list[Row]] = {}
+        for row in self.rows:
+            out.setdefault(row.kernel_index, []).append(row)
+        return [(k, rows[0].svod_name, rows) for k, rows in out.items()]
+
 
 @dataclass
 class Parity:

@@ -20,7 +20,5 @@ async def parity_page(datasette: Any, request: Any) -> Response:
     cases = await db.execute_fn(svod_cases)
     found = await db.execute_fn(lambda conn: parity(conn, case, svod_run, commit)) if case else None
     title = f"Svod parity: {case}" if case else "Svod parity"
-    status = 404 if found is not None and not found.runs else 200
     return await render(datasette, request, "tgstore_parity.html", {
-        "title": title, "case": case, "cases": cases, "parity": found, "svod_run": svod_run, "commit": commit},
-        status)
+        "title": title, "case": case, "cases": cases, "parity": found, "svod_run": svod_run, "commit": commit})
