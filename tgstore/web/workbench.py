@@ -21,8 +21,9 @@ FROM run_cases rc JOIN cases k ON k.id = rc.case_id JOIN schedule_items si ON si
 JOIN programs p ON p.schedule_item_id = si.id LEFT JOIN blobs b ON b.id = p.source_blob_id
 WHERE rc.run_id = ? AND k.name = ? AND si.position = ? ORDER BY p.pass_list_id IS NULL, p.renderer"""
 PASSES_SQL = """
-SELECT pe.position, pe.name, pe.depth, pe.node_count, pe.changed, g.hash, pe.rewrites_blob_id IS NOT NULL
-FROM pass_entries pe LEFT JOIN graphs g ON g.id = pe.graph_id WHERE pe.pass_list_id = ? ORDER BY pe.position"""
+SELECT pe.position, pe.name, pe.depth, pe.node_count, pe.changed, g.hash, json_extract(b.text, '$.total')
+FROM pass_entries pe LEFT JOIN graphs g ON g.id = pe.graph_id LEFT JOIN blobs b ON b.id = pe.rewrites_blob_id
+WHERE pe.pass_list_id = ? ORDER BY pe.position"""
 COMMITS_SQL = """
 SELECT c.sha, c.version, c.history_rank, max(rc.run_id) FROM run_cases rc JOIN runs r ON r.id = rc.run_id
 JOIN v_commits c ON c.commit_id = r.commit_id JOIN cases k ON k.id = rc.case_id
@@ -33,8 +34,10 @@ FROM run_cases rc JOIN cases k ON k.id = rc.case_id JOIN canonical_links cl ON c
 JOIN canonical_docs d ON d.id = cl.doc_id WHERE rc.run_id = ? AND k.name = ? AND cl.position IN (?, -1)
 ORDER BY cl.position, cl.stage"""
 UOPS_SQL = "SELECT idx, op, dtype, arg, src FROM linear_uops WHERE linear_id = ? ORDER BY idx LIMIT ?"
-UOPS_SHOWN = 1500  # linearized UOps listed on the page (a big kernel has a few thousand)
-SOURCE_CHARS = 80_000  # of generated source shown on the page; the whole text is a link away
+UOPS_SHOWN = 1000  # linearized UOps listed on the page (a big kernel has a few thousand)
+# generated source shown on the page, whichever comes first; the whole text is a link away. Highlighted, 80,000
+# characters of LLVM IR were 784 KB of HTML (transcendental), so a page stays under 1 MB with these
+SOURCE_LINES, SOURCE_CHARS = 400, 30_000
 
 
 class WorkbenchError(LookupError):
@@ -67,8 +70,12 @@ class Pass:
     node_count: int | None
     changed: bool
     graph_hash: str | None
-    has_steps: bool
+    steps: int | None  # rewrite steps tinygrad made in this pass (None: not recorded)
     delta: int | None = None  # node count minus the previous top-level pass's
+
+    @property
+    def has_steps(self) -> bool:
+        return bool(self.steps)
 
 
 @dataclass
@@ -131,9 +138,18 @@ class Workbench:
         earlier = [p for p in self.passes[:self.passes.index(self.selected)] if p.graph_hash]
         return earlier[-1] if earlier else None
 
-    @property
-    def source_clipped(self) -> bool:
-        return self.source is not None and len(self.source) > SOURCE_CHARS
+def shown_source(text: str | None) -> tuple[str | None, int, int]:
+    """The start of a source the page shows, its line count and the source's line count."""
+    if text is None:
+        return None, 0, 0
+    lines = text.splitlines(keepends=True)
+    kept, size = [], 0
+    for line in lines[:SOURCE_LINES]:
+        if size + len(line) > SOURCE_CHARS and kept:
+            break
+        kept.append(line)
+        size += len(line)
+    return "".join(kept), len(kept), len(lines)
 
 
 def case_commits(conn: sqlite3.Connection, case: str) -> list[tuple[str, str | None, int]]:
@@ -159,7 +175,8 @@ def _commit(conn: sqlite3.Connection, where: Where, commits: list[tuple[str, str
     return row, runs[0]
 
 
-def load(conn: sqlite3.Connection, where: Where) -> Workbench:
+def load(conn: sqlite3.Connection, where: Where, details: bool = True) -> Workbench:
+    """The workbench at `where`; without `details`, only the kernel, its programs and passes (no UOps, documents)."""
     commits = case_commits(conn, where.case)
     commit, run_id = _commit(conn, where, commits)
     kernels = conn.execute(KERNELS_SQL, (run_id, where.case)).fetchall()
@@ -179,7 +196,7 @@ def load(conn: sqlite3.Connection, where: Where) -> Workbench:
         raise WorkbenchError(f"kernel {where.kernel} of {where.case!r} has no {wanted} program at "
                              f"{commit.version or commit.short}; renderers: {', '.join(renderers) or 'none'}")
     renderer, program_name, source_hash, source, linear_id, error, pass_list = program or (None,) * 7
-    passes = [Pass(r[0], r[1], r[2], r[3], bool(r[4]), r[5], bool(r[6]))
+    passes = [Pass(r[0], r[1], r[2], r[3], bool(r[4]), r[5], r[6])
               for r in conn.execute(PASSES_SQL, (pass_list,))] if pass_list is not None else []
     last = None
     for p in passes:
@@ -194,6 +211,8 @@ def load(conn: sqlite3.Connection, where: Where) -> Workbench:
                       renderer or "", program_name, source, source_hash, error, linear_id, passes, selected,
                       Neighbour(*commits[at - 1][:2]) if at > 0 else None,
                       Neighbour(*commits[at + 1][:2]) if at + 1 < len(commits) else None)
+    if not details:
+        return bench
     if linear_id is not None:
         bench.uops = conn.execute(UOPS_SQL, (linear_id, UOPS_SHOWN)).fetchall()
         bench.uop_total = conn.execute("SELECT uop_count FROM linears WHERE id = ?", (linear_id,)).fetchone()[0]

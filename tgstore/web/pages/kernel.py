@@ -22,7 +22,7 @@ from tgstore.web.cells import code_block
 from tgstore.web.drawing import INLINE_SVG_BYTES, drawing, subgraph_svg
 from tgstore.web.graphs import find_graph
 from tgstore.web.machinecode import readable_source
-from tgstore.web.workbench import SOURCE_CHARS, Where, Workbench, WorkbenchError, load
+from tgstore.web.workbench import Where, Workbench, WorkbenchError, load, shown_source
 
 STEPS_LISTED = 200
 
@@ -34,7 +34,7 @@ def read(path: str, where: Where) -> tuple[Workbench, PassSteps | None, Any, Any
         assert isinstance(raw, sqlite3.Connection)
         bench = load(raw, where)
         selected, steps = bench.selected, None
-        if selected is not None and selected.has_steps:
+        if selected is not None and selected.steps is not None:
             found = case_steps(conn, bench.run_id, where.case, kernel=bench.where.kernel, renderer=bench.renderer,
                                pass_position=selected.position, trace_of=selected.position)
             passes = [p for k in found for p in k.passes]
@@ -71,7 +71,7 @@ async def kernel(datasette: Any, request: Any) -> Response:
         step = steps.steps[index] if index is not None else None
     where = bench.where
     source, language = readable_source(bench.renderer, bench.source)
-    shown = source[:SOURCE_CHARS] if source is not None else None
+    shown, shown_lines, total_lines = shown_source(source)
     families = sorted({layout.family(str(n[0])) for n in graph.nodes}) if graph else []
     pass_diff = None
     if bench.older is not None:
@@ -85,7 +85,8 @@ async def kernel(datasette: Any, request: Any) -> Response:
         "graph": graph, "drawn": drawn, "svg": svg, "svg_url": svg_url,
         "legend": [(f, *layout.COLOURS[f]) for f in families],
         "source_html": code_block(shown, language) if shown is not None else None, "language": language,
-        "disassembled": language == "x86asm" and source != bench.source, "pass_diff": pass_diff,
+        "disassembled": language == "x86asm" and source != bench.source,
+        "clipped": (shown_lines, total_lines) if shown_lines < total_lines else None, "pass_diff": pass_diff,
         "title": f"{where.case} · kernel {where.kernel} {bench.kernel_name or ''} · {bench.renderer} · "
                  f"{bench.commit_label}"})
 

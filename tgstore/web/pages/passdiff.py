@@ -19,7 +19,8 @@ from tgstore.web.charts import passes_overlaid
 from tgstore.web.workbench import Where, WorkbenchError, case_commits, load
 
 
-def read(path: str, case: str, kernel: int, a: str | None, b: str | None, renderer: str | None) -> dict[str, Any]:
+def read(path: str, case: str, kernel: int | None, a: str | None, b: str | None, renderer: str | None
+         ) -> dict[str, Any]:
     with reader_engine(path).connect() as conn:
         raw = conn.connection.driver_connection
         assert isinstance(raw, sqlite3.Connection)
@@ -28,12 +29,12 @@ def read(path: str, case: str, kernel: int, a: str | None, b: str | None, render
             raise WorkbenchError(f"no run holds case {case!r}")
         if not b:
             b = commits[-1][1] or commits[-1][0]
-        side_b = load(raw, Where(case, kernel, b, renderer))
+        side_b = load(raw, Where(case, kernel, b, renderer), details=False)
         if not a:
             if side_b.older is None:
                 raise WorkbenchError(f"{case!r} is stored at one commit only: nothing to compare with")
             a = side_b.older.label
-        side_a = load(raw, Where(case, kernel, a, side_b.renderer))
+        side_a = load(raw, Where(case, side_b.where.kernel, a, side_b.renderer), details=False)
     aligned = align(side_a.passes, side_b.passes)
     return {"side_a": side_a, "side_b": side_b, "aligned": aligned, "first": first_difference(aligned),
             "renderers": [r for r in side_b.renderers if r in side_a.renderers]}
@@ -44,7 +45,7 @@ async def passdiff(datasette: Any, request: Any) -> Response:
     if not case:
         return await not_found(datasette, request, "the pass-by-pass diff needs a case (and kernel, a, b): follow a "
                                "link from a kernel's workbench or a diff")
-    kernel = int_arg(request, "kernel", 0) or 0
+    kernel = int_arg(request, "kernel")  # None: the case's first lowered kernel
     a, b = (request.args.get("a") or "").strip() or None, (request.args.get("b") or "").strip() or None
     renderer = (request.args.get("renderer") or "").strip() or None
     try:
@@ -52,6 +53,7 @@ async def passdiff(datasette: Any, request: Any) -> Response:
     except WorkbenchError as exc:
         return await not_found(datasette, request, str(exc))
     side_a, side_b = found["side_a"], found["side_b"]
+    kernel = side_b.where.kernel
 
     def here(**change: Any) -> str:
         params = {"case": case, "kernel": kernel, "a": side_a.commit_label, "b": side_b.commit_label,
