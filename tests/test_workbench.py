@@ -211,6 +211,13 @@ def test_svod_parity_from_home_with_coloured_verdicts(site: Server, browser: Bro
         assert colour in cls
     assert len([c for c in cells if c[3] != "not in this log"]) == len(matrix)
     browser.screenshot(tmp_path / "parity.png")
+    # each cell opens tinygrad's graph with Svod's tree compared in parity's spelling: equal marks no node
+    links = browser.js("Array.from(document.querySelectorAll('table.tgstore-parity td.verdict a')).map(a => "
+                       "[a.textContent, a.href])")
+    assert links
+    for verdict, href in links:
+        marked = re.search(r'tgstore-changed-count">(\d+)<', httpx.get(href, timeout=60).text)
+        assert marked and (int(marked.group(1)) == 0) == verdict.startswith("equal"), (verdict, href)
     # Svod's tables link a Svod run number to the Svod run, never to tinygrad's run of the same number
     stages = httpx.get(f"{site.url}/v_svod_stages", timeout=60).text
     runs = re.findall(r'<td class="col-run_id[^"]*"[^>]*><a [^>]*href="([^"]+)"', stages)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from tgstore.queries import load_queries
 
-STAGES_SQL = "SELECT label, pass_name FROM svod_stage_map WHERE scope = 'lower' ORDER BY position"
+STAGES_SQL = "SELECT label, pass_name, pass_input FROM svod_stage_map WHERE scope = 'lower' ORDER BY position"
 RUNS_SQL = """
 SELECT r.id, r.svod_commit, r.kind, r.source_path, r.kernel_count, r.stage_count FROM svod_runs r
 JOIN cases c ON c.id = r.case_id WHERE c.name = ? ORDER BY r.id"""
@@ -18,9 +18,12 @@ TREES_SQL = """
 SELECT s.run_id, s.kernel_index, s.label, max(t.hash) FROM svod_stages s JOIN svod_runs r ON r.id = s.run_id
 JOIN cases c ON c.id = r.case_id LEFT JOIN svod_trees t ON t.id = s.tree_id
 WHERE c.name = ? AND s.kernel_index IS NOT NULL GROUP BY s.run_id, s.kernel_index, s.label"""
+# each kernel's top-level passes in order, and its AST: a stage that is a pass's input is compared with the graph
+# after the pass before it (the AST before the first), as parity_matrix does
 GRAPHS_SQL = """
-SELECT sha, position, renderer, pass_name, min(pass_position), graph_hash FROM v_passes
-WHERE "case" = ? AND scope = 'lower' AND depth = 0 GROUP BY sha, position, renderer, pass_name"""
+SELECT sha, position, renderer, pass_name, pass_position, graph_hash FROM v_passes
+WHERE "case" = ? AND scope = 'lower' AND depth = 0 ORDER BY sha, position, renderer, pass_position"""
+ASTS_SQL = 'SELECT sha, position, kernel_hash FROM v_kernels WHERE "case" = ?'
 # verdict -> the class that colours it
 VERDICT_CLASS = {"equal": "verdict-equal", "equal (node count)": "verdict-equal", "differs": "verdict-differs",
                  "differs (node count)": "verdict-differs", "missing in tinygrad": "verdict-missing"}
@@ -94,11 +97,25 @@ class Parity:
 
 def parity(conn: sqlite3.Connection, case: str, svod_run: int | None = None, commit: str = "") -> Parity:
     stages = conn.execute(STAGES_SQL).fetchall()
-    mapped = {label: pass_name for label, pass_name in stages}
+    mapped = {label: (pass_name, bool(pass_input)) for label, pass_name, pass_input in stages}
     runs = [SvodRun(r[0], r[1], r[2], r[3]) for r in conn.execute(RUNS_SQL, (case,))
             if svod_run is None or r[0] == svod_run]
     trees = {(r[0], r[1], r[2]): r[3] for r in conn.execute(TREES_SQL, (case,))}
-    graphs = {(r[0], r[1], r[2], r[3]): (r[4], r[5]) for r in conn.execute(GRAPHS_SQL, (case,))}
+    pipelines: dict[tuple, list[tuple[str, int, str | None]]] = {}
+    for sha, position, renderer, name, at, graph in conn.execute(GRAPHS_SQL, (case,)):
+        pipelines.setdefault((sha, position, renderer), []).append((name, at, graph))
+    asts = {(sha, position): digest for sha, position, digest in conn.execute(ASTS_SQL, (case,))}
+
+    def graph_at(sha: str, position: int | None, renderer: str, label: str) -> tuple[int | None, str | None]:
+        """(pass position, graph hash) of what the stage is compared with."""
+        pass_name, is_input = mapped.get(label, (None, False))
+        passes = pipelines.get((sha, position, renderer), [])
+        index = next((i for i, p in enumerate(passes) if p[0] == pass_name), None)
+        if index is None:
+            return None, None
+        if not is_input:
+            return passes[index][1], passes[index][2]
+        return (passes[index - 1][1], passes[index - 1][2]) if index > 0 else (None, asts.get((sha, position)))
     sql = load_queries()["parity_matrix"].sql
     found = conn.execute(sql, {"case_name": case, "svod_run": "" if svod_run is None else str(svod_run),
                                "commit": commit})
@@ -116,12 +133,11 @@ def parity(conn: sqlite3.Connection, case: str, svod_run: int | None = None, com
             row = rows[key] = Row(r["kernel_index"], r["svod_name"], r["sha"], r["version"], r["tinygrad_position"],
                                   r["tinygrad_name"], r["renderer"])
             run.rows.append(row)
-        at, graph = graphs.get((r["sha"], r["tinygrad_position"], r["renderer"], mapped.get(r["stage"])),
-                               (None, None))
+        at, graph = graph_at(r["sha"], r["tinygrad_position"], r["renderer"], r["stage"])
         row.cells[r["stage"]] = Cell(r["stage"], r["verdict"], r["svod_nodes"], r["tinygrad_nodes"],
                                      trees.get((r["svod_run"], r["kernel_index"], r["stage"])), graph, at)
-    shown = [label for label, _ in stages if any(label in row.cells for run in runs for row in run.rows)] or \
-        [label for label, _ in stages]
+    shown = [label for label, *_ in stages if any(label in row.cells for run in runs for row in run.rows)] or \
+        [label for label, *_ in stages]
     for run in runs:
         for row in run.rows:
             for label in shown:

@@ -6,16 +6,20 @@ the same way (another commit's graph of the same pass, say)."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urlencode
 
 from datasette.utils.asgi import Response
 from markupsafe import Markup
 
+from tgstore.svod.spelling import normalize_tinygrad
 from tgstore.web import layout
 from tgstore.web.base import database, not_found, render, short_sha
 from tgstore.web.drawing import INLINE_SVG_BYTES, Loaded, drawing, load
 from tgstore.web.passnav import PassKey
+
+SVOD_TREE = "Svod tree"  # StoredGraph.kind of a Svod tree (tgstore.web.graphs)
 
 
 async def graph(datasette: Any, request: Any) -> Response:
@@ -30,8 +34,17 @@ async def graph(datasette: Any, request: Any) -> Response:
     if found is None:
         return await not_found(datasette, request, f"no stored graph has the hash {digest}")
     other = loaded.other
-    drawn = drawing(digest, json.dumps(found.nodes), other.hash if other else None,
-                    json.dumps(other.nodes) if other else None, fold)
+    nodes, other_label = found.nodes, loaded.other_label
+    if other is not None and (other.kind == SVOD_TREE) != (found.kind == SVOD_TREE):
+        # a Svod tree is stored in the spelling parity compares in: tinygrad's side is drawn in it too, so only
+        # structural differences are marked (Svod parity links here)
+        if found.kind != SVOD_TREE:
+            nodes = normalize_tinygrad(found.nodes)[0]
+        else:
+            other = replace(other, nodes=normalize_tinygrad(other.nodes)[0])
+        other_label = f"{other_label}, both in Svod parity's spelling"
+    drawn = drawing(digest + ("/svod" if nodes is not found.nodes else ""), json.dumps(nodes),
+                    other.hash if other else None, json.dumps(other.nodes) if other else None, fold)
     if request.url_vars.get("format") == "svg":
         return Response(drawn.svg, content_type="image/svg+xml; charset=utf-8",
                         headers={"Cache-Control": "max-age=86400"})
@@ -58,6 +71,6 @@ async def graph(datasette: Any, request: Any) -> Response:
     return await render(datasette, request, "tgstore_graph.html", {
         "graph": found, "svg": Markup(drawn.svg) if inline else None, "svg_url": None if inline else svg_url,
         "svg_bytes": len(drawn.svg), "versus": other.hash if other else None,
-        "other_label": loaded.other_label, "problem": loaded.problem, "drawn": drawn, "fold": fold,
+        "other_label": other_label, "problem": loaded.problem, "drawn": drawn, "fold": fold,
         "fold_url": here + ("&fold=0" if fold else ""), "stepping": stepping,
         "legend": [(f, *layout.COLOURS[f]) for f in families], "node_count": len(found.nodes)})
