@@ -29,7 +29,8 @@ SELECT c.sha, c.version, c.history_rank, max(rc.run_id) FROM run_cases rc JOIN r
 JOIN v_commits c ON c.commit_id = r.commit_id JOIN cases k ON k.id = rc.case_id
 WHERE k.name = ? AND r.is_current GROUP BY c.sha ORDER BY c.history_rank, max(rc.run_id)"""
 CANONICAL_SQL = """
-SELECT cl.stage, cl.position, d.hash, d.node_count, d.unsupported, d.reason, d.document IS NOT NULL
+SELECT cl.stage, cl.position, d.hash, d.node_count, d.unsupported, d.reason,
+       json_type(d.document, '$.nodes') IS NOT NULL
 FROM run_cases rc JOIN cases k ON k.id = rc.case_id JOIN canonical_links cl ON cl.case_result_id = rc.case_result_id
 JOIN canonical_docs d ON d.id = cl.doc_id WHERE rc.run_id = ? AND k.name = ? AND cl.position IN (?, -1)
 ORDER BY cl.position, cl.stage"""
