@@ -251,7 +251,12 @@ def pass_pages(db: Path) -> list[str]:
         return []
     run, kernel, renderer, position, graph = row
     where = f"run={run}&case=softmax&kernel={kernel}&renderer={renderer}&pass={position}"
-    return [f"/-/graph/{graph}?{where}", f"/-/rewrites?{where}"]
+    return [f"/-/graph/{graph}?{where}", f"/-/rewrites?{where}",
+            # the kernel workbench at that pass and step, its pass-by-pass diff, and the diff without spelling
+            f"/-/kernel?case=softmax&kernel={kernel}&renderer={renderer}&pass={position}&step=0",
+            "/-/kernel?case=matmul",
+            f"/-/passdiff?case=softmax&kernel={kernel}&renderer={renderer}&a=0.12.0&b=0.14.0",
+            "/-/diff?a=0.12.0&b=0.14.0&spelling=ignore", "/-/parity"]
 
 
 def main() -> None:

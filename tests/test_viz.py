@@ -23,7 +23,7 @@ from tgstore.compare.matching import compare
 from tgstore.db import open_engine, upgrade
 from tgstore.pipeline import ExtractionPlan, extract_and_ingest
 from tgstore.web.diffpage import SECTION_PAGE_ROWS
-from tgstore.web.pages import BLOB_LINES
+from tgstore.web.pages.blob import BLOB_LINES
 from tgstore.web.sidebyside import MAX_ROWS
 
 needs_chromium = pytest.mark.skipif(not chromium_available(), reason="chromium is not installed")

@@ -11,7 +11,7 @@ from markupsafe import Markup
 
 from tgstore.web.cells import CellRenderer
 from tgstore.web.errors import READ_METHODS, error_response, method_not_allowed
-from tgstore.web.pages import ROUTES
+from tgstore.web.routes import ROUTES
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 # Views: their row count means running the whole view (every program, pass or case of every run), seconds at

@@ -12,6 +12,7 @@ from markupsafe import Markup, escape
 
 from tgstore.store import sha256_text
 from tgstore.web.highlight import highlighted
+from tgstore.web.machinecode import MACHINE_CODE, readable_source
 
 # Columns that always hold code or program output, in tables, views and canned queries alike.
 CODE_COLUMNS = frozenset({"source", "code", "pyrender", "ast_text", "debug", "stderr", "case_traceback", "upat"})
@@ -56,6 +57,8 @@ class CellRenderer:
         return self.table_url(name) + "?" + urlencode({k: v for k, v in filters.items() if v is not None})
 
     def render(self, row: Any, value: Any, column: str, table: str | None) -> Markup | None:
+        if column == "source" and isinstance(value, str) and (_get(row, "renderer") or "").upper() in MACHINE_CODE:
+            return self.machine_code(value, _get(row, "renderer"))
         if isinstance(value, str) and table is not None and value.count("\n") >= TRUNCATE_LINES \
                 and (column in ("source", "pyrender") or is_code(value, column)):
             return self.truncated(value, column, _get(row, "renderer") if column == "source" else
@@ -79,6 +82,17 @@ class CellRenderer:
             return Markup(link(self.route_url("/-/chart?" + urlencode(query)), "chart", f"{metric} of {case}"))
         return self.navigation(row, value, column, table)
 
+    def machine_code(self, value: str, renderer: str) -> Markup:
+        """Machine code (hex) as assembly: its first lines, and a link to the whole, disassembled there too."""
+        text, language = readable_source(renderer, value)
+        if text == value:
+            return code_block(value, None, wrap=True)
+        lines = (text or "").split("\n")
+        href = self.route_url(f"/-/blob/{sha256_text(value)}?" + urlencode({"language": renderer}))
+        head = highlighted("\n".join(lines[:TRUNCATE_LINES]), language)
+        more = link(href, f"all {len(lines) - 1} instructions", "the whole disassembly", "tgstore-more")
+        return Markup(f'<pre class="tgstore-code tgstore-short">{head}</pre>' + more)
+
     def truncated(self, value: str, column: str, language: str | None) -> Markup:
         """A long text in a table: its first lines, and a link to the whole (stored once, by hash, as a blob)."""
         lines = value.split("\n")
@@ -92,6 +106,8 @@ class CellRenderer:
         keys = _keys(row)
         if column == "sha" and isinstance(value, str) and len(value) > 12:
             return Markup(link(self.view("v_runs", sha=value), short_sha(value), value, "tgstore-sha"))
+        if is_svod(table) and column in ("run_id", "case") or column == "svod_run":
+            return self.svod_links(row, value, column, table)
         if column == "run_id" and isinstance(value, int):
             return Markup(link(self.view("v_run_cases", run_id=value), str(value), "this run's cases"))
         run_id = _get(row, "run_id")
@@ -99,7 +115,10 @@ class CellRenderer:
             return Markup(link(self.view("v_kernels", run_id=run_id, case=value), value, "this case's kernels"))
         if column == "position" and isinstance(value, int) and run_id is not None and "case" in keys:
             case = _get(row, "case")
-            parts = [str(value)]
+            parts = [str(value), link(self.route_url("/-/kernel?" + urlencode(
+                {k: v for k, v in {"case": case, "kernel": value, "commit": _get(row, "sha"),
+                                   "renderer": _get(row, "renderer")}.items() if v is not None})),
+                "workbench", "this kernel's passes, graph, rewrite steps and source", "tgstore-workbench-link")]
             if table != "v_sources":
                 parts.append(link(self.view("v_sources", run_id=run_id, case=case, position=value), "source"))
             if table != "v_passes":
@@ -113,6 +132,21 @@ class CellRenderer:
             return self.pass_links(row, value, run_id)
         return None
 
+    def svod_links(self, row: Any, value: Any, column: str, table: str | None) -> Markup | None:
+        """In Svod's tables a run is a Svod run (svod_runs), never tinygrad's run of the same number: its number
+        links to the case's parity page (or the Svod run's row), the case to its parity page."""
+        case = _get(row, "case")
+        if column == "case" and isinstance(value, str):
+            return Markup(link(self.route_url("/-/parity?" + urlencode({"case": value})), value,
+                               "Svod against tinygrad for this case", "tgstore-parity-link"))
+        if not isinstance(value, int):
+            return None
+        if isinstance(case, str):
+            return Markup(link(self.route_url("/-/parity?" + urlencode({"case": case, "svod_run": value})),
+                               str(value), "this Svod run against tinygrad, stage by stage", "tgstore-svod-run"))
+        return Markup(link(f"{self.table_url('svod_runs')}/{value}", str(value), "this Svod output",
+                           "tgstore-svod-run"))
+
     def pass_links(self, row: Any, name: str, run_id: int) -> Markup:
         """A pass: its graph in its kernel's pipeline (previous / next, what it changed) and its rewrite steps."""
         where = urlencode({k: v for k, v in {"run": run_id, "case": _get(row, "case"), "kernel": _get(row, "position"),
@@ -123,6 +157,10 @@ class CellRenderer:
                  if isinstance(graph_hash, str) and HASH.match(graph_hash) else str(escape(name))]
         parts.append(link(self.route_url(f"/-/rewrites?{where}"), "steps", "the rewrite steps inside this pass"))
         return Markup(" · ".join(parts))
+
+
+def is_svod(table: str | None) -> bool:
+    return bool(table) and table.startswith(("svod_", "v_svod_"))
 
 
 def first(renderers: Any) -> str | None:

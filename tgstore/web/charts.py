@@ -3,6 +3,7 @@ count, kernel count, pattern matches, node count per pass, and kernel run times 
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from dataclasses import dataclass, field
 from html import escape
@@ -47,6 +48,15 @@ METRICS: dict[str, tuple[str, str, str]] = {
                round(ns_min / 1000.0, 3)
         FROM points ORDER BY history_rank, run_id"""),
 }
+# What to run when a chart has nothing to draw for a case.
+EMPTY_HINTS = {
+    "time": "No kernel run times are stored for this case: `tgstore ingest --time` compiles and times every kernel.",
+    "pass_nodes": "No pass node counts are stored for this case and renderer: `tgstore ingest --stages C,LLVM` "
+                  "records the graph after each pass (tinygrad 0.11 or later names its passes).",
+    "uops": "No linearized UOps are stored for this case and renderer: `tgstore ingest --renderers C,LLVM` renders "
+            "them.",
+}
+DEFAULT_HINT = "Nothing is stored for this case: `tgstore ingest` extracts the built-in suite."
 PASS_NODES_RUNS = """
     SELECT rc.run_id, c.sha, c.version, c.history_rank, rc.case_result_id
     FROM run_cases rc JOIN runs r ON r.id = rc.run_id AND r.is_current = 1 JOIN cases k ON k.id = rc.case_id
@@ -118,8 +128,6 @@ def pass_node_points(conn: sqlite3.Connection, case: str, renderer: str) -> tupl
     has; each distinct case result read
     once; on a long history only the runs next to a change of result are listed (keep_changes would leave the
     others out: equal results have equal counts), so the work follows the changes, not the commits."""
-    import json
-
     runs = conn.execute(PASS_NODES_RUNS, {"case": case}).fetchall()
     total = len(runs)
     if len(runs) > ALL_POINTS_UP_TO:
@@ -175,16 +183,15 @@ def small_multiples(chart: Chart) -> dict[str, list[Panel]]:
 
 def panel(chart: Chart, points: list[float | None], name: str) -> str:
     """One pass's counts as a small line chart: a polyline per run of present points (a gap where the pass is
-    absent), its lowest and highest count on the left; drawn here, a few hundred bytes (pygal's were 13 KB each)."""
+    absent), the axis from zero to its highest count; drawn here, a few hundred bytes (pygal's were 13 KB each)."""
     width, height = PANEL_SIZE
     left, top, right, bottom = 44, 22, 8, 14
     values = [v for v in points if v is not None]
     low, high = min(values), max(values)
-    span = (high - low) or 1
     step = (width - left - right) / max(1, len(points) - 1)
 
-    def y(v: float) -> float:  # a count that never changed where present: a line across the middle
-        return top + (height - top - bottom) * (0.5 if high == low else 1 - (v - low) / span)
+    def y(v: float) -> float:  # the axis starts at zero: 20 -> 21 nodes is a small step, not a cliff
+        return top + (height - top - bottom) * (1 - v / (high or 1))
 
     runs: list[list[str]] = [[]]
     for i, v in enumerate(points):
@@ -200,12 +207,32 @@ def panel(chart: Chart, points: list[float | None], name: str) -> str:
             f'<title>{escape(name)}: {low:g} to {high:g} nodes</title>'
             f'<text x="4" y="13" font-size="11" font-weight="bold">{escape(name[:48])}</text>'
             f'<text x="{left - 4}" y="{top + 4}" text-anchor="end" fill="#555">{high:g}</text>'
-            f'<text x="{left - 4}" y="{height - bottom}" text-anchor="end" fill="#555">{low:g}</text>'
+            f'<text x="{left - 4}" y="{height - bottom}" text-anchor="end" fill="#555">0</text>'
             f'<line x1="{left}" y1="{height - bottom}" x2="{width - right}" y2="{height - bottom}" stroke="#ccc"/>'
             f'<g fill="none" stroke="#3d7eb3" stroke-width="1.5">{lines}</g>'
             f'<text x="{left}" y="{height - 2}" fill="#777" font-size="9">{escape(label(first[1], first[2]))}</text>'
             f'<text x="{width - right}" y="{height - 2}" text-anchor="end" fill="#777" font-size="9">'
             f"{escape(label(last[1], last[2]))}</text></svg>")
+
+
+def empty_hint(chart: Chart) -> str | None:
+    """What to run, when the chart has no value to draw."""
+    if any(v is not None for points in chart.series.values() for v in points):
+        return None
+    return EMPTY_HINTS.get(chart.metric, DEFAULT_HINT)
+
+
+def passes_overlaid(title: str, names: list[str], series: dict[str, list[int | None]]) -> str:
+    """Node count after each pass of one kernel, one line per commit, the axis from zero: two commits' pipelines
+    (aligned by pass name) drawn over each other."""
+    line = pygal.Line(style=STYLE, width=1100, height=380, x_label_rotation=50, show_legend=True,
+                      legend_at_bottom=True, js=[], disable_xml_declaration=True, title=title, y_title="nodes",
+                      include_x_axis=True, allow_interruptions=True, dots_size=2, truncate_label=28,
+                      show_minor_x_labels=len(names) <= 60, x_labels_major_count=30)
+    line.x_labels = names
+    for name, points in series.items():
+        line.add(name, points)
+    return line.render(is_unicode=True)
 
 
 def label(sha: str, version: str | None) -> str:

@@ -11,6 +11,7 @@ from urllib.parse import urlencode
 
 from markupsafe import Markup
 
+from tgstore.web.machinecode import ASSEMBLY_LANGUAGE, assembly_diff
 from tgstore.web.sidebyside import MAX_BYTES, MAX_ROWS, Table, bounded_table
 
 PAGE_BYTES = 400_000  # of diff tables on one case's page
@@ -42,15 +43,35 @@ def language(kind: str, renderer: str | None) -> str | None:
     return "pyrender" if kind == "ast" else renderer
 
 
-def sections(result: Any) -> list[Section]:
+def stage_title(s: Any, label_a: str = "a", label_b: str = "b") -> str:
+    """A stage section's heading in words: which pass first differs and how, and how many passes only one side
+    ran (named in full on the pass-by-pass page, not here)."""
+    name = s.name_b or s.name_a
+    if s.kind == "added":
+        how = f"only at {label_b} (#{s.pass_position_b})"
+    elif s.kind == "removed":
+        how = f"only at {label_a} (#{s.pass_position_a})"
+    else:
+        how = f"another graph (#{s.pass_position_a} at {label_a}, #{s.pass_position_b} at {label_b})"
+    extra = [f"{len(s.added)} pass{'' if len(s.added) == 1 else 'es'} only at {label_b}" if s.added else "",
+             f"{len(s.removed)} only at {label_a}" if s.removed else ""]
+    extra_text = "; ".join(e for e in extra if e)
+    return f"{s.renderer} passes: first difference at {name!r}, {how}" + (f"; {extra_text}" if extra_text else "")
+
+
+def sections(result: Any, label_a: str = "a", label_b: str = "b") -> list[Section]:
     """Every changed section of the diff, by kernel, in the order the page shows them."""
-    out = [Section(d.position, "ast" if d.kind == "ast" else f"source-{d.renderer}", d.title, d.lines,
-                   language(d.kind, d.renderer)) for d in result.diffs]
+    out = []
+    for d in result.diffs:
+        assembly = assembly_diff(d.renderer, d.lines) if d.kind != "ast" else None  # machine code, per instruction
+        out.append(Section(d.position, "ast" if d.kind == "ast" else f"source-{d.renderer}", d.title,
+                           assembly if assembly is not None else d.lines,
+                           ASSEMBLY_LANGUAGE if assembly is not None else language(d.kind, d.renderer)))
     for s in result.stage_diffs:
         graph = None
         if s.graph_b:
             graph = f"/-/graph/{s.graph_b}" + (f"?{urlencode({'vs': s.graph_a})}" if s.graph_a else "")
-        out.append(Section(s.position, f"stage-{s.renderer}", s.title, s.lines, None, graph,
+        out.append(Section(s.position, f"stage-{s.renderer}", stage_title(s, label_a, label_b), s.lines, None, graph,
                            f"/-/graph/{s.graph_a}" if s.graph_a else None))
     order = {"ast": 0, "source": 1, "stage": 2}
     return sorted(out, key=lambda s: (s.position, order[s.key.split("-")[0]], s.key))

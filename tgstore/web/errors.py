@@ -4,8 +4,14 @@ except block, which rich 14+ refuses with a ValueError, so every 404 became a 50
 
 from __future__ import annotations
 
+import importlib
 import sys
 from typing import Any
+
+from datasette import Response
+from datasette.utils.asgi import Base400
+from datasette.views.base import DatasetteError
+from markupsafe import Markup
 
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
@@ -13,8 +19,6 @@ READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 def quiet_default_handler() -> None:
     """Every handle_exception hook runs (Datasette uses the first answer), so Datasette's own runs after ours and
     would still crash in rich: it is told rich is absent, as it is told when rich is not installed."""
-    import importlib
-
     try:
         default = importlib.import_module("datasette.handle_exception")
     except ImportError:
@@ -33,11 +37,6 @@ async def method_not_allowed(send: Any) -> None:
 
 def error_response(datasette: Any, request: Any, exception: Exception) -> Any:
     """The hook's answer: Datasette's own error page (or JSON), with the exception's status."""
-    from datasette import Response
-    from datasette.utils.asgi import Base400
-    from datasette.views.base import DatasetteError
-    from markupsafe import Markup
-
     async def inner() -> Any:
         title = None
         if isinstance(exception, Base400):

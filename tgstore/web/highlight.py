@@ -14,7 +14,7 @@ from pygments.lexers import get_lexer_by_name
 # shading language is C++; HIP is CUDA's dialect.
 LEXERS = {
     "C": "c", "OPENCL": "c", "CL": "c", "LLVM": "llvm", "PTX": "ptx", "CUDA": "cuda", "HIP": "cuda", "METAL": "cpp",
-    "WGSL": "wgsl", "X86": "gas", "pyrender": "python", "python": "python",
+    "WGSL": "wgsl", "X86": "gas", "X86ASM": "nasm", "pyrender": "python", "python": "python",
 }
 STYLE = "friendly"
 

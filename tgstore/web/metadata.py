@@ -155,7 +155,7 @@ def make_datasette(db_path: Path, *, queries: dict[str, Query] | None = None, se
     from datasette.app import Datasette
     from datasette.plugins import pm
 
-    from tgstore import web
+    from tgstore import web  # the plugin itself: imported here, as it imports this module's TABLES
     from tgstore.web.errors import quiet_default_handler
 
     if not pm.is_registered(web):

@@ -204,3 +204,62 @@ document.addEventListener("DOMContentLoaded", () => {
   const wanted = location.hash && document.getElementById(decodeURIComponent(location.hash.slice(1)));
   if (wanted && wanted.matches("details.tgstore-section")) { wanted.open = true; wanted.scrollIntoView(); }
 });
+
+// The kernel workbench: tabs (graph, steps, source, UOps, canonical) shown one at a time, the one named by the
+// address's #fragment; ←/→ follow the pass stepper's prev/next links and ↑/↓ the rewrite step links, keeping the tab.
+document.addEventListener("DOMContentLoaded", () => {
+  const bench = document.querySelector(".tgstore-workbench");
+  if (!bench) return;
+  const tabs = Array.from(document.querySelectorAll(".tgstore-panel-tabs a[data-tab]"));
+  const show = (name) => {
+    if (!tabs.some((a) => a.dataset.tab === name)) name = "graph";
+    document.querySelectorAll("section.tgstore-tab").forEach((s) => { s.hidden = s.id !== name; });
+    tabs.forEach((a) => a.classList.toggle("selected", a.dataset.tab === name));
+    bench.dataset.tab = name;
+  };
+  tabs.forEach((a) => a.addEventListener("click", (e) => {
+    e.preventDefault();
+    history.replaceState(null, "", "#" + a.dataset.tab);
+    show(a.dataset.tab);
+  }));
+  show(location.hash.slice(1) || "graph");
+  // the #tab names a tab, not a place to scroll to
+  if ("scrollRestoration" in history) history.scrollRestoration = "manual";
+  window.scrollTo(0, 0);
+  window.addEventListener("load", () => window.scrollTo(0, 0));
+  const follow = (selector, tab) => {
+    const link = document.querySelector(selector);
+    if (!link) return false;
+    location.href = link.href.split("#")[0] + "#" + tab;
+    return true;
+  };
+  document.addEventListener("keydown", (e) => {
+    if (e.target.closest("input, textarea, select") || e.altKey || e.ctrlKey || e.metaKey) return;
+    const tab = bench.dataset.tab;
+    let done = false;
+    if (e.key === "ArrowLeft") done = follow(".tgstore-pass-stepper a[rel=prev]", tab);
+    else if (e.key === "ArrowRight") done = follow(".tgstore-pass-stepper a[rel=next]", tab);
+    else if (e.key === "ArrowUp") done = follow("a.tgstore-step-prev", "steps");
+    else if (e.key === "ArrowDown") done = follow("a.tgstore-step-next", "steps");
+    if (done) e.preventDefault();
+  });
+  const list = document.querySelector(".tgstore-pass-list"), here = list && list.querySelector("tr.selected");
+  if (here) list.scrollTop = here.offsetTop - list.clientHeight / 2;  // the list alone scrolls, not the page
+});
+
+// The home page's case list: typing filters the rows by case name.
+document.addEventListener("DOMContentLoaded", () => {
+  const search = document.querySelector(".tgstore-case-search");
+  if (!search) return;
+  const rows = Array.from(document.querySelectorAll("table.tgstore-cases tbody tr"));
+  const count = document.querySelector(".tgstore-case-count");
+  const filter = () => {
+    const q = search.value.trim().toLowerCase();
+    let shown = 0;
+    rows.forEach((r) => { const hit = !q || r.dataset.case.toLowerCase().includes(q); r.hidden = !hit; shown += hit; });
+    if (count) count.textContent = q ? `${shown} of ${rows.length} cases` : `${rows.length} cases`;
+  };
+  search.addEventListener("input", filter);
+  const initial = new URLSearchParams(location.search).get("q");
+  if (initial) { search.value = initial; filter(); }
+});

@@ -4,23 +4,21 @@ rewritten node's neighbourhood before and after, the rewritten node marked, as t
 
 from __future__ import annotations
 
+import asyncio
+import sqlite3
 from typing import Any
 
 from datasette.utils.asgi import Response
-from markupsafe import Markup
 
 from tgstore.rewrites import PassSteps, case_steps
-from tgstore.web import layout
+from tgstore.web.base import database, not_found, reader_engine, render
+from tgstore.web.drawing import subgraph_svg
 from tgstore.web.passnav import PassContext, PassKey, commit_of_run, pass_context
 
 STEP_LIST_LIMIT = 500  # steps listed on one page (a pass's recorded steps are capped at extraction anyway)
 
 
 def load(path: str, key: PassKey) -> tuple[PassSteps | None, PassContext | None, Any]:
-    import sqlite3
-
-    from tgstore.web.pages import reader_engine
-
     with reader_engine(path).connect() as conn:
         found = case_steps(conn, key.run, key.case, kernel=key.kernel, renderer=key.renderer,
                            schedule=key.kernel is None, pass_position=key.position, trace_of=key.position)
@@ -32,18 +30,7 @@ def load(path: str, key: PassKey) -> tuple[PassSteps | None, PassContext | None,
     return (passes[0] if passes else None), ctx, commit
 
 
-def subgraph_svg(node: dict[str, Any] | None) -> Markup | None:
-    graph = (node or {}).get("graph")
-    if not graph:
-        return None
-    return Markup(layout.svg(graph, marks={len(graph) - 1: "changed"}, fold=True))
-
-
 async def rewrites(datasette: Any, request: Any) -> Response:
-    import asyncio
-
-    from tgstore.web.pages import database, not_found, render
-
     key = PassKey.from_args(request.args)
     if key is None:
         return await not_found(datasette, request, "a rewrite page needs run, case, pass (and kernel, renderer for a "

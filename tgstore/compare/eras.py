@@ -1,0 +1,131 @@
+"""Kernel ASTs in one spelling across tinygrad eras, so that a diff can ignore changes of spelling only. Each rule
+rewrites one node from a later era's spelling into the earliest stored one; a rule is a line of SPELLINGS:
+
+- PARAM: 0.14 writes the element dtype, `ParamArg(slot, dtype, device=...)` and the buffer size as a CONST source;
+  0.13 and before wrote `dtype.ptr(size)` and the slot alone. Normalized to the latter (the size CONST, then unused,
+  goes too).
+- RANGE: 0.14 marks the ranges of a kernel AST that the optimizer may still reshape `AxisType.WEAK` where 0.13 wrote
+  `AxisType.LOOP`. Normalized to LOOP.
+- REDUCE: the arg's second field is `()` at 0.13 and `0` at 0.14 on the same reductions (the reduced ranges are
+  its sources in both): only the reducing op is kept.
+- CAST: 0.14 repeats the target dtype as the arg where 0.13 left it None: the arg is dropped (the dtype says it).
+- CONST Invalid (an index that is never valid): typed weakint at 0.13, bool at 0.14: untyped.
+- CONST integer literals: dtypes.int at 0.12-0.13 where 0.14 writes the weak dtypes.weakint (an index constant is
+  weakint in both): one name, weakint. Float literals: `2.0` at 0.12, `ConstFloat(2.0)` at 0.13-0.14: the number.
+- SINK: 0.12 leaves a kernel's arg None where 0.14 writes a KernelInfo with no optimization applied or asked for:
+  such a KernelInfo is None.
+- DEFINE_GLOBAL (0.10-0.11) is PARAM's earlier name, with the slot as its arg: renamed PARAM.
+- dtypes.index (0.11-0.12) is dtypes.weakint's earlier name (0.13): renamed weakint; 0.14 types float literals
+  dtypes.weakfloat where 0.13 wrote dtypes.float: renamed float.
+- INDEX: some eras type it as the pointer (`dtypes.float.ptr(4)`), others as the element: the element.
+- Node order: eras toposort a graph differently, so graphs are compared by a hash of the root over its sources
+  (spelling_hash), not position by position.
+
+Nodes are tgstore's encoding, [op, dtype, arg, [source positions]]; the root is the last node. Nodes no longer
+reachable from the root after the rules are dropped and positions renumbered in the original order."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+Node = list[Any]
+PARAM_ARG = re.compile(r"^ParamArg\((\d+),")
+REDUCE_OP = re.compile(r"^\((Ops\.\w+),")
+CONST_FLOAT = re.compile(r"ConstFloat\((.*)\)")
+POINTER = re.compile(r"\.ptr\([^)]*\)$")
+
+
+def _param(node: Node, nodes: list[Node]) -> Node:
+    op, dtype, arg, src = node
+    found = PARAM_ARG.match(str(arg))
+    if not found:
+        return node
+    sizes = [s for s in src if nodes[s][0] == "CONST"]
+    size = nodes[sizes[0]][2] if sizes else ""
+    pointer = dtype if ".ptr(" in str(dtype) else f"{dtype}.ptr({size})"
+    return [op, pointer, found.group(1), [s for s in src if s not in sizes]]
+
+
+def _range(node: Node, nodes: list[Node]) -> Node:
+    return [node[0], node[1], str(node[2]).replace("AxisType.WEAK", "AxisType.LOOP"), node[3]]
+
+
+def _index(node: Node, nodes: list[Node]) -> Node:
+    return [node[0], POINTER.sub("", str(node[1])), node[2], node[3]]
+
+
+def _reduce(node: Node, nodes: list[Node]) -> Node:
+    found = REDUCE_OP.match(str(node[2]))
+    return [node[0], node[1], found.group(1) if found else node[2], node[3]]
+
+
+def _cast(node: Node, nodes: list[Node]) -> Node:
+    return [node[0], node[1], "None", node[3]]
+
+
+def _const(node: Node, nodes: list[Node]) -> Node:
+    if str(node[2]) == "Invalid":
+        return [node[0], "", node[2], node[3]]
+    if found := CONST_FLOAT.fullmatch(str(node[2])):
+        node = [node[0], node[1], found.group(1), node[3]]
+    return [node[0], "dtypes.weakint", node[2], node[3]] if node[1] == "dtypes.int" else node
+
+
+def _sink(node: Node, nodes: list[Node]) -> Node:
+    arg = str(node[2])
+    plain = arg.startswith("KernelInfo(") and "applied_opts=()" in arg and "opts_to_apply=None" in arg
+    return [node[0], node[1], "None", node[3]] if plain else node
+
+
+def _define_global(node: Node, nodes: list[Node]) -> Node:
+    return ["PARAM", *node[1:]]
+
+
+# op -> the rule that rewrites a node of that op into the common spelling
+SPELLINGS: dict[str, Callable[[Node, list[Node]], Node]] = {
+    "PARAM": _param,
+    "RANGE": _range,
+    "DEFINE_GLOBAL": _define_global,
+    "INDEX": _index,
+    "REDUCE": _reduce,
+    "CAST": _cast,
+    "CONST": _const,
+    "SINK": _sink,
+}
+# a dtype's name in one era -> the common name
+DTYPE_NAMES = {"dtypes.index": "dtypes.weakint", "dtypes.weakfloat": "dtypes.float"}
+
+
+def normalized(nodes: list[Node]) -> list[Node]:
+    """`nodes` in the common spelling, unreachable nodes dropped."""
+    if not nodes:
+        return []
+    spelled = []
+    for node in nodes:
+        rule = SPELLINGS.get(str(node[0]))
+        node = rule(node, nodes) if rule else node
+        dtype = DTYPE_NAMES.get(str(node[1]), node[1])
+        spelled.append([node[0], dtype, node[2], list(node[3])])
+    keep, todo = set(), [len(spelled) - 1]
+    while todo:
+        i = todo.pop()
+        if i not in keep:
+            keep.add(i)
+            todo += spelled[i][3]
+    order = sorted(keep)
+    position = {old: new for new, old in enumerate(order)}
+    return [[*spelled[i][:3], [position[s] for s in spelled[i][3]]] for i in order]
+
+
+def spelling_hash(nodes: list[Node]) -> str:
+    """A hash of the graph in the common spelling that does not depend on node order: each node's hash covers its
+    op, dtype, arg and its sources' hashes in order; the root's is the graph's."""
+    spelled = normalized(nodes)
+    hashes: list[str] = []
+    for op, dtype, arg, src in spelled:  # sources come before their users
+        hashes.append(hashlib.sha256(json.dumps([op, dtype, arg, [hashes[s] for s in src]]).encode()).hexdigest())
+    return hashes[-1] if hashes else ""

@@ -1,0 +1,103 @@
+"""The kernel workbench (/-/kernel?case=&kernel=&commit=&renderer=&pass=&step=): one kernel of one case at one
+commit, as tinygrad's VIZ shows it but across commits. The pass list beside the selected pass's graph (what the pass
+changed outlined), its rewrite steps, the generated source, the linearized UOps and the canonical documents in tabs;
+←/→ step passes and ↑/↓ rewrite steps (tgstore.js follows the page's rel links); renderers as tabs; the commit
+switchable to its neighbours in history."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+from typing import Any
+from urllib.parse import urlencode
+
+from datasette.utils.asgi import Response
+from markupsafe import Markup
+
+from tgstore.rewrites import PassSteps, case_steps
+from tgstore.web import layout
+from tgstore.web.base import database, int_arg, not_found, reader_engine, render
+from tgstore.web.cells import code_block
+from tgstore.web.drawing import INLINE_SVG_BYTES, drawing, subgraph_svg
+from tgstore.web.graphs import find_graph
+from tgstore.web.machinecode import readable_source
+from tgstore.web.workbench import Where, Workbench, WorkbenchError, load, shown_source
+
+STEPS_LISTED = 200
+
+
+def read(path: str, where: Where) -> tuple[Workbench, PassSteps | None, Any, Any]:
+    """The workbench, the selected pass's steps, and its graph and its input graph (nodes) for the drawing."""
+    with reader_engine(path).connect() as conn:
+        raw = conn.connection.driver_connection
+        assert isinstance(raw, sqlite3.Connection)
+        bench = load(raw, where)
+        selected, steps = bench.selected, None
+        if selected is not None and selected.steps is not None:
+            found = case_steps(conn, bench.run_id, where.case, kernel=bench.where.kernel, renderer=bench.renderer,
+                               pass_position=selected.position, trace_of=selected.position)
+            passes = [p for k in found for p in k.passes]
+            steps = passes[0] if passes else None
+        graph = find_graph(raw, selected.graph_hash) if selected and selected.graph_hash else None
+        before = bench.input_graph
+        other = find_graph(raw, before.graph_hash) if graph and before and before.graph_hash else None
+    return bench, steps, graph, other
+
+
+async def kernel(datasette: Any, request: Any) -> Response:
+    case = (request.args.get("case") or "").strip()
+    if not case:
+        return await not_found(datasette, request, "the kernel workbench needs a case and a kernel: follow a link "
+                               "from the home page's case list or a kernel row")
+    where = Where(case, int_arg(request, "kernel"), (request.args.get("commit") or "").strip() or None,
+                  (request.args.get("renderer") or "").strip() or None, int_arg(request, "pass"),
+                  int_arg(request, "step"))
+    try:
+        bench, steps, graph, other = await asyncio.to_thread(read, database(datasette).path, where)
+    except WorkbenchError as exc:
+        return await not_found(datasette, request, str(exc))
+    drawn, svg, svg_url = None, None, None
+    if graph is not None:
+        drawn = drawing(graph.hash, json.dumps(graph.nodes), other.hash if other else None,
+                        json.dumps(other.nodes) if other else None, True)
+        if len(drawn.svg) <= INLINE_SVG_BYTES:
+            svg = Markup(drawn.svg)
+        else:
+            svg_url = datasette.urls.path(f"/-/graph/{graph.hash}.svg?" + bench_graph_query(bench))
+    step = None
+    if steps is not None and steps.steps:
+        index = where.step if where.step is not None and 0 <= where.step < len(steps.steps) else None
+        step = steps.steps[index] if index is not None else None
+    where = bench.where
+    source, language = readable_source(bench.renderer, bench.source)
+    shown, shown_lines, total_lines = shown_source(source)
+    families = sorted({layout.family(str(n[0])) for n in graph.nodes}) if graph else []
+    pass_diff = None
+    if bench.older is not None:
+        pass_diff = datasette.urls.path("/-/passdiff?" + _query(case=case, kernel=where.kernel, a=bench.older.label,
+                                                                 b=bench.commit_label, renderer=bench.renderer))
+    return await render(datasette, request, "tgstore_kernel.html", {
+        "bench": bench, "where": bench.where, "url": lambda **kw: datasette.urls.path(bench.where.url(**kw)),
+        "steps": steps, "step_list": steps.steps[:STEPS_LISTED] if steps else [], "step": step,
+        "before_svg": subgraph_svg(step.before if step else None),
+        "after_svg": subgraph_svg(step.after if step else None),
+        "graph": graph, "drawn": drawn, "svg": svg, "svg_url": svg_url,
+        "legend": [(f, *layout.COLOURS[f]) for f in families],
+        "source_html": code_block(shown, language) if shown is not None else None, "language": language,
+        "disassembled": language == "x86asm" and source != bench.source,
+        "clipped": (shown_lines, total_lines) if shown_lines < total_lines else None, "pass_diff": pass_diff,
+        "title": f"{where.case} · kernel {where.kernel} {bench.kernel_name or ''} · {bench.renderer} · "
+                 f"{bench.commit_label}"})
+
+
+def _query(**params: Any) -> str:
+    return urlencode({k: v for k, v in params.items() if v is not None})
+
+
+def bench_graph_query(bench: Workbench) -> str:
+    """The pass graph's own address in its pipeline (the graph page compares it with the pass's input)."""
+    selected = bench.selected
+    assert selected is not None
+    return _query(run=bench.run_id, case=bench.where.case, kernel=bench.where.kernel, renderer=bench.renderer,
+                  **{"pass": selected.position})

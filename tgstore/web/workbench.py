@@ -1,0 +1,222 @@
+"""What the kernel workbench shows, read in one go: one case's kernel at one commit, rendered by one renderer; its
+passes (name, node count, changed, rewrite steps), the selected pass's graph and steps, the generated source, the
+linearized UOps and the canonical documents; the renderers and neighbouring commits to switch to."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, field, replace
+from typing import Any
+from urllib.parse import urlencode
+
+from tgstore.history import CommitNotFound, CommitRow, resolve_commit
+
+KERNELS_SQL = """
+SELECT si.position, kn.name, kn.hash, si.root_op FROM run_cases rc JOIN cases k ON k.id = rc.case_id
+JOIN schedule_items si ON si.case_result_id = rc.case_result_id JOIN kernels kn ON kn.id = si.kernel_id
+WHERE rc.run_id = ? AND k.name = ? ORDER BY si.position"""
+PROGRAMS_SQL = """
+SELECT p.renderer, p.name, b.hash, b.text, p.linear_id, p.error, p.pass_list_id
+FROM run_cases rc JOIN cases k ON k.id = rc.case_id JOIN schedule_items si ON si.case_result_id = rc.case_result_id
+JOIN programs p ON p.schedule_item_id = si.id LEFT JOIN blobs b ON b.id = p.source_blob_id
+WHERE rc.run_id = ? AND k.name = ? AND si.position = ? ORDER BY p.pass_list_id IS NULL, p.renderer"""
+PASSES_SQL = """
+SELECT pe.position, pe.name, pe.depth, pe.node_count, pe.changed, g.hash, json_extract(b.text, '$.total')
+FROM pass_entries pe LEFT JOIN graphs g ON g.id = pe.graph_id LEFT JOIN blobs b ON b.id = pe.rewrites_blob_id
+WHERE pe.pass_list_id = ? ORDER BY pe.position"""
+COMMITS_SQL = """
+SELECT c.sha, c.version, c.history_rank, max(rc.run_id) FROM run_cases rc JOIN runs r ON r.id = rc.run_id
+JOIN v_commits c ON c.commit_id = r.commit_id JOIN cases k ON k.id = rc.case_id
+WHERE k.name = ? AND r.is_current GROUP BY c.sha ORDER BY c.history_rank, max(rc.run_id)"""
+CANONICAL_SQL = """
+SELECT cl.stage, cl.position, d.hash, d.node_count, d.unsupported, d.reason,
+       json_type(d.document, '$.nodes') IS NOT NULL
+FROM run_cases rc JOIN cases k ON k.id = rc.case_id JOIN canonical_links cl ON cl.case_result_id = rc.case_result_id
+JOIN canonical_docs d ON d.id = cl.doc_id WHERE rc.run_id = ? AND k.name = ? AND cl.position IN (?, -1)
+ORDER BY cl.position, cl.stage"""
+UOPS_SQL = "SELECT idx, op, dtype, arg, src FROM linear_uops WHERE linear_id = ? ORDER BY idx LIMIT ?"
+UOPS_SHOWN = 1000  # linearized UOps listed on the page (a big kernel has a few thousand)
+# generated source shown on the page, whichever comes first; the whole text is a link away. Highlighted, 80,000
+# characters of LLVM IR were 784 KB of HTML (transcendental), so a page stays under 1 MB with these
+SOURCE_LINES, SOURCE_CHARS = 400, 30_000
+
+
+class WorkbenchError(LookupError):
+    """Nothing to show for these arguments; the message says what there is instead."""
+
+
+@dataclass(frozen=True)
+class Where:
+    """The page's address: case, kernel position, commit (as given), renderer, selected pass and step."""
+
+    case: str
+    kernel: int | None  # None: the case's first kernel that a renderer lowered
+    commit: str | None = None
+    renderer: str | None = None
+    pass_position: int | None = None
+    step: int | None = None
+
+    def url(self, **change: Any) -> str:
+        params = {"case": self.case, "kernel": self.kernel, "commit": self.commit, "renderer": self.renderer,
+                  "pass": self.pass_position, "step": self.step}
+        params.update({("pass" if k == "pass_position" else k): v for k, v in change.items()})
+        return "/-/kernel?" + urlencode({k: v for k, v in params.items() if v is not None})
+
+
+@dataclass
+class Pass:
+    position: int
+    name: str
+    depth: int
+    node_count: int | None
+    changed: bool
+    graph_hash: str | None
+    steps: int | None  # rewrite steps tinygrad made in this pass (None: not recorded)
+    delta: int | None = None  # node count minus the previous top-level pass's
+
+    @property
+    def has_steps(self) -> bool:
+        return bool(self.steps)
+
+
+@dataclass
+class Neighbour:
+    sha: str
+    version: str | None
+
+    @property
+    def label(self) -> str:
+        return self.version or (self.sha[:17] if self.sha.startswith("tree:") else self.sha[:12])
+
+
+@dataclass
+class Workbench:
+    where: Where
+    commit: CommitRow
+    run_id: int
+    kernel_name: str | None
+    kernel_hash: str
+    kernels: list[tuple[int, str | None]]  # (position, name) of the case's kernels at this commit
+    renderers: list[str]
+    renderer: str
+    program_name: str | None
+    source: str | None
+    source_hash: str | None
+    error: str | None
+    linear_id: int | None
+    passes: list[Pass]
+    selected: Pass | None
+    older: Neighbour | None = None
+    newer: Neighbour | None = None
+    uops: list[tuple] = field(default_factory=list)
+    uop_total: int = 0
+    canonical: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def commit_label(self) -> str:
+        return self.commit.version or self.commit.short
+
+    @property
+    def previous_pass(self) -> Pass | None:
+        """The pass before the selected one (every pass steps, nested ones too, as tinygrad ran them)."""
+        return self._beside(-1)
+
+    @property
+    def next_pass(self) -> Pass | None:
+        return self._beside(1)
+
+    def _beside(self, step: int) -> Pass | None:
+        if self.selected is None:
+            return None
+        i = self.passes.index(self.selected) + step
+        return self.passes[i] if 0 <= i < len(self.passes) else None
+
+    @property
+    def input_graph(self) -> Pass | None:
+        """The nearest earlier pass with a graph: its output is the selected pass's input."""
+        if self.selected is None:
+            return None
+        earlier = [p for p in self.passes[:self.passes.index(self.selected)] if p.graph_hash]
+        return earlier[-1] if earlier else None
+
+def shown_source(text: str | None) -> tuple[str | None, int, int]:
+    """The start of a source the page shows, its line count and the source's line count."""
+    if text is None:
+        return None, 0, 0
+    lines = text.splitlines(keepends=True)
+    kept, size = [], 0
+    for line in lines[:SOURCE_LINES]:
+        if size + len(line) > SOURCE_CHARS and kept:
+            break
+        kept.append(line)
+        size += len(line)
+    return "".join(kept), len(kept), len(lines)
+
+
+def case_commits(conn: sqlite3.Connection, case: str) -> list[tuple[str, str | None, int]]:
+    """(sha, version, run id) of each commit with a current run holding `case`, in history order."""
+    return [(sha, version, run) for sha, version, _rank, run in conn.execute(COMMITS_SQL, (case,))]
+
+
+def _commit(conn: sqlite3.Connection, where: Where, commits: list[tuple[str, str | None, int]]
+            ) -> tuple[CommitRow, int]:
+    if not commits:
+        known = [r[0] for r in conn.execute("SELECT name FROM cases ORDER BY name LIMIT 40")]
+        raise WorkbenchError(f"no run holds case {where.case!r}; cases: {', '.join(known) or 'none'}")
+    if where.commit:
+        try:
+            row = resolve_commit(conn, where.commit)
+        except CommitNotFound as exc:
+            raise WorkbenchError(str(exc)) from exc
+    else:
+        row = resolve_commit(conn, commits[-1][0])
+    runs = [run for sha, _v, run in commits if sha == row.sha]
+    if not runs:
+        raise WorkbenchError(f"commit {row.describe()} has no run with case {where.case!r}")
+    return row, runs[0]
+
+
+def load(conn: sqlite3.Connection, where: Where, details: bool = True) -> Workbench:
+    """The workbench at `where`; without `details`, only the kernel, its programs and passes (no UOps, documents)."""
+    commits = case_commits(conn, where.case)
+    commit, run_id = _commit(conn, where, commits)
+    kernels = conn.execute(KERNELS_SQL, (run_id, where.case)).fetchall()
+    if where.kernel is None:
+        first = next((k for k in kernels if k[3] == "SINK"), kernels[0] if kernels else None)
+        where = replace(where, kernel=first[0] if first else 0)
+    found = next((k for k in kernels if k[0] == where.kernel), None)
+    if found is None:
+        raise WorkbenchError(f"case {where.case!r} at {commit.version or commit.short} has no kernel {where.kernel}; "
+                             f"kernels: {', '.join(str(k[0]) for k in kernels) or 'none'}")
+    programs = conn.execute(PROGRAMS_SQL, (run_id, where.case, where.kernel)).fetchall()
+    renderers = [p[0] for p in programs]
+    wanted = (where.renderer or "").upper()
+    program = next((p for p in programs if p[0] == wanted), None) or (programs[0] if programs and not wanted
+                                                                       else None)
+    if program is None and wanted:
+        raise WorkbenchError(f"kernel {where.kernel} of {where.case!r} has no {wanted} program at "
+                             f"{commit.version or commit.short}; renderers: {', '.join(renderers) or 'none'}")
+    renderer, program_name, source_hash, source, linear_id, error, pass_list = program or (None,) * 7
+    passes = [Pass(r[0], r[1], r[2], r[3], bool(r[4]), r[5], r[6])
+              for r in conn.execute(PASSES_SQL, (pass_list,))] if pass_list is not None else []
+    last = None
+    for p in passes:
+        if p.depth == 0 and p.node_count is not None:
+            p.delta = None if last is None else p.node_count - last
+            last = p.node_count
+    selected = next((p for p in passes if p.position == where.pass_position), None) or (passes[0] if passes
+                                                                                         else None)
+    shas = [c[0] for c in commits]
+    at = shas.index(commit.sha)
+    bench = Workbench(where, commit, run_id, found[1], found[2], [(k[0], k[1]) for k in kernels], renderers,
+                      renderer or "", program_name, source, source_hash, error, linear_id, passes, selected,
+                      Neighbour(*commits[at - 1][:2]) if at > 0 else None,
+                      Neighbour(*commits[at + 1][:2]) if at + 1 < len(commits) else None)
+    if not details:
+        return bench
+    if linear_id is not None:
+        bench.uops = conn.execute(UOPS_SQL, (linear_id, UOPS_SHOWN)).fetchall()
+        bench.uop_total = conn.execute("SELECT uop_count FROM linears WHERE id = ?", (linear_id,)).fetchone()[0]
+    bench.canonical = [dict(zip(("stage", "position", "hash", "node_count", "unsupported", "reason", "has_graph"), r,
+                                strict=True)) for r in conn.execute(CANONICAL_SQL, (run_id, where.case, where.kernel))]
+    return bench
