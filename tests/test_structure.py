@@ -6,7 +6,6 @@ from __future__ import annotations
 import subprocess
 import sys
 
-import pytest
 from import_graph import ROOT, build, layer_of
 from slack import generous
 
@@ -16,13 +15,6 @@ UPWARD_ALLOWED = {("tgstore.store.ingest", "spelling")}
 
 
 def test_no_import_cycles() -> None:
-    cycles = [c for c in build().cycles() if not all(m.startswith("tgstore.web") for m in c)]
-    assert cycles == []
-
-
-@pytest.mark.xfail(strict=True, reason="web/ pages and their shared helpers import each other until web/ is split "
-                                       "into one module per page (issue 26); remove this mark when it passes")
-def test_no_import_cycles_in_web() -> None:
     assert build().cycles() == []
 
 

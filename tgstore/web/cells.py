@@ -10,7 +10,7 @@ from urllib.parse import urlencode
 
 from markupsafe import Markup, escape
 
-from tgstore.store import sha256_text
+from tgstore.store.content import sha256_text
 from tgstore.web.highlight import highlighted
 from tgstore.web.machinecode import MACHINE_CODE, readable_source
 

@@ -12,9 +12,9 @@ from typing import Any
 
 from sqlalchemy import Connection, text
 
+from tgstore.compare.diff import _cases, _items, _programs, choose_runs
 from tgstore.compare.eras import normalized, spelling_hash
-from tgstore.diff import _cases, _items, _programs, choose_runs
-from tgstore.history import CommitRow, resolve_commit
+from tgstore.store.commits import CommitRow, resolve_commit
 
 PASS_LISTS_SQL = """
 SELECT k.name AS "case", si.position, p.renderer, p.pass_list_id

@@ -145,25 +145,3 @@ def split_for_datasette_1(metadata: dict[str, Any]) -> tuple[dict[str, Any], dic
         config["databases"][name] = {"queries": database["queries"],
                                      "tables": {t: c for t, c in tables_config.items() if c}}
     return meta, config
-
-
-def make_datasette(db_path: Path, *, queries: dict[str, Query] | None = None, settings: dict[str, Any] | None = None):
-    """A Datasette instance on `db_path`, read-only, with the tgstore plugin registered. Works with Datasette 0.65
-    and the 1.0 line: which one is installed is told by whether Datasette takes a `config` (1.0) or not."""
-    import inspect
-
-    from datasette.app import Datasette
-    from datasette.plugins import pm
-
-    from tgstore import web  # the plugin itself: imported here, as it imports this module's TABLES
-    from tgstore.web.errors import quiet_default_handler
-
-    if not pm.is_registered(web):
-        pm.register(web, name="tgstore")
-    quiet_default_handler()
-    metadata = build_metadata(db_path, queries)
-    options: dict[str, Any] = {"metadata": metadata}
-    if "config" in inspect.signature(Datasette.__init__).parameters:
-        options["metadata"], options["config"] = split_for_datasette_1(metadata)
-    return Datasette([str(db_path)], settings={**SETTINGS, **(settings or {})}, template_dir=str(web.TEMPLATES),
-                     cors=False, **options)

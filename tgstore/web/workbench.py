@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlencode
 
-from tgstore.history import CommitNotFound, CommitRow, resolve_commit
+from tgstore.store.commits import CommitNotFound, CommitRow, resolve_commit
 
 KERNELS_SQL = """
 SELECT si.position, kn.name, kn.hash, si.root_op FROM run_cases rc JOIN cases k ON k.id = rc.case_id

@@ -9,8 +9,8 @@ from urllib.parse import urlencode
 
 from datasette.utils.asgi import Response
 
-from tgstore.diff import DiffError, diff_commits, summary_line
-from tgstore.history import CommitNotFound
+from tgstore.compare.diff import DiffError, diff_commits, summary_line
+from tgstore.store.commits import CommitNotFound
 from tgstore.web import diffpage, diffsummary
 from tgstore.web.base import database, not_found, reader_engine, render
 from tgstore.web.sidebyside import bounded_table

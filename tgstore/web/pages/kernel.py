@@ -15,7 +15,7 @@ from urllib.parse import urlencode
 from datasette.utils.asgi import Response
 from markupsafe import Markup
 
-from tgstore.rewrites import PassSteps, case_steps
+from tgstore.compare.rewrite_steps import PassSteps, case_steps
 from tgstore.web import layout
 from tgstore.web.base import database, int_arg, not_found, reader_engine, render
 from tgstore.web.cells import code_block

@@ -1,5 +1,5 @@
 """The pass-by-pass diff (/-/passdiff?case=&kernel=&a=&b=&renderer=), as Compiler Explorer's opt-pipeline view: one
-kernel's passes at two commits aligned by name and occurrence (tgstore.compare.passes), node counts side by side,
+kernel's passes at two commits aligned by name and occurrence (tgstore.compare.pass_align), node counts side by side,
 the first pass whose output differs marked, each row opening the graph diff of that pass (b's graph, a's drawn
 over it). Without a or b: b is the newest commit holding the case, a the one before it."""
 
@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 from datasette.utils.asgi import Response
 from markupsafe import Markup
 
-from tgstore.compare.passes import align, first_difference
+from tgstore.compare.pass_align import align, first_difference
 from tgstore.web.base import database, int_arg, not_found, reader_engine, render
 from tgstore.web.charts import passes_overlaid
 from tgstore.web.workbench import Where, WorkbenchError, case_commits, load

@@ -10,7 +10,7 @@ from typing import Any
 
 from datasette.utils.asgi import Response
 
-from tgstore.rewrites import PassSteps, case_steps
+from tgstore.compare.rewrite_steps import PassSteps, case_steps
 from tgstore.web.base import database, not_found, reader_engine, render
 from tgstore.web.drawing import subgraph_svg
 from tgstore.web.passnav import PassContext, PassKey, commit_of_run, pass_context
