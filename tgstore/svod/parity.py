@@ -233,10 +233,6 @@ class TinygradSide:
         return found[0] if found else None
 
 
-def _pass_of(stage: dict) -> str | None:
-    return stage.get("pass")
-
-
 def compare_trees(label: str, svod: SvodSide | None, graph: list | None, tinygrad_pass: str | None,
                   paired: bool = True) -> StageVerdict:
     observed = svod is not None and (svod.graph is not None or svod.node_count is not None)
