@@ -20,49 +20,67 @@ def ingest_svod(
     paths: Annotated[list[Path], typer.Argument(
         help="What Svod printed: a test log (`RUST_LOG=svod_schedule::optimizer=trace cargo test NAME -- "
         "--nocapture 2>&1`, with SVOD_PER_STAGE_UOPS / SVOD_DUMP_STAGE / SVOD_DUMP_CANONICAL_STAGE if you like), "
-        "an extract-ir.sh output file, a canonical capture file, or a SVOD_DUMP_LINEAR / SVOD_DUMP_LLVM_IR "
-        "directory. All paths of one call are one Svod run (a log with its .ll and LINEAR directories).",
-        show_default=False)],
-    case: Annotated[str, typer.Option("--case", help="The tinygrad case the Svod test corresponds to (e.g. "
-                                      "sum_rows); parity compares the two by this name.", show_default=False)],
+        "an extract-ir.sh output file, a canonical capture file, or a SVOD_DUMP_LINEAR / SVOD_DUMP_LLVM_IR / "
+        "SVOD_DUMP_NVPTX_IR / SVOD_DUMP_AMD_IR directory. The paths of one call go together: each libtest test in "
+        "the logs is one Svod run (one run when they hold no test), and the dump files go with the run whose "
+        "kernels they name.", show_default=False)],
+    case: Annotated[str | None, typer.Option("--case", help="The tinygrad case every run corresponds to (e.g. "
+                                             "sum_rows); parity compares the two by this name.",
+                                             show_default=False)] = None,
+    case_from_test: Annotated[bool, typer.Option("--case-from-test", help="Map each test to a case by its name: "
+                                                 "the path segment before its backend variant (clang, llvm, amd, "
+                                                 "metal, cuda; else the last segment), `test_` removed: "
+                                                 "`ops::sum_rows::llvm` -> sum_rows.")] = False,
+    test: Annotated[str | None, typer.Option("--test", help="Keep only the tests whose name contains PATTERN (as "
+                                             "cargo test filters).", metavar="PATTERN")] = None,
     svod_commit: Annotated[str | None, typer.Option("--svod-commit", help="The Svod commit the output comes from.")]
     = None,
     db: DbOption = Path("tgstore.db"),
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object for the run: svod_run, case, kernels "
-                                          "with their stages, problems.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object per line for each run: svod_run, "
+                                          "case, test, outcome, panic, kernels with their stages, problems.")]
+    = False,
 ) -> None:
-    """Store what Svod printed for a case: kernels (named from their generated code), stages (trees in
-    tinygrad's spelling, node counts, canonical documents), tracing events, and the whole text.
+    """Store what Svod printed, one run per test: its outcome (ok, FAILED, skipped GPU variant), a panic's place and
+    message with the kernel and last stage it reached, kernels (named from their code or documents), stages (trees
+    in tinygrad's spelling, node counts, canonical documents), tracing events, and the whole text.
 
-    Problems (a malformed JSON line, an unterminated dump, a tree that does not parse, a log mixing backends) are
-    printed as FILE:LINE: MESSAGE and stored with the text kept. Re-ingesting the same files does nothing. Exits 1
-    if they could not be stored at all (nothing is stored then)."""
-    from tgstore.svod.store import SvodLogError, ingest_svod
+    Problems (a malformed JSON line, an unterminated dump, a tree that does not parse, stages of kernels optimized in
+    parallel that nothing ties to one kernel) are printed as FILE:LINE: MESSAGE and stored with the text kept.
+    Re-ingesting the same files does nothing. Exits 1 if they could not be stored at all (nothing is stored then),
+    e.g. tests run in libtest's threads whose output cannot be told apart."""
+    from tgstore.svod.store import SvodLogError, ingest_svod_runs
 
+    if (case is None) == (not case_from_test):
+        raise fail("give --case CASE (one case for every run) or --case-from-test (a case per test name)")
     engine = open_db(db)
     try:
-        report = ingest_svod(engine, list(paths), case, svod_commit)
+        reports = ingest_svod_runs(engine, list(paths), case, svod_commit, tests=test, case_from=case_from_test)
     except SvodLogError as exc:
         raise fail(str(exc)) from None
     where = ", ".join(str(p) for p in paths)
-    if as_json:
-        sys.stdout.write(json.dumps(report.summary(), ensure_ascii=False) + "\n")
-    if report.skipped:
-        extra = f"; Svod commit set to {report.svod_commit}" if report.commit_filled else ""
-        note(f"{where}: already stored for case {case!r} (svod run {report.run_id}){extra}")
-        return
-    log = report.log
-    colour = "yellow" if report.problems else "green"
-    line = Text(safe(f"{where}: svod run {report.run_id} for case {case!r}"
-                     f"{' (read again)' if report.reparsed else ''}: {len(log.kernels)} kernels "
-                     f"({', '.join(k.name or '?' for k in log.kernels)}), {log.stage_count} stages, "
-                     f"{len(log.events)} events, {report.new_trees} new trees, "))
-    line.append(f"{len(report.problems)} problems", style=colour)
-    err.print(line)
-    files = [name for name, _kind, _text in log.files]
-    for problem in report.problems:
-        where_one = files[problem.file] if problem.file < len(files) else where
-        note(f"{where_one}:{problem.line}: {problem.message}")
+    stored = [r for r in reports if not r.skipped]
+    note(f"{where}: {len(stored)} Svod runs stored, {len(reports) - len(stored)} already stored")
+    for report in reports:
+        if as_json:
+            sys.stdout.write(json.dumps(report.summary(), ensure_ascii=False) + "\n")
+        test_name = f" test {report.log.test}" if report.log and report.log.test else ""
+        if report.skipped:
+            extra = f"; Svod commit set to {report.svod_commit}" if report.commit_filled else ""
+            note(f"{where}: already stored for case {report.case!r} (svod run {report.run_id}){extra}")
+            continue
+        log = report.log
+        colour = "yellow" if report.problems else "green"
+        outcome = f" [{log.outcome or 'no result'}]" if log.test else ""
+        line = Text(safe(f"{where}: svod run {report.run_id} for case {report.case!r}{test_name}{outcome}"
+                         f"{' (read again)' if report.reparsed else ''}: {len(log.kernels)} kernels "
+                         f"({', '.join(k.name or '?' for k in log.kernels)}), {log.stage_count} stages, "
+                         f"{len(log.events)} events, {report.new_trees} new trees, "))
+        line.append(f"{len(report.problems)} problems", style=colour)
+        err.print(line)
+        files = [name for name, _kind, _text in log.files]
+        for problem in report.problems:
+            where_one = files[problem.file] if problem.file < len(files) else where
+            note(f"{where_one}:{problem.line}: {problem.message}")
 
 
 @command(app)

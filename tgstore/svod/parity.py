@@ -126,7 +126,7 @@ def svod_stages(conn: Connection, run_id: int) -> tuple[dict[int | None, dict[st
                d.stage AS doc_stage
         FROM svod_stages s LEFT JOIN svod_trees t ON t.id = s.tree_id
         LEFT JOIN canonical_docs d ON d.id = s.canonical_doc_id
-        WHERE s.run_id = :run ORDER BY s.seq""", run=run_id)
+        WHERE s.run_id = :run AND NOT s.unattributed ORDER BY s.seq""", run=run_id)
     out: dict[int | None, dict[str, SvodSide]] = {}
     for r in rows:
         side = out.setdefault(r["kernel_index"], {}).setdefault(r["label"], SvodSide())

@@ -13,18 +13,10 @@ malformed is a problem with its line, and a tree that does not parse is kept as 
 
 from __future__ import annotations
 
-from types import ModuleType
-
-from tgstore.svod.readers import capture, extract_ir, linear, llvm_ir, test_log
 from tgstore.svod.readers.model import Event, Kernel, Problem, Stage, SvodLog, kernel_name_of, load_json
-from tgstore.svod.readers.place import place_files
+from tgstore.svod.readers.runs import READERS, read_files, read_runs, reader_for
 from tgstore.svod.readers.segment import Segmenter
-
-READERS: tuple[ModuleType, ...] = (llvm_ir, linear, capture, extract_ir, test_log)
-
-
-def reader_for(name: str, text: str) -> ModuleType:
-    return next(reader for reader in READERS if reader.sniff(name, text))
+from tgstore.svod.readers.sessions import InterleavedTests, case_from_test
 
 
 def classify(name: str, text: str) -> str:
@@ -32,24 +24,5 @@ def classify(name: str, text: str) -> str:
     return reader_for(name, text).KIND
 
 
-def read_files(files: list[tuple[str, str]]) -> SvodLog:
-    """Read files (name, text) that belong to one Svod run: its log(s) in order, then its dump files."""
-    log = SvodLog()
-    tracker = Segmenter(log)
-    for index, (name, text) in enumerate(files):
-        base = name.rsplit("/", 1)[-1]
-        reader = reader_for(base, text)
-        log.files.append((name, reader.KIND, text))
-        reader.read(log, tracker, index, base, text)
-    tracker.finish()
-    place_files(log, log.pending.get(linear.KIND, []), log.pending.get(llvm_ir.KIND, []))
-    backends = {t.rsplit("::", 1)[-1] for t in log.tests if "::" in t}
-    if len(backends) > 1 and not any(k.test for k in log.kernels):
-        log.problems.append(Problem(0, 0, f"the log holds tests of {len(backends)} backends "
-                                    f"({', '.join(sorted(backends))}) run in parallel: their kernels cannot be told "
-                                    "apart; run one backend, or --test-threads=1"))
-    return log
-
-
-__all__ = ["READERS", "Event", "Kernel", "Problem", "Segmenter", "Stage", "SvodLog", "classify", "kernel_name_of",
-           "load_json", "read_files"]
+__all__ = ["READERS", "Event", "InterleavedTests", "Kernel", "Problem", "Segmenter", "Stage", "SvodLog",
+           "case_from_test", "classify", "kernel_name_of", "load_json", "read_files", "read_runs"]

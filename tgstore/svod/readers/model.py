@@ -70,10 +70,17 @@ class SvodLog:
     tests: list[str] = field(default_factory=list)
     unplaced: list[Stage] = field(default_factory=list)  # stages no kernel or schedule can hold (with a problem)
     pending: dict[str, list[tuple[int, str, str]]] = field(default_factory=dict)  # dump files placed after the logs
+    unattributed: list[Stage] = field(default_factory=list)  # stages of parallel kernels no evidence ties to one
+    test: str | None = None  # the libtest test this run is (tgstore.svod.readers.sessions)
+    outcome: str | None = None  # ok | FAILED | ignored | skipped | None (the log ends inside the test)
+    panic: Any = None  # sessions.Panic
+    failed_kernel: int | None = None
+    last_stage: str | None = None
 
     @property
     def stage_count(self) -> int:
-        return len(self.schedule_stages) + len(self.unplaced) + sum(len(k.stages) for k in self.kernels)
+        return len(self.schedule_stages) + len(self.unplaced) + len(self.unattributed) + \
+            sum(len(k.stages) for k in self.kernels)
 
 
 def kernel_name_of(code: str) -> str | None:

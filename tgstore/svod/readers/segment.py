@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from tgstore.svod.emission import code_place, place
 from tgstore.svod.readers.model import Kernel, Problem, Stage, SvodLog, kernel_name_of
+from tgstore.svod.readers.threads import attribute
 from tgstore.svod.spelling import maps
 
 
@@ -20,9 +21,10 @@ class Segmenter:
     (`compile_missing_kernels`), so the n-th code-generation section belongs to the n-th optimized kernel. A new
     libtest test is a new program."""
 
-    def __init__(self, log: SvodLog) -> None:
+    def __init__(self, log: SvodLog, test: str | None = None, failed: bool = False) -> None:
         self.log = log
-        self.test: str | None = None
+        self.failed = failed  # the program panicked: its last kernel stopped part-way
+        self.test: str | None = test
         self.labels = _message_labels()
         self._reset()
 
@@ -32,6 +34,7 @@ class Segmenter:
         self.code: list[Kernel] = []  # code-generation sections, as kernels not yet paired
         self.code_last: int | None = None
         self.schedule_last: int | None = None
+        self.opt_stages: list[tuple[Stage, str]] = []  # every optimize-phase stage in log order, with its read label
 
     def start_test(self, name: str) -> None:
         if name not in self.log.tests:
@@ -45,6 +48,7 @@ class Segmenter:
 
     def add(self, stage: Stage) -> None:
         label = stage.label
+        read_label = label
         if label == "kernel-initial-or-00":  # the first of a kernel, or its post-opt input (optimizer/mod.rs)
             opening = self.opt_last is None or not (0 <= self.opt_last < place("00-initial", "event").position)
             stage.label = label = "kernel-initial" if opening else "00-initial"
@@ -60,6 +64,7 @@ class Segmenter:
                 self.opt.append(self._kernel(stage.file, stage.line))
             self.opt[-1].stages.append(stage)
             self.opt_last = where.position
+            self.opt_stages.append((stage, read_label))
         else:
             self._code_section(where.position, stage.file, stage.line).stages.append(stage)
 
@@ -90,33 +95,41 @@ class Segmenter:
         section.name = section.name or name
 
     def finish(self) -> None:
-        """Pair the program's optimized kernels with its code-generation sections, in order, and file them."""
+        """Pair the program's optimized kernels with its code-generation sections, in order, and file them; when
+        the cut by emission order is not consistent (kernels optimized in parallel), attribute by evidence
+        (tgstore.svod.readers.threads)."""
         opt, code = self.opt, self.code
-        if opt and code and len(opt) != len(code):
-            first = code[min(len(opt), len(code)) - 1]
-            self.log.problems.append(Problem(first.file, first.line, f"{len(opt)} kernels were optimized but "
-                                             f"{len(code)} were compiled{f' in test {self.test}' if self.test else ''}"
-                                             ": code paired with kernels by order, which may be wrong", None))
-        self._check_alike(opt)
-        for i in range(max(len(opt), len(code))):
-            kernel = opt[i] if i < len(opt) else code[i]
-            if i < len(opt) and i < len(code):
-                section = code[i]
-                kernel.stages += section.stages
-                kernel.code, kernel.code_kind, kernel.name = section.code, section.code_kind, section.name
+        if not self._consistent(opt, code):
+            for stage, read_label in self.opt_stages:
+                stage.label = read_label
+            kernels = attribute(self.log, self.test, [s for s, _label in self.opt_stages], code)
+        else:
+            kernels = []
+            for i in range(max(len(opt), len(code))):
+                kernel = opt[i] if i < len(opt) else code[i]
+                if i < len(opt) and i < len(code):
+                    section = code[i]
+                    kernel.stages += section.stages
+                    kernel.code, kernel.code_kind, kernel.name = section.code, section.code_kind, section.name
+                kernels.append(kernel)
+        for kernel in kernels:
             kernel.index = len(self.log.kernels)
             self.log.kernels.append(kernel)
         self._reset()
 
-    def _check_alike(self, kernels: list[Kernel]) -> None:
-        """Every kernel of a run went through the same switches, so it prints the same kinds of stage; one that
-        does not means kernels were optimized in parallel and their output interleaved (SVOD_THREADS > 1)."""
-        kinds = [{(s.label, s.source) for s in k.stages} for k in kernels]
-        every = set().union(*kinds) if kinds else set()
-        for kernel, have in zip(kernels, kinds, strict=True):
-            missing = every - have
-            if missing:
-                shown = ", ".join(f"{label} ({source})" for label, source in sorted(missing)[:4])
-                self.log.problems.append(Problem(kernel.file, kernel.line, f"this kernel lacks {len(missing)} stages "
-                                                 f"other kernels of the run have ({shown}): kernels optimized in "
-                                                 "parallel interleave their output; run with SVOD_THREADS=1", None))
+    def _consistent(self, opt: list[Kernel], code: list[Kernel]) -> bool:
+        """The cut by emission order holds when every kernel printed the same kinds of stage (every kernel went
+        through the same switches), as many kernels were compiled as optimized, and no two compiled kernels have
+        the same name (names carry the process-wide counter's suffix, so they are unique in a run)."""
+        if opt and code and len(opt) != len(code) and not (self.failed and len(code) < len(opt)):
+            return False
+        kinds = [{(s.label, s.source) for s in k.stages} for k in opt]
+        whole = kinds[:-1] if self.failed and len(kinds) > 1 else kinds
+        if whole and any(k != whole[0] for k in whole):
+            return False
+        if self.failed and len(kinds) > 1 and not kinds[-1] <= kinds[0]:
+            return False
+        named = [k.name for k in code if k.name]
+        if len(named) != len(set(named)):
+            return False
+        return True

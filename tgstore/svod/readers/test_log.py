@@ -15,7 +15,6 @@ from tgstore.svod.readers.segment import Segmenter
 KIND = "log"
 PER_STAGE = re.compile(r"^\[per-stage\] (?P<label>.+?) : node_count=(?P<count>\d+)\s*$")
 DUMP = re.compile(r"^\[dump-(?P<kind>stage|canonical)\] (?P<label>.+?) :(?P<rest>.*)$")
-TEST_LINE = re.compile(r"^test (?P<name>\S+) \.\.\. ?(?P<result>ok|FAILED|ignored|skipped)?(?P<tail>.*)$")
 TREE_FIELDS = ("ast.initial", "ast.pre", "ast.optimized", "uop.tree", "tree")
 CODE_FIELDS = {"generated_c": "c", "generated_code": "llvm"}
 
@@ -25,25 +24,17 @@ def sniff(name: str, text: str) -> bool:
 
 
 def read(log: SvodLog, tracker: Segmenter, file: int, name: str, text: str) -> None:
-    lines = text.split("\n")
+    read_lines(log, tracker, file, list(enumerate(text.split("\n"), start=1)))
+
+
+def read_lines(log: SvodLog, tracker: Segmenter, file: int, lines: list[tuple[int, str]]) -> None:
+    """Read one program's (one test's) lines, each with its number in the file."""
     n = 0
     while n < len(lines):
-        line_no, raw = n + 1, lines[n]
+        line_no, raw = lines[n]
         line = strip_ansi(raw).rstrip("\r")
         n += 1
         if not line.strip():
-            continue
-        test = TEST_LINE.match(line)
-        if test:
-            if test.group("result"):  # `test x ... ok`: a result (after the test's output when tests run in parallel)
-                if test.group("name") not in log.tests:
-                    log.tests.append(test.group("name"))
-                continue
-            tracker.start_test(test.group("name"))  # `test x ... ` before its output: --test-threads=1
-            tail = test.group("tail").strip()
-            if tail:  # the test's first output line (JSON or stderr) follows the marker on the same line
-                lines[n - 1] = tail
-                n -= 1
             continue
         if line.startswith("{"):
             _event(log, tracker, file, line_no, line)
@@ -63,19 +54,33 @@ def read(log: SvodLog, tracker: Segmenter, file: int, name: str, text: str) -> N
         log.raw_lines += 1
 
 
-def _dump_block(log: SvodLog, tracker: Segmenter, file: int, lines: list[str], n: int, kind: str,
+def _foreign(line: str) -> bool:
+    """A line another thread printed inside a dump block: `print_stage` writes a block's header, tree and end with
+    three `eprintln!` calls (schedule/src/optimizer/mod.rs), so with SVOD_THREADS > 1 whole lines of other kernels
+    can fall between them; a tree or pretty-printed JSON never has such a line."""
+    return line.startswith(('{"timestamp"', "[per-stage] ")) or (DUMP.match(line) is not None)
+
+
+def _dump_block(log: SvodLog, tracker: Segmenter, file: int, lines: list[tuple[int, str]], n: int, kind: str,
                 label: str) -> int:
     """Read a [dump-stage]/[dump-canonical] block whose opening line was lines[n-1]; returns the next index."""
-    start = n
+    start = lines[n - 1][0]
     end_marker = f"[dump-{kind}] {label} : end"
     body: list[str] = []
-    while n < len(lines) and strip_ansi(lines[n]).rstrip("\r") != end_marker:
-        body.append(lines[n].rstrip("\r"))
+    foreign: list[tuple[int, str]] = []
+    while n < len(lines) and strip_ansi(lines[n][1]).rstrip("\r") != end_marker:
+        text = lines[n][1].rstrip("\r")
+        if _foreign(strip_ansi(text)):
+            foreign.append((lines[n][0], text))
+        else:
+            body.append(text)
         n += 1
     closed = n < len(lines)
     if not closed:
         log.problems.append(Problem(file, start, f"[dump-{kind}] {label} is never closed (no '{end_marker}'); "
                                     "its text is kept", None))
+    if foreign:  # other threads' lines inside the block (or, unclosed, after it): read as they are
+        read_lines(log, tracker, file, foreign)
     text = "\n".join(body).strip("\n") + "\n"
     if kind == "stage":
         stage = Stage(label, "dump-stage", file, start)
