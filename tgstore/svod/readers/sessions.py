@@ -106,9 +106,9 @@ def split_tests(text: str) -> list[TestPart]:
             current = TestPart(name)
             finished[name] = current
             parts.append(current)
-            if tail.strip():
-                current.lines.append((number, tail))
-            continue
+            if not tail.strip():
+                continue
+            line = tail  # the test's first output line joins libtest's `test NAME ... `
         owner = current if current is not None else outside
         skip = SKIP.match(line)
         if skip and owner.name is not None and variant_of(owner.name) == skip.group("variant"):

@@ -14,8 +14,11 @@ Evidence used, per kind of stage:
   identical subtrees. A tree goes to kernel K only when it shares ids with K, every id it shares with another kernel
   (or with a tree left unattributed) K printed too, exactly one kernel qualifies, and the stage comes later in
   Svod's emission order than K's last one (`tgstore.svod.emission`). A `kernel initial` event is K's post-opt input
-  when it shares at least half its ids with K (and no other kernel qualifies), a new kernel when it shares fewer
-  than half with every kernel and no id with a tree left unattributed;
+  when K qualifies so and has done pre-optimization, a new kernel when it shares no id with any kernel or with a
+  tree left unattributed (a kernel AST exists before any optimization starts), else it is left unattributed.
+  Limit: in Svod's own documented trees (`website/docs/architecture/codegen/worked-example.md`) `09-pre_expand` and
+  `20-final_rewrite` share no id (PARAM 84 becomes 353), so with only those two printed the later one has no tree
+  evidence and stays unattributed;
 * a canonical document: its SINK's `name` (optimize phase: the bare name, `r_8_16_4`; compile phase: the final
   one, `r_8_16_4n1`); documents go to the kernel of that name;
 * a `[per-stage] L : node_count=N` line: `print_stage` runs on the thread that emitted L's event just before, so
@@ -83,7 +86,7 @@ class Attributor:
             self._tree(stage)
         elif stage.canonical is not None and document_name(stage.canonical):
             self._named(stage, document_name(stage.canonical))
-        elif stage.source == "per-stage":
+        elif stage.source in ("per-stage", "dump-canonical") and stage.node_count is not None:
             self._count(stage)
         else:
             self._leave(stage)
@@ -106,12 +109,11 @@ class Attributor:
         shared = {id(k): ids & k.ids for k in self.kernels}
         if stage.label == "kernel-initial-or-00":
             post = _position(Stage("00-initial", "event", 0, 0))
-            owners = [k for k in self.kernels if self._owns(k, ids, shared) and k.last < post
-                      and 2 * len(shared[id(k)]) >= len(ids)]
+            owners = [k for k in self.kernels if self._owns(k, ids, shared) and 0 < k.last < post]
             if len(owners) == 1:
                 stage.label = "00-initial"
                 self._file(owners[0], stage, post)
-            elif all(2 * len(s) < len(ids) for s in shared.values()) and not ids & self.ghost:
+            elif not any(shared.values()) and not ids & self.ghost:
                 stage.label = "kernel-initial"
                 opened = _Open(Kernel(-1, stage.file, stage.line, self.test))
                 self.kernels.append(opened)
