@@ -432,3 +432,27 @@ def test_a_log_of_another_program_is_not_stored(tmp_path: Path) -> None:
     proc = tgstore("ingest-svod", other, "--case", CASE, "--db", tmp_path / "x.db")
     assert proc.returncode == 1 and len(proc.stderr.strip().splitlines()) == 1 and "nothing stored" in proc.stderr
     assert rows(tmp_path / "x.db", "SELECT count(*) FROM svod_runs") == [(0,)]
+
+
+def test_parity_of_a_session_pairs_suffixed_names_and_says_where_svod_died(parity_db: Path, tmp_path: Path) -> None:
+    """A later test's kernel carries the process-wide counter's suffix (`r_8_16_4n1`): paired with tinygrad's
+    `r_8_16_4` by name in program order, not reported as a divergence. A panicked run: the stages after the last
+    one reached are `not reached`, and a note names the panic beside tinygrad's pass there."""
+    from svod_runs import PANIC_AT, panic_session, serial_session
+
+    db = tmp_path / "copy.db"
+    db.write_bytes(parity_db.read_bytes())
+    session, failed = tmp_path / "s.log", tmp_path / "f.log"
+    session.write_text(serial_session(), encoding="utf-8")
+    failed.write_text(panic_session(), encoding="utf-8")
+    assert tgstore("ingest-svod", session, "--case", CASE, "--test", "::llvm", "--db", db).returncode == 0
+    (kernel,) = json.loads(tgstore("parity", CASE, "--svod", "1", "--json", "--db", db).stdout)["kernels"]
+    assert (kernel["svod_name"], kernel["tinygrad_name"], kernel["paired_by"]) == \
+        ("r_8_16_4n1", "r_8_16_4", "name (counter suffix)")
+    assert tgstore("ingest-svod", failed, "--case", CASE, "--test", "::llvm", "--db", db).returncode == 0
+    report = json.loads(tgstore("parity", CASE, "--svod", "2", "--json", "--db", db).stdout)
+    verdicts = {s["stage"]: s["verdict"] for s in report["kernels"][0]["stages"]}
+    assert verdicts["09-pre_expand"] == "equal" and verdicts["10-pm_reduce"] == "not reached"
+    assert verdicts["20-final_rewrite"] == "not reached" and verdicts["kernel-initial"] == "equal"
+    assert any(f"panicked at {PANIC_AT} after 09-pre_expand, in 10-pm_reduce (tinygrad pass 'remove reduces')" in n
+               for n in report["notes"]), report["notes"]
