@@ -165,3 +165,43 @@ def test_ingest_svod_stores_a_run_per_test(tmp_path: Path) -> None:
     assert refused.returncode == 1 and len(refused.stderr.strip().splitlines()) == 1
     assert re.search(r"--test-threads=1.*nothing stored", refused.stderr)
     assert tgstore("db", "check", "--db", db).returncode == 0
+
+
+def gpu_ir(abi: str, name: str) -> str:
+    """The head of an IR dump as SVOD_DUMP_NVPTX_IR / SVOD_DUMP_AMD_IR write it (the calling convention marks it)."""
+    triple = "nvptx64-nvidia-cuda" if abi == "ptx_kernel" else "amdgcn-amd-amdhsa"
+    return (f"; ModuleID = '{name}'\ntarget triple = \"{triple}\"\n\ndefine {abi} void @{name}(ptr addrspace(1) "
+            "noalias %data0, ptr addrspace(1) noalias %data1) {\nentry:\n  ret void\n}\n")
+
+
+@pytest.mark.parametrize(("variant", "arch", "abi", "kind"), [("cuda", "sm_89", "ptx_kernel", "nvptx"),
+                                                              ("amd", "gfx1100", "amdgpu_kernel", "amdgpu")])
+def test_gpu_ir_dumps_and_canonical_only_logs_name_their_kernels(variant: str, arch: str, abi: str, kind: str
+                                                                  ) -> None:
+    """A GPU variant that ran (no skip line), canonical documents only (SVOD_DUMP_CANONICAL_STAGE=, no RUST_LOG),
+    and its IR dump directory: the kernels are named by their `program` documents, and each `<arch>_<kernel>.ll`
+    is attached to its kernel as its own code kind."""
+    from svod_runs import canonical_block
+
+    test = f"ops::two_kernels::{variant}"
+    lines = []
+    for name in DISTINCT[:2]:
+        lines += canonical_block("optimized", name) + canonical_block("final_rewrite", name)
+    for name in DISTINCT[:2]:
+        lines += canonical_block("program", name)
+    text = "\n".join([f"test {test} ... {lines[0]}", *lines[1:], "ok", ""])
+    files = [("t.log", text)] + [(f"/ir/{arch}_{name}.ll", gpu_ir(abi, name)) for name in DISTINCT[:2]]
+    (run,) = read_runs(files)
+    assert [(k.name, k.code_kind) for k in run.kernels] == [(DISTINCT[0], kind), (DISTINCT[1], kind)]
+    assert all(f"@{k.name}(" in k.code for k in run.kernels) and not run.problems
+    stray = read_runs([("t.log", text), (f"/ir/{arch}_E_4_4.ll", gpu_ir(abi, "E_4_4"))])[0]
+    assert [p.message for p in stray.problems] == [f"{arch}_E_4_4.ll: no kernel named 'E_4_4' in the log; the file "
+                                                   "is kept, not placed"]
+
+
+def test_a_hint_checks_the_logs_own_switches() -> None:
+    """An `.ll` file no kernel of the log has: with svod_codegen traces in the log, the hint does not ask for them."""
+    text = threaded_log(1, None, names=["r_8_16_4"])
+    (run,) = read_runs([("t.log", text), ("/ll/E_9.ll", "define void @E_9() {\n}\n")])
+    (problem,) = [p for p in run.problems if "E_9" in p.message]
+    assert "add svod_codegen=trace" not in problem.message and "they name r_8_16_4" in problem.message

@@ -9,6 +9,17 @@ from tgstore.svod.readers.linear import read_linear_dump
 from tgstore.svod.readers.model import Kernel, Problem, Stage, SvodLog, kernel_name_of
 
 
+def _naming_hint(log: SvodLog) -> str:
+    """Why the log names no such kernel, checked against the log's own switches before suggesting one."""
+    traced = any(str(e.record.get("target", "")).startswith("svod_codegen") and e.record.get("level") == "TRACE"
+                 for e in log.events)
+    named = sorted({k.name for k in log.kernels if k.name})
+    if traced:
+        return (f"the log has svod_codegen traces, and they name {', '.join(named) or 'no kernel'}: the file is of "
+                "another run or test")
+    return "a log without generated code names no kernel: add svod_codegen=trace to RUST_LOG"
+
+
 def place_files(log: SvodLog, linear: list[tuple[int, str, str]], llvm: list[tuple[int, str, str]]) -> None:
     """SVOD_DUMP_LINEAR and SVOD_DUMP_LLVM_IR files of the same run as the log(s): an `.ll` file goes to the kernel
     of its name; LINEAR files (named by the id of the kernel's sink, allocated in compile order) go to the kernels
@@ -18,9 +29,8 @@ def place_files(log: SvodLog, linear: list[tuple[int, str, str]], llvm: list[tup
         kernel_name = name.removesuffix(".post.ll").removesuffix(".ll")
         kernel = next((k for k in log.kernels if k.name == kernel_name), None)
         if kernel is None and from_logs:
-            log.problems.append(Problem(file, 1, f"{name}: no kernel named {kernel_name!r} in the log (a log without "
-                                        "generated code names no kernel: add svod_codegen=trace to RUST_LOG); the file "
-                                        "is kept, not placed", None))
+            log.problems.append(Problem(file, 1, f"{name}: no kernel named {kernel_name!r} in the log "
+                                        f"({_naming_hint(log)}); the file is kept, not placed", None))
             continue
         if kernel is None:
             kernel = Kernel(len(log.kernels), file, 1, name=kernel_name)

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from tgstore.svod.readers import capture, extract_ir, linear, llvm_ir, test_log
+from tgstore.svod.readers import capture, extract_ir, gpu_ir, linear, llvm_ir, test_log
 from tgstore.svod.readers.model import Kernel, Problem, Stage, SvodLog, load_json, tree_stage
 from tgstore.svod.readers.place import place_files
 from tgstore.svod.readers.segment import Segmenter
 from tgstore.svod.readers.sessions import Panic, TestPart, split_tests
 from tgstore.svod.tree import TreeError, parse_tree
 
-READERS: tuple[ModuleType, ...] = (llvm_ir, linear, capture, extract_ir, test_log)
+READERS: tuple[ModuleType, ...] = (gpu_ir, llvm_ir, linear, capture, extract_ir, test_log)
 
 
 def reader_for(name: str, text: str) -> ModuleType:
@@ -140,6 +140,7 @@ def _place(primary: SvodLog, runs: list[SvodLog]) -> None:
     """`.ll` files on the run that has a kernel of their name; LINEAR files with the logs' one run of kernels."""
     linear_files = primary.pending.get(linear.KIND, [])
     llvm_files = primary.pending.get(llvm_ir.KIND, [])
+    gpu_files = primary.pending.get(gpu_ir.KIND, [])
     for log in runs:
         names = {k.name for k in log.kernels if k.name}
         mine = [f for f in llvm_files if f[1].removesuffix(".post.ll").removesuffix(".ll") in names]
@@ -147,6 +148,9 @@ def _place(primary: SvodLog, runs: list[SvodLog]) -> None:
             others = {k.name for other in runs if other is not log for k in other.kernels if k.name}
             mine = [f for f in llvm_files if f[1].removesuffix(".post.ll").removesuffix(".ll") not in others]
         place_files(log, linear_files if log is primary else [], mine)
+        gpu_names = {k.name for k in log.kernels if k.name} if log is not primary else None
+        gpu_ir.place(log, [f for f in gpu_files if gpu_names is None or gpu_ir.NAME.match(f[1]).group("kernel")
+                           in gpu_names])
 
 
 def read_files(files: list[tuple[str, str]]) -> SvodLog:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from tgstore.svod.emission import code_place, place
 from tgstore.svod.readers.model import Kernel, Problem, Stage, SvodLog, kernel_name_of
-from tgstore.svod.readers.threads import attribute
+from tgstore.svod.readers.threads import attribute, document_name
 from tgstore.svod.spelling import maps
 
 
@@ -112,7 +112,10 @@ class Segmenter:
                     kernel.stages += section.stages
                     kernel.code, kernel.code_kind, kernel.name = section.code, section.code_kind, section.name
                 kernels.append(kernel)
-        for kernel in kernels:
+        for kernel in kernels:  # no code names it: its program/linearized documents do (the final name)
+            kernel.name = kernel.name or next((document_name(s.canonical) for s in kernel.stages
+                                               if s.label in ("program", "linearized") and document_name(s.canonical)),
+                                              None)
             kernel.index = len(self.log.kernels)
             self.log.kernels.append(kernel)
         self._reset()
