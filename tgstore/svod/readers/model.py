@@ -94,15 +94,18 @@ def kernel_name_of(code: str) -> str | None:
     return None
 
 
-def tree_stage(stage: Stage, text: str, log: SvodLog, first_line: int) -> Stage:
-    """Parse `text` into the stage's tree; a text that is not a tree is kept, with a problem at its line."""
+def tree_stage(stage: Stage, text: str, log: SvodLog, first_line: int, inline: bool = False) -> Stage:
+    """Parse `text` into the stage's tree; a text that is not a tree is kept, with a problem at its line (`inline`:
+    the tree is one field of the JSON event at `first_line`, so the problem is at that line, the tree's line said)."""
     try:
         stage.tree = parse_tree(text)
         if stage.node_count is None:
             stage.node_count = stage.tree.node_count
     except TreeError as e:
         stage.tree_text = text
-        log.problems.append(Problem(stage.file, first_line + e.line, f"tree of {stage.label!r} kept as text: {e}",
+        where = f" (line {e.line + 1} of the tree)" if inline else ""
+        log.problems.append(Problem(stage.file, first_line if inline else first_line + e.line,
+                                    f"tree of {stage.label!r} kept as text{where}: {e}",
                                     text.split("\n")[e.line] if e.line < len(text.split("\n")) else None))
     return stage
 

@@ -128,7 +128,7 @@ def _event(log: SvodLog, tracker: Segmenter, file: int, line_no: int, line: str)
                   node_count=fields.get("node_count") if isinstance(fields.get("node_count"), int) else None,
                   elapsed_ms=fields.get("elapsed_ms") if isinstance(fields.get("elapsed_ms"), int) else None)
     if tree_field is not None:
-        tree_stage(stage, fields[tree_field], log, line_no)
+        tree_stage(stage, fields[tree_field], log, line_no, inline=True)
     if label is None and tree_field in ("uop.tree", "tree"):  # a rangeify/kernel-split tree tgstore has no label for
         tracker.schedule(stage)
     elif label is None:
