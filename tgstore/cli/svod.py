@@ -147,10 +147,15 @@ def port_queue(
     repo: Annotated[Path | None, typer.Option("--repo", envvar="TGSTORE_REPO", help="The tinygrad git repository: "
                                               "gives git order, the unstored commits between stored ones, and "
                                               "which commits touch tinygrad/.")] = None,
-    fill_gaps: Annotated[bool, typer.Option("--fill", help="Extract (the named cases only, with their C passes) the "
-                                            "commits that make every change exact, splitting each gap whose ends "
-                                            "differ at its middle commit until the change sits between adjacent "
-                                            "commits; needs --repo.")] = False,
+    fill_gaps: Annotated[bool, typer.Option("--fill", help="Extract (the named cases only, with the passes of every "
+                                            "renderer the two endpoints recorded, or --renderers) the commits that "
+                                            "make every change exact, splitting each gap whose ends differ at its "
+                                            "middle commit until the change sits between adjacent commits; needs "
+                                            "--repo.")] = False,
+    renderers: Annotated[str | None, typer.Option("--renderers", help="Comma-separated renderers to compare (C, "
+                                                  "LLVM, ...). Default: every renderer the runs recorded.")] = None,
+    report: Annotated[str | None, typer.Option("--report", help="Print the porter's report instead: md or html.",
+                                               metavar="md|html")] = None,
     db: DbOption = Path("tgstore.db"),
     as_json: JsonOption = False,
 ) -> None:
@@ -162,9 +167,13 @@ def port_queue(
     Without --repo, gaps cannot be counted and every pair of stored commits is a gap."""
     from tgstore.history import CommitNotFound
     from tgstore.svod.parity import ParityError
-    from tgstore.svod.portqueue import case_file_for, fill
+    from tgstore.svod.portqueue import case_file_for, endpoint_renderers, fill
     from tgstore.svod.portqueue import port_queue as build
+    from tgstore.svod.portreport import RENDER
 
+    if report is not None and report not in RENDER:
+        raise fail(f"--report {report}: give md or html")
+    wanted = [r.strip().upper() for r in renderers.split(",") if r.strip()] if renderers else None
     if fill_gaps:
         from tgstore.cases import suite_file
         from tgstore.pipeline import ExtractionPlan
@@ -172,18 +181,24 @@ def port_queue(
         if repo is None:
             raise fail("--fill extracts commits of a git repository: give --repo (or set TGSTORE_REPO)")
         try:
-            plan = ExtractionPlan(case_files=[case_file_for(cases, [suite_file("builtin")])], renderers=["C"],
-                                  stages="C")
-            count = fill(open_db(db), repo, cases, from_, to, plan, note)
+            with open_db(db, migrate=False, writer=False).connect() as conn:
+                held = wanted or endpoint_renderers(conn, cases, from_, to) or ["C"]
+            plan = ExtractionPlan(case_files=[case_file_for(cases, [suite_file("builtin")])], renderers=held,
+                                  stages=",".join(held))
+            note(f"--fill: extracting {', '.join(held)} passes (what the endpoints recorded)")
+            count = fill(open_db(db), repo, cases, from_, to, plan, note, wanted)
         except (ParityError, CommitNotFound) as exc:
             raise fail(str(exc)) from None
         note(f"--fill: {count} commits extracted")
     engine = open_db(db, migrate=False, writer=False)
     try:
         with engine.connect() as conn:
-            found = build(conn, cases, from_, to, repo)
+            found = build(conn, cases, from_, to, repo, wanted)
     except (ParityError, CommitNotFound) as exc:
         raise fail(str(exc)) from None
+    if report is not None:
+        typer.echo(RENDER[report](found), nl=False)
+        return
     if as_json:
         typer.echo(json.dumps(found, ensure_ascii=False, indent=1))
         return
@@ -209,11 +224,13 @@ def port_queue(
             emit(f"    show: {command_line}")
     for odd in found["unexplained"]:
         emit(f"not to port: {odd['sha'][:12]}: {len(odd['changes'])} changes, but {odd['why']}")
-    quiet = [g for g in found["gaps"] if not g["changes"]]
+    quiet = [g for g in found["gaps"] if not g["changes"] and not g.get("reason")]
     if quiet:
         unstored = sum(g["unstored"] or 0 for g in quiet)
         emit(f"{len(quiet)} gaps whose ends are equal ({unstored} unstored commits; a change undone inside one is "
              "not looked for)")
+    for gap in (g for g in found["gaps"] if g.get("reason")):
+        emit(f"gap {gap['after'][:12]}..{gap['before'][:12]}: not compared: {gap['reason']}")
     for gap in (g for g in found["gaps"] if g["changes"]):
         count = "an unknown number of" if gap["unstored"] is None else str(gap["unstored"])
         emit(f"gap {gap['after'][:12]}..{gap['before'][:12]}: {count} unstored commits between; "
