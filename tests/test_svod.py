@@ -254,6 +254,13 @@ def test_parity_with_tinygrad(parity_db: Path, tmp_path: Path) -> None:
     cells = {(r["svod_run"], r["stage"]): r["verdict"] for r in map(json.loads, matrix.stdout.splitlines())}
     assert cells[(1, "kernel-initial")] == "equal" and cells[(2, "00-initial")] == "differs"
     assert cells[(1, "00-initial")] == "equal"
+    # the query and `parity` decide alike: every cell the matrix compared has parity's verdict
+    for run in (1, 2):
+        stages = json.loads(tgstore("parity", CASE, "--svod", str(run), "--json", "--db", db).stdout)["kernels"][0]
+        decided = {s["stage"]: s["verdict"] for s in stages["stages"]}
+        compared = {stage: v.split(" (")[0] for (r, stage), v in cells.items() if r == run
+                    and v.split(" (")[0] in ("equal", "differs")}
+        assert compared and all(decided[stage] == verdict for stage, verdict in compared.items()), (run, compared)
 
 
 def test_canonical_documents_are_compared_exactly(parity_db: Path, tmp_path: Path) -> None:
