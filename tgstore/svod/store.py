@@ -150,13 +150,17 @@ class _Writer:
     def trees(self, stages: list[Stage]) -> dict[int, str]:
         """svod_trees rows for the stages' trees; the tree hash per stage (by id)."""
         rows, hashes = {}, {}
+        done: dict[int, str] = {}  # a Tree shared by stages (parsed once) is spelled once
         for stage in stages:
             if stage.tree is None:
+                continue
+            if id(stage.tree) in done:
+                hashes[id(stage)] = done[id(stage.tree)]
                 continue
             speller = Speller()
             graph = stage.tree.graph(speller)
             h = graph_hash(graph)
-            hashes[id(stage)] = h
+            hashes[id(stage)] = done[id(stage.tree)] = h
             rows[h] = (len(graph), graph[-1][0] if graph else None, graph_text(graph),
                        json.dumps(speller.unknown) if speller.unknown else None)
         self.new_trees += len(self.store.ensure("svod_trees", ("node_count", "root_op", "graph", "unknown"), rows))

@@ -4,6 +4,7 @@ code."""
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass, field
@@ -15,7 +16,7 @@ ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 
 
 def strip_ansi(text: str) -> str:
-    return ANSI.sub("", text)
+    return ANSI.sub("", text) if "\x1b" in text else text
 
 
 @dataclass
@@ -98,7 +99,7 @@ def tree_stage(stage: Stage, text: str, log: SvodLog, first_line: int, inline: b
     """Parse `text` into the stage's tree; a text that is not a tree is kept, with a problem at its line (`inline`:
     the tree is one field of the JSON event at `first_line`, so the problem is at that line, the tree's line said)."""
     try:
-        stage.tree = parse_tree(text)
+        stage.tree = _parse(text)
         if stage.node_count is None:
             stage.node_count = stage.tree.node_count
     except TreeError as e:
@@ -108,6 +109,13 @@ def tree_stage(stage: Stage, text: str, log: SvodLog, first_line: int, inline: b
                                     f"tree of {stage.label!r} kept as text{where}: {e}",
                                     text.split("\n")[e.line] if e.line < len(text.split("\n")) else None))
     return stage
+
+
+@functools.lru_cache(maxsize=1024)
+def _parse(text: str) -> Tree:
+    """A tree printed twice (its event and its [dump-stage] block, a stage that changed nothing) is parsed once; the
+    Tree is only read after parsing, so stages may share it."""
+    return parse_tree(text)
 
 
 MAX_JSON_DEPTH = 200  # deeper JSON is refused as a problem of its line, not a RecursionError later
