@@ -49,3 +49,42 @@ def test_fill_names_the_commit_that_changed_a_pass(history, tmp_path: Path) -> N
     # a kernel that went is reported, not skipped (its passes have nothing to be compared with)
     assert [(c["case"], c["kernel"], c["renderer"], c["pass"]) for c in changes if c["change"] == "kernel removed"] \
         == [("cat_stack", 1, "C", None)]
+
+
+def test_every_renderer_like_for_like_with_commands_that_run_and_a_report(history, tmp_path: Path) -> None:
+    """Endpoints recorded C and LLVM: --fill extracts both (what the endpoints hold), changes are named per
+    renderer, every printed diff command runs as printed, and the md/html reports name the commit. A commit stored
+    only with another suite is a gap with its reason, never a change."""
+    import shlex
+
+    from tgstore.cases import suite_file
+    from tgstore.svod.portqueue import case_file_for
+
+    repo, shas = history
+    db = tmp_path / "pq.db"
+    cases = case_file_for(["softmax"], [suite_file("builtin")])
+    ends = tgstore("ingest", "--db", db, "--repo", repo, "--rev", shas[0], "--rev", shas[-1], "--cases", cases,
+                   "--renderers", "C,LLVM", "--stages", "C,LLVM")
+    assert ends.returncode == 0, ends.stderr
+    proc = tgstore("port-queue", "softmax", "--from", shas[0], "--to", shas[-1], "--repo", repo, "--fill", "--json",
+                   "--db", db)
+    assert proc.returncode == 0, proc.stderr
+    assert "--fill: extracting C, LLVM passes" in proc.stderr
+    found = json.loads(proc.stdout)
+    assert [c["sha"] for c in found["commits"]] == [shas[3]]
+    renderers = {c["renderer"] for c in found["commits"][0]["changes"] if c.get("renderer")}
+    assert renderers == {"C", "LLVM"}
+    for command in {c["diff"] for c in found["commits"][0]["changes"]}:
+        args = shlex.split(command)
+        assert args[:2] == ["tgstore", "diff"]
+        shown = tgstore(*args[1:], "--db", db)
+        assert shown.returncode == 0, (command, shown.stderr)
+    only_c = json.loads(tgstore("port-queue", "softmax", "--from", shas[0], "--to", shas[-1], "--repo", repo,
+                                "--renderers", "C", "--json", "--db", db).stdout)
+    assert {c["renderer"] for c in only_c["commits"][0]["changes"] if c.get("renderer")} == {"C"}
+    md = tgstore("port-queue", "softmax", "--from", shas[0], "--to", shas[-1], "--repo", repo, "--report", "md",
+                 "--db", db).stdout
+    assert f"## {shas[3][:12]}" in md and "| softmax |" in md
+    page = tgstore("port-queue", "softmax", "--from", shas[0], "--to", shas[-1], "--repo", repo, "--report", "html",
+                   "--db", db).stdout
+    assert f"id='c{shas[3][:12]}'" in page and page.rstrip().endswith("</html>")

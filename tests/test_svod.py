@@ -22,7 +22,7 @@ from svod_fixtures import (
     worked_example_log,
 )
 
-from tgstore.svod.readers import read_files
+from tgstore.svod.readers import InterleavedTests, read_files
 from tgstore.svod.spelling import Speller
 from tgstore.svod.tree import TreeError, graph_hash, parse_tree
 
@@ -139,10 +139,12 @@ def test_stderr_lines_belong_to_their_kernel() -> None:
     assert len(read_files([("stderr.log", stderr_only)]).kernels) == 2
 
 
-def test_backends_run_in_parallel_are_flagged() -> None:
-    log = read_files([("both.log", interleaved_log())])
-    assert "the log holds tests of 2 backends (clang, llvm) run in parallel: their kernels cannot be told apart; run " \
-        "one backend, or --test-threads=1" in [p.message for p in log.problems]
+def test_backends_run_in_parallel_are_refused() -> None:
+    """Two tests in libtest's threads, both printing: nothing in the output names its test, so the log is refused
+    with one line saying how to rerun, never stored as one run of two programs."""
+    with pytest.raises(InterleavedTests, match=r"output of 2 tests run in libtest's threads "
+                       r"\(test::reduce::sum_axis1::clang, test::reduce::sum_axis1::llvm\).*--test-threads=1"):
+        read_files([("both.log", interleaved_log())])
 
 
 def test_every_format_is_read(tmp_path: Path) -> None:
@@ -252,6 +254,13 @@ def test_parity_with_tinygrad(parity_db: Path, tmp_path: Path) -> None:
     cells = {(r["svod_run"], r["stage"]): r["verdict"] for r in map(json.loads, matrix.stdout.splitlines())}
     assert cells[(1, "kernel-initial")] == "equal" and cells[(2, "00-initial")] == "differs"
     assert cells[(1, "00-initial")] == "equal"
+    # the query and `parity` decide alike: every cell the matrix compared has parity's verdict
+    for run in (1, 2):
+        stages = json.loads(tgstore("parity", CASE, "--svod", str(run), "--json", "--db", db).stdout)["kernels"][0]
+        decided = {s["stage"]: s["verdict"] for s in stages["stages"]}
+        compared = {stage: v.split(" (")[0] for (r, stage), v in cells.items() if r == run
+                    and v.split(" (")[0] in ("equal", "differs")}
+        assert compared and all(decided[stage] == verdict for stage, verdict in compared.items()), (run, compared)
 
 
 def test_canonical_documents_are_compared_exactly(parity_db: Path, tmp_path: Path) -> None:
@@ -430,3 +439,27 @@ def test_a_log_of_another_program_is_not_stored(tmp_path: Path) -> None:
     proc = tgstore("ingest-svod", other, "--case", CASE, "--db", tmp_path / "x.db")
     assert proc.returncode == 1 and len(proc.stderr.strip().splitlines()) == 1 and "nothing stored" in proc.stderr
     assert rows(tmp_path / "x.db", "SELECT count(*) FROM svod_runs") == [(0,)]
+
+
+def test_parity_of_a_session_pairs_suffixed_names_and_says_where_svod_died(parity_db: Path, tmp_path: Path) -> None:
+    """A later test's kernel carries the process-wide counter's suffix (`r_8_16_4n1`): paired with tinygrad's
+    `r_8_16_4` by name in program order, not reported as a divergence. A panicked run: the stages after the last
+    one reached are `not reached`, and a note names the panic beside tinygrad's pass there."""
+    from svod_runs import PANIC_AT, panic_session, serial_session
+
+    db = tmp_path / "copy.db"
+    db.write_bytes(parity_db.read_bytes())
+    session, failed = tmp_path / "s.log", tmp_path / "f.log"
+    session.write_text(serial_session(), encoding="utf-8")
+    failed.write_text(panic_session(), encoding="utf-8")
+    assert tgstore("ingest-svod", session, "--case", CASE, "--test", "::llvm", "--db", db).returncode == 0
+    (kernel,) = json.loads(tgstore("parity", CASE, "--svod", "1", "--json", "--db", db).stdout)["kernels"]
+    assert (kernel["svod_name"], kernel["tinygrad_name"], kernel["paired_by"]) == \
+        ("r_8_16_4n1", "r_8_16_4", "name (counter suffix)")
+    assert tgstore("ingest-svod", failed, "--case", CASE, "--test", "::llvm", "--db", db).returncode == 0
+    report = json.loads(tgstore("parity", CASE, "--svod", "2", "--json", "--db", db).stdout)
+    verdicts = {s["stage"]: s["verdict"] for s in report["kernels"][0]["stages"]}
+    assert verdicts["09-pre_expand"] == "equal" and verdicts["10-pm_reduce"] == "not reached"
+    assert verdicts["20-final_rewrite"] == "not reached" and verdicts["kernel-initial"] == "equal"
+    assert any(f"panicked at {PANIC_AT} after 09-pre_expand, in 10-pm_reduce (tinygrad pass 'remove reduces')" in n
+               for n in report["notes"]), report["notes"]

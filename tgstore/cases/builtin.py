@@ -602,3 +602,22 @@ def case_embedding_backward():
 def case_pad_reflect_like():
     """Padding on both sides of a 2D tensor followed by an elementwise op."""
     return Tensor.empty(8, 8).pad(((1, 1), (2, 2))) * 3
+
+
+def case_custom_addmul():
+    """A real multi-output kernel: Tensor.custom_kernel writes a+b and a*b in one kernel (two STOREs, one SINK).
+    Feature-detected: an era without Tensor.custom_kernel or UOp.group records the case as unsupported."""
+    if not hasattr(Tensor, "custom_kernel"):
+        raise NotImplementedError("this tinygrad has no Tensor.custom_kernel")
+    from tinygrad.uop.ops import KernelInfo, UOp
+    if not hasattr(UOp, "group"):
+        raise NotImplementedError("this tinygrad's UOp has no group(): no multi-store custom kernel")
+
+    def addmul(c, d, a, b):
+        c, d, a, b = c.flatten(), d.flatten(), a.flatten(), b.flatten()
+        i = UOp.range(c.numel(), 0)
+        return UOp.group(c[i].store(a[i] + b[i]), d[i].store(a[i] * b[i])).end(i).sink(
+            arg=KernelInfo(name=f"custom_addmul_{c.numel()}"))
+
+    a, b = Tensor.empty(16), Tensor.empty(16)
+    return list(Tensor.custom_kernel(Tensor.empty(16), Tensor.empty(16), a, b, fxn=addmul)[:2])

@@ -20,49 +20,67 @@ def ingest_svod(
     paths: Annotated[list[Path], typer.Argument(
         help="What Svod printed: a test log (`RUST_LOG=svod_schedule::optimizer=trace cargo test NAME -- "
         "--nocapture 2>&1`, with SVOD_PER_STAGE_UOPS / SVOD_DUMP_STAGE / SVOD_DUMP_CANONICAL_STAGE if you like), "
-        "an extract-ir.sh output file, a canonical capture file, or a SVOD_DUMP_LINEAR / SVOD_DUMP_LLVM_IR "
-        "directory. All paths of one call are one Svod run (a log with its .ll and LINEAR directories).",
-        show_default=False)],
-    case: Annotated[str, typer.Option("--case", help="The tinygrad case the Svod test corresponds to (e.g. "
-                                      "sum_rows); parity compares the two by this name.", show_default=False)],
+        "an extract-ir.sh output file, a canonical capture file, or a SVOD_DUMP_LINEAR / SVOD_DUMP_LLVM_IR / "
+        "SVOD_DUMP_NVPTX_IR / SVOD_DUMP_AMD_IR directory. The paths of one call go together: each libtest test in "
+        "the logs is one Svod run (one run when they hold no test), and the dump files go with the run whose "
+        "kernels they name.", show_default=False)],
+    case: Annotated[str | None, typer.Option("--case", help="The tinygrad case every run corresponds to (e.g. "
+                                             "sum_rows); parity compares the two by this name.",
+                                             show_default=False)] = None,
+    case_from_test: Annotated[bool, typer.Option("--case-from-test", help="Map each test to a case by its name: "
+                                                 "the path segment before its backend variant (clang, llvm, amd, "
+                                                 "metal, cuda; else the last segment), `test_` removed: "
+                                                 "`ops::sum_rows::llvm` -> sum_rows.")] = False,
+    test: Annotated[str | None, typer.Option("--test", help="Keep only the tests whose name contains PATTERN (as "
+                                             "cargo test filters).", metavar="PATTERN")] = None,
     svod_commit: Annotated[str | None, typer.Option("--svod-commit", help="The Svod commit the output comes from.")]
     = None,
     db: DbOption = Path("tgstore.db"),
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object for the run: svod_run, case, kernels "
-                                          "with their stages, problems.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object per line for each run: svod_run, "
+                                          "case, test, outcome, panic, kernels with their stages, problems.")]
+    = False,
 ) -> None:
-    """Store what Svod printed for a case: kernels (named from their generated code), stages (trees in
-    tinygrad's spelling, node counts, canonical documents), tracing events, and the whole text.
+    """Store what Svod printed, one run per test: its outcome (ok, FAILED, skipped GPU variant), a panic's place and
+    message with the kernel and last stage it reached, kernels (named from their code or documents), stages (trees
+    in tinygrad's spelling, node counts, canonical documents), tracing events, and the whole text.
 
-    Problems (a malformed JSON line, an unterminated dump, a tree that does not parse, a log mixing backends) are
-    printed as FILE:LINE: MESSAGE and stored with the text kept. Re-ingesting the same files does nothing. Exits 1
-    if they could not be stored at all (nothing is stored then)."""
-    from tgstore.svod.store import SvodLogError, ingest_svod
+    Problems (a malformed JSON line, an unterminated dump, a tree that does not parse, stages of kernels optimized in
+    parallel that nothing ties to one kernel) are printed as FILE:LINE: MESSAGE and stored with the text kept.
+    Re-ingesting the same files does nothing. Exits 1 if they could not be stored at all (nothing is stored then),
+    e.g. tests run in libtest's threads whose output cannot be told apart."""
+    from tgstore.svod.store import SvodLogError, ingest_svod_runs
 
+    if (case is None) == (not case_from_test):
+        raise fail("give --case CASE (one case for every run) or --case-from-test (a case per test name)")
     engine = open_db(db)
     try:
-        report = ingest_svod(engine, list(paths), case, svod_commit)
+        reports = ingest_svod_runs(engine, list(paths), case, svod_commit, tests=test, case_from=case_from_test)
     except SvodLogError as exc:
         raise fail(str(exc)) from None
     where = ", ".join(str(p) for p in paths)
-    if as_json:
-        sys.stdout.write(json.dumps(report.summary(), ensure_ascii=False) + "\n")
-    if report.skipped:
-        extra = f"; Svod commit set to {report.svod_commit}" if report.commit_filled else ""
-        note(f"{where}: already stored for case {case!r} (svod run {report.run_id}){extra}")
-        return
-    log = report.log
-    colour = "yellow" if report.problems else "green"
-    line = Text(safe(f"{where}: svod run {report.run_id} for case {case!r}"
-                     f"{' (read again)' if report.reparsed else ''}: {len(log.kernels)} kernels "
-                     f"({', '.join(k.name or '?' for k in log.kernels)}), {log.stage_count} stages, "
-                     f"{len(log.events)} events, {report.new_trees} new trees, "))
-    line.append(f"{len(report.problems)} problems", style=colour)
-    err.print(line)
-    files = [name for name, _kind, _text in log.files]
-    for problem in report.problems:
-        where_one = files[problem.file] if problem.file < len(files) else where
-        note(f"{where_one}:{problem.line}: {problem.message}")
+    stored = [r for r in reports if not r.skipped]
+    note(f"{where}: {len(stored)} Svod runs stored, {len(reports) - len(stored)} already stored")
+    for report in reports:
+        if as_json:
+            sys.stdout.write(json.dumps(report.summary(), ensure_ascii=False) + "\n")
+        test_name = f" test {report.log.test}" if report.log and report.log.test else ""
+        if report.skipped:
+            extra = f"; Svod commit set to {report.svod_commit}" if report.commit_filled else ""
+            note(f"{where}: already stored for case {report.case!r} (svod run {report.run_id}){extra}")
+            continue
+        log = report.log
+        colour = "yellow" if report.problems else "green"
+        outcome = f" [{log.outcome or 'no result'}]" if log.test else ""
+        line = Text(safe(f"{where}: svod run {report.run_id} for case {report.case!r}{test_name}{outcome}"
+                         f"{' (read again)' if report.reparsed else ''}: {len(log.kernels)} kernels "
+                         f"({', '.join(k.name or '?' for k in log.kernels)}), {log.stage_count} stages, "
+                         f"{len(log.events)} events, {report.new_trees} new trees, "))
+        line.append(f"{len(report.problems)} problems", style=colour)
+        err.print(line)
+        files = [name for name, _kind, _text in log.files]
+        for problem in report.problems:
+            where_one = files[problem.file] if problem.file < len(files) else where
+            note(f"{where_one}:{problem.line}: {problem.message}")
 
 
 @command(app)
@@ -129,10 +147,15 @@ def port_queue(
     repo: Annotated[Path | None, typer.Option("--repo", envvar="TGSTORE_REPO", help="The tinygrad git repository: "
                                               "gives git order, the unstored commits between stored ones, and "
                                               "which commits touch tinygrad/.")] = None,
-    fill_gaps: Annotated[bool, typer.Option("--fill", help="Extract (the named cases only, with their C passes) the "
-                                            "commits that make every change exact, splitting each gap whose ends "
-                                            "differ at its middle commit until the change sits between adjacent "
-                                            "commits; needs --repo.")] = False,
+    fill_gaps: Annotated[bool, typer.Option("--fill", help="Extract (the named cases only, with the passes of every "
+                                            "renderer the two endpoints recorded, or --renderers) the commits that "
+                                            "make every change exact, splitting each gap whose ends differ at its "
+                                            "middle commit until the change sits between adjacent commits; needs "
+                                            "--repo.")] = False,
+    renderers: Annotated[str | None, typer.Option("--renderers", help="Comma-separated renderers to compare (C, "
+                                                  "LLVM, ...). Default: every renderer the runs recorded.")] = None,
+    report: Annotated[str | None, typer.Option("--report", help="Print the porter's report instead: md or html.",
+                                               metavar="md|html")] = None,
     db: DbOption = Path("tgstore.db"),
     as_json: JsonOption = False,
 ) -> None:
@@ -144,9 +167,13 @@ def port_queue(
     Without --repo, gaps cannot be counted and every pair of stored commits is a gap."""
     from tgstore.store.commits import CommitNotFound
     from tgstore.svod.parity import ParityError
-    from tgstore.svod.portqueue import case_file_for, fill
+    from tgstore.svod.portqueue import case_file_for, endpoint_renderers, fill
     from tgstore.svod.portqueue import port_queue as build
+    from tgstore.svod.portreport import RENDER
 
+    if report is not None and report not in RENDER:
+        raise fail(f"--report {report}: give md or html")
+    wanted = [r.strip().upper() for r in renderers.split(",") if r.strip()] if renderers else None
     if fill_gaps:
         from tgstore.cases import suite_file
         from tgstore.pipeline import ExtractionPlan
@@ -154,18 +181,24 @@ def port_queue(
         if repo is None:
             raise fail("--fill extracts commits of a git repository: give --repo (or set TGSTORE_REPO)")
         try:
-            plan = ExtractionPlan(case_files=[case_file_for(cases, [suite_file("builtin")])], renderers=["C"],
-                                  stages="C")
-            count = fill(open_db(db), repo, cases, from_, to, plan, note)
+            with open_db(db, migrate=False, writer=False).connect() as conn:
+                held = wanted or endpoint_renderers(conn, cases, from_, to) or ["C"]
+            plan = ExtractionPlan(case_files=[case_file_for(cases, [suite_file("builtin")])], renderers=held,
+                                  stages=",".join(held))
+            note(f"--fill: extracting {', '.join(held)} passes (what the endpoints recorded)")
+            count = fill(open_db(db), repo, cases, from_, to, plan, note, wanted)
         except (ParityError, CommitNotFound) as exc:
             raise fail(str(exc)) from None
         note(f"--fill: {count} commits extracted")
     engine = open_db(db, migrate=False, writer=False)
     try:
         with engine.connect() as conn:
-            found = build(conn, cases, from_, to, repo)
+            found = build(conn, cases, from_, to, repo, wanted)
     except (ParityError, CommitNotFound) as exc:
         raise fail(str(exc)) from None
+    if report is not None:
+        typer.echo(RENDER[report](found), nl=False)
+        return
     if as_json:
         typer.echo(json.dumps(found, ensure_ascii=False, indent=1))
         return
@@ -191,11 +224,13 @@ def port_queue(
             emit(f"    show: {command_line}")
     for odd in found["unexplained"]:
         emit(f"not to port: {odd['sha'][:12]}: {len(odd['changes'])} changes, but {odd['why']}")
-    quiet = [g for g in found["gaps"] if not g["changes"]]
+    quiet = [g for g in found["gaps"] if not g["changes"] and not g.get("reason")]
     if quiet:
         unstored = sum(g["unstored"] or 0 for g in quiet)
         emit(f"{len(quiet)} gaps whose ends are equal ({unstored} unstored commits; a change undone inside one is "
              "not looked for)")
+    for gap in (g for g in found["gaps"] if g.get("reason")):
+        emit(f"gap {gap['after'][:12]}..{gap['before'][:12]}: not compared: {gap['reason']}")
     for gap in (g for g in found["gaps"] if g["changes"]):
         count = "an unknown number of" if gap["unstored"] is None else str(gap["unstored"])
         emit(f"gap {gap['after'][:12]}..{gap['before'][:12]}: {count} unstored commits between; "

@@ -8,7 +8,20 @@ change between two tinygrad commits is stored once: a run of an unchanged commit
 
 from __future__ import annotations
 
-from sqlalchemy import Boolean, Float, ForeignKey, Index, Integer, MetaData, String, Text, UniqueConstraint, text, true
+from sqlalchemy import (
+    Boolean,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+    false,
+    text,
+    true,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 # Explicit constraint names keep Alembic batch migrations on SQLite deterministic.
@@ -450,6 +463,13 @@ class SvodRun(Base):
     stage_count: Mapped[int] = mapped_column(Integer, server_default="0")
     raw_line_count: Mapped[int] = mapped_column(Integer, server_default="0")
     problem_count: Mapped[int] = mapped_column(Integer, server_default="0")
+    test: Mapped[str | None] = mapped_column(String(300))  # the libtest test this run is (one run per test)
+    variant: Mapped[str | None] = mapped_column(String(20))  # codegen_tests! backend: clang llvm amd metal cuda
+    outcome: Mapped[str | None] = mapped_column(String(20))  # ok FAILED ignored skipped; NULL: the log ends in it
+    panic_location: Mapped[str | None] = mapped_column(Text)  # FILE:LINE:COL of `thread '..' panicked at`
+    panic_message: Mapped[str | None] = mapped_column(Text)
+    failed_kernel: Mapped[int | None] = mapped_column(Integer)  # the kernel being lowered when it panicked
+    last_stage: Mapped[str | None] = mapped_column(String(200))  # the last stage that kernel reached
 
 
 class SvodFile(Base):
@@ -490,6 +510,8 @@ class SvodStage(Base):
     canonical_doc_id: Mapped[int | None] = mapped_column(ForeignKey("canonical_docs.id"), index=True)
     message: Mapped[str | None] = mapped_column(Text)
     elapsed_ms: Mapped[int | None] = mapped_column(Integer)
+    # a stage of kernels optimized in parallel that no evidence in the log ties to one kernel (kernel_index NULL)
+    unattributed: Mapped[bool] = mapped_column(Boolean, server_default=false(), default=False)
 
 
 class SvodEvent(Base):

@@ -29,7 +29,7 @@ class ParityError(LookupError):
     """Nothing to compare (no Svod run, no tinygrad run with the case, ...); a one-line message."""
 
 
-VERDICTS = ("equal", "differs", "not in this log", "no tinygrad counterpart", "not comparable")
+VERDICTS = ("equal", "differs", "not in this log", "no tinygrad counterpart", "not comparable", "not reached")
 
 
 @dataclass
@@ -126,7 +126,7 @@ def svod_stages(conn: Connection, run_id: int) -> tuple[dict[int | None, dict[st
                d.stage AS doc_stage
         FROM svod_stages s LEFT JOIN svod_trees t ON t.id = s.tree_id
         LEFT JOIN canonical_docs d ON d.id = s.canonical_doc_id
-        WHERE s.run_id = :run ORDER BY s.seq""", run=run_id)
+        WHERE s.run_id = :run AND NOT s.unattributed ORDER BY s.seq""", run=run_id)
     out: dict[int | None, dict[str, SvodSide]] = {}
     for r in rows:
         side = out.setdefault(r["kernel_index"], {}).setdefault(r["label"], SvodSide())
@@ -233,10 +233,6 @@ class TinygradSide:
         return found[0] if found else None
 
 
-def _pass_of(stage: dict) -> str | None:
-    return stage.get("pass")
-
-
 def compare_trees(label: str, svod: SvodSide | None, graph: list | None, tinygrad_pass: str | None,
                   paired: bool = True) -> StageVerdict:
     observed = svod is not None and (svod.graph is not None or svod.node_count is not None)
@@ -319,6 +315,7 @@ def pair_kernels(svod_kernels: list[dict], tg_kernels: list[dict], same_structur
             used.add(same[0]["position"])
         else:
             unpaired.append(sk)
+    unpaired = _pair_by_bare_name(unpaired, tg_kernels, used, pairs)
     if same_structure is not None:
         rest = []
         for sk in unpaired:
@@ -335,6 +332,32 @@ def pair_kernels(svod_kernels: list[dict], tg_kernels: list[dict], same_structur
         tk = remaining[i] if i < len(remaining) else None
         pairs.append((sk, tk, "order" if sk and tk else None))
     return sorted(pairs, key=lambda p: (p[0]["kernel_index"] if p[0] else 10**9, p[1]["position"] if p[1] else 0))
+
+
+def _pair_by_bare_name(unpaired: list[dict], tg_kernels: list[dict], used: set[int],
+                       pairs: list[tuple[dict | None, dict | None, str | None]]) -> list[dict]:
+    """Names minus the process-wide counter's suffix (`r_8_16_4n3` in a later test of one `cargo test` process is
+    `r_8_16_4` in the program alone), paired in each program's own order when both sides have as many."""
+    from tgstore.svod.readers.threads import bare_name
+
+    svod_by: dict[str, list[dict]] = {}
+    for sk in unpaired:
+        if sk["name"]:
+            svod_by.setdefault(bare_name(sk["name"]), []).append(sk)
+    tg_by: dict[str, list[dict]] = {}
+    for tk in tg_kernels:
+        if tk["position"] not in used and tk["kernel_name"]:
+            tg_by.setdefault(bare_name(tk["kernel_name"]), []).append(tk)
+    paired: set[int] = set()
+    for bare, svod_side in svod_by.items():
+        tg_side = tg_by.get(bare, [])
+        if len(tg_side) == len(svod_side):
+            for sk, tk in zip(sorted(svod_side, key=lambda k: k["kernel_index"]),
+                              sorted(tg_side, key=lambda k: k["position"]), strict=True):
+                pairs.append((sk, tk, "name (counter suffix)"))
+                used.add(tk["position"])
+                paired.add(sk["kernel_index"])
+    return [sk for sk in unpaired if sk["kernel_index"] not in paired]
 
 
 def renderer_for(svod_kernel: dict | None, explicit: str | None) -> str:
@@ -361,6 +384,9 @@ def parity_report(conn: Connection, case: str, *, svod_run: int | None = None, c
     run_id = choose_svod_run(conn, case, svod_run)
     row, tg_run = tinygrad_run(conn, case, commit)
     svod, svod_kernels = svod_stages(conn, run_id)
+    failure = _rows(conn, "SELECT outcome, panic_location, panic_message, failed_kernel, last_stage, test "
+                          "FROM svod_runs WHERE id = :run", run=run_id)[0]
+    failure = failure if failure["panic_location"] or failure["outcome"] == "FAILED" else None
     tg = TinygradSide(conn, tg_run, case)
     report = ParityReport(case, row, tg_run, run_id, [])
     stages = stage_table()
@@ -385,6 +411,8 @@ def parity_report(conn: Connection, case: str, *, svod_run: int | None = None, c
                 if canonical:
                     found = tg.canonical(tk["position"], canonical) if tk else None
                     kp.stages.append(compare_canonical(canonical, sides.get(canonical), found, tk is not None))
+        if sk is not None and failure and failure["failed_kernel"] == sk["kernel_index"]:
+            _not_reached(kp, failure, report)
         report.kernels.append(kp)
         if sk is None:
             report.notes.append(f"tinygrad kernel [{kp.tinygrad_position}] {kp.tinygrad_name} has no Svod kernel "
@@ -403,6 +431,23 @@ def parity_report(conn: Connection, case: str, *, svod_run: int | None = None, c
     if not svod_kernels:
         report.notes.append("the Svod run has no kernels")
     return report
+
+
+def _not_reached(kp: KernelParity, failure: dict, report: ParityReport) -> None:
+    """The kernel Svod panicked in: its stages after the last one it reached are `not reached`, and a note says
+    where it died, beside the tinygrad pass of the stage it was in."""
+    labels = [s.stage for s in kp.stages]
+    last = failure["last_stage"]
+    after = labels.index(last) + 1 if last in labels else 0
+    for verdict in kp.stages[after:]:
+        if verdict.verdict == "not in this log":
+            verdict.verdict, verdict.why = "not reached", f"Svod panicked after {last}"
+    dying = next((s for s in kp.stages[after:] if s.tinygrad_pass), None)
+    message = (failure["panic_message"] or "").splitlines()
+    report.notes.append(f"Svod {failure['outcome'] or 'stopped'}: kernel {kp.index} ({kp.svod_name or '-'}) "
+                        f"panicked at {failure['panic_location'] or '?'} after {last or 'no stage'}"
+                        f"{f', in {dying.stage} (tinygrad pass {dying.tinygrad_pass!r})' if dying else ''}"
+                        f"{': ' + message[0] if message else ''}")
 
 
 def _verdict_line(s: StageVerdict) -> str:

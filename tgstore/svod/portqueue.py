@@ -45,28 +45,54 @@ def git_order(repo: Path, start: str, end: str) -> list[tuple[str, bool]]:
     return [(sha, sha in touching) for sha in shas]
 
 
-def _snapshots(conn: Connection, cases: list[str], lo: int, hi: int) -> dict[str, dict[tuple, Any]]:
-    """sha -> {(case, scope, position, renderer): [(pass name, output hash)], (case, 'canonical', pos, stage): hash}"""
-    out: dict[str, dict[tuple, Any]] = {}
+Recording = tuple[str, str, str]  # (suite hash, backend, renderers): what a run recorded; compared only alike
+
+
+def _snapshots(conn: Connection, cases: list[str], lo: int, hi: int, renderers: set[str] | None
+               ) -> dict[str, dict[Recording, dict[tuple, Any]]]:
+    """sha -> recording -> {(case, scope, position, renderer): [(pass name, output hash, depth)],
+    (case, 'canonical', pos, stage): hash}: per recording (suite, backend, renderers), the newest run of each."""
+    out: dict[str, dict[Recording, dict[tuple, Any]]] = {}
+    recordings: dict[int, Recording] = {}
     for case in cases:
-        for sha, scope, position, renderer, name, norm, depth in conn.execute(text("""
-                WITH newest AS (SELECT sha, max(run_id) AS run_id FROM v_passes
-                                WHERE "case" = :case AND history_rank BETWEEN :lo AND :hi GROUP BY sha)
-                SELECT p.sha, p.scope, p.position, p.renderer, p.pass_name, g.norm_hash, p.depth
-                FROM v_passes p JOIN newest n ON n.run_id = p.run_id LEFT JOIN graphs g ON g.id = p.graph_id
+        for sha, run_id, suite, backend, run_renderers, scope, position, renderer, name, norm, depth in conn.execute(
+                text("""
+                WITH newest AS (SELECT p.sha, max(p.run_id) AS run_id FROM v_passes p JOIN runs r ON r.id = p.run_id
+                                WHERE p."case" = :case AND p.history_rank BETWEEN :lo AND :hi
+                                GROUP BY p.sha, r.suite_id, r.backend, coalesce(r.renderers, ''))
+                SELECT p.sha, p.run_id, su.hash, r.backend, coalesce(r.renderers, ''), p.scope, p.position,
+                       p.renderer, p.pass_name, g.norm_hash, p.depth
+                FROM v_passes p JOIN newest n ON n.run_id = p.run_id JOIN runs r ON r.id = p.run_id
+                JOIN suites su ON su.id = r.suite_id LEFT JOIN graphs g ON g.id = p.graph_id
                 WHERE p."case" = :case
                 ORDER BY p.history_rank, p.scope, p.position, p.renderer, p.pass_position"""),
                 {"case": case, "lo": lo, "hi": hi}):
-            out.setdefault(sha, {}).setdefault((case, scope, position, renderer), []).append((name, norm, depth))
-        for sha, position, stage, doc_hash in conn.execute(text("""
-                SELECT c.sha, cl.position, cl.stage, d.hash FROM canonical_links cl
+            if renderers is not None and renderer is not None and renderer.upper() not in renderers:
+                continue
+            recording = (suite, backend, run_renderers)
+            recordings[run_id] = recording
+            out.setdefault(sha, {}).setdefault(recording, {}).setdefault((case, scope, position, renderer), []) \
+                .append((name, norm, depth))
+        for sha, run_id, position, stage, doc_hash in conn.execute(text("""
+                SELECT c.sha, r.id, cl.position, cl.stage, d.hash FROM canonical_links cl
                 JOIN canonical_docs d ON d.id = cl.doc_id JOIN run_cases rc ON rc.case_result_id = cl.case_result_id
                 JOIN cases k ON k.id = rc.case_id JOIN runs r ON r.id = rc.run_id
                 JOIN v_commits c ON c.commit_id = r.commit_id
                 WHERE k.name = :case AND c.history_rank BETWEEN :lo AND :hi"""), {"case": case, "lo": lo, "hi": hi}):
-            if sha in out:
-                out[sha][(case, "canonical", position, stage)] = doc_hash
+            if run_id in recordings and recordings[run_id] in out.get(sha, {}):
+                out[sha][recordings[run_id]][(case, "canonical", position, stage)] = doc_hash
     return out
+
+
+def suite_name(conn: Connection, suite_hash: str) -> str:
+    found = conn.execute(text("SELECT name FROM suites WHERE hash = :h"), {"h": suite_hash}).scalar()
+    return found or suite_hash[:12]
+
+
+def _alike(before: dict[Recording, dict], after: dict[Recording, dict]) -> Recording | None:
+    """The recording both commits have (the one with most renderers when several): only such runs are compared."""
+    common = [r for r in before if r in after]
+    return max(common, key=lambda r: (len(r[2].split(",")), r)) if common else None
 
 
 def _changes(before: dict[tuple, Any], after: dict[tuple, Any]) -> list[dict[str, Any]]:
@@ -116,11 +142,15 @@ def _changes(before: dict[tuple, Any], after: dict[tuple, Any]) -> list[dict[str
     return changes
 
 
-def port_queue(conn: Connection, cases: list[str], ref_from: str, ref_to: str, repo: Path | None) -> dict[str, Any]:
+def port_queue(conn: Connection, cases: list[str], ref_from: str, ref_to: str, repo: Path | None,
+               renderers: list[str] | None = None) -> dict[str, Any]:
+    """Changes between consecutive stored commits, compared only between runs that recorded the same thing (suite,
+    backend, renderers); `renderers` narrows the kernel passes compared (schedule passes are always compared)."""
     start, end = resolve_commit(conn, ref_from), resolve_commit(conn, ref_to)
     if (start.history_rank or 0) >= (end.history_rank or 0):
         raise ParityError(f"{ref_to} ({end.short}) is not after {ref_from} ({start.short}) in history order")
-    snaps = _snapshots(conn, cases, start.history_rank or 0, end.history_rank or 0)
+    wanted = {r.upper() for r in renderers} if renderers else None
+    snaps = _snapshots(conn, cases, start.history_rank or 0, end.history_rank or 0, wanted)
     if start.sha not in snaps:
         raise ParityError(f"no stored passes of {', '.join(cases)} at {start.short}; ingest it with stages first")
     order = [start.sha]
@@ -136,11 +166,23 @@ def port_queue(conn: Connection, cases: list[str], ref_from: str, ref_to: str, r
         position = None
     commits, gaps, unexplained = [], [], []
     for before, after in zip(order, order[1:], strict=False):
-        changes = _changes(snaps[before], snaps[after])
         unstored = (position[after] - position[before] - 1) if position is not None else None
-        for change in changes:  # the command that shows the change (the first differing pass, diffed)
-            change["diff"] = (f"tgstore diff {before[:12]} {after[:12]} --case {change['case']} --stages"
+        recording = _alike(snaps[before], snaps[after])
+        if recording is None:  # nothing recorded alike: not comparable, never a change blamed on a commit
+            seen = {sha: sorted(f"{suite_name(conn, r[0])}/{r[1]}/{r[2] or '-'}" for r in snaps[sha])
+                    for sha in (before, after)}
+            gaps.append({"after": before, "before": after, "unstored": unstored, "changes": [],
+                         "fill": f"tgstore ingest --repo REPO --rev {before[:12]}..{after[:12]}",
+                         "reason": f"no runs alike (suite/backend/renderers): {before[:12]} has "
+                                   f"{', '.join(seen[before])}; {after[:12]} has {', '.join(seen[after])}"})
+            continue
+        changes = _changes(snaps[before][recording], snaps[after][recording])
+        suite = suite_name(conn, recording[0])
+        for change in changes:  # the command that shows the change (the first differing pass), runnable as printed
+            change["diff"] = (f"tgstore diff {before[:12]} {after[:12]} --case {change['case']} --stages "
+                              f"--suite {recording[0]} --backend {recording[1]}"
                               + (f" --renderer {change['renderer']}" if change.get("renderer") else ""))
+            change["suite"] = suite
         if unstored == 0:
             if changes and touches.get(after) is False:  # outside tinygrad/: not a change to port
                 unexplained.append({"sha": after, "changes": changes, "why": "the commit does not touch tinygrad/; "
@@ -153,7 +195,19 @@ def port_queue(conn: Connection, cases: list[str], ref_from: str, ref_to: str, r
             gaps.append({"after": before, "before": after, "unstored": unstored, "changes": changes,
                          "fill": f"tgstore ingest --repo REPO --rev {before[:12]}..{after[:12]}"})
     return {"cases": cases, "from": start.sha, "to": end.sha, "compared": len(order), "commits": commits,
-            "gaps": gaps, "unexplained": unexplained}
+            "gaps": gaps, "unexplained": unexplained, "renderers": sorted(wanted) if wanted else None}
+
+
+def endpoint_renderers(conn: Connection, cases: list[str], ref_from: str, ref_to: str) -> list[str]:
+    """Every renderer whose passes the two endpoints recorded for the cases: what --fill extracts."""
+    found: set[str] = set()
+    for ref in (ref_from, ref_to):
+        sha = resolve_commit(conn, ref).sha
+        for case in cases:
+            found |= {r for (r,) in conn.execute(text(
+                'SELECT DISTINCT renderer FROM v_passes WHERE sha = :sha AND "case" = :case AND renderer IS NOT NULL'),
+                {"sha": sha, "case": case})}
+    return sorted(found)
 
 
 def case_file_for(names: list[str], sources: list[Path]) -> Path:
@@ -185,7 +239,7 @@ def case_file_for(names: list[str], sources: list[Path]) -> Path:
 
 
 def fill(engine: Engine, repo: Path, cases: list[str], ref_from: str, ref_to: str, plan: Any,
-         log: Callable[[str], None] = lambda _m: None) -> int:
+         log: Callable[[str], None] = lambda _m: None, renderers: list[str] | None = None) -> int:
     """Extract, for the named cases only, the commits that make every change exact: each gap whose ends differ is
     split at its middle commit (like `tgstore bisect`) until the change sits between adjacent commits. Returns the
     number of commits extracted. A change that is undone inside a gap whose ends are equal is not looked for."""
@@ -197,7 +251,7 @@ def fill(engine: Engine, repo: Path, cases: list[str], ref_from: str, ref_to: st
     tried: set[str] = set()
     while True:
         with engine.connect() as conn:
-            queue = port_queue(conn, cases, ref_from, ref_to, repo)
+            queue = port_queue(conn, cases, ref_from, ref_to, repo, renderers)
         open_gaps = [g for g in queue["gaps"] if g["changes"] and g["unstored"]]
         if not open_gaps:
             return extracted

@@ -22,11 +22,12 @@ from tgstore.compare.canonical import document_hash, validate
 from tgstore.db.models import SvodEvent, SvodKernel, SvodProblem, SvodRun, SvodStage, SvodStageMap
 from tgstore.ingest import case_ids, insert_returning_id, now_iso
 from tgstore.store import ContentStore
-from tgstore.svod.readers import Problem, Stage, SvodLog, read_files
+from tgstore.svod.readers import InterleavedTests, Problem, Stage, SvodLog, read_runs
+from tgstore.svod.readers.sessions import case_from_test, variant_of
 from tgstore.svod.spelling import Speller, maps
 from tgstore.svod.tree import graph_hash, graph_text
 
-PARSER_VERSION = 2  # 2: kernel boundaries from Svod's emission order
+PARSER_VERSION = 3  # 2: kernel boundaries from Svod's emission order; 3: a run per test, threads, failures
 MAX_FILE_BYTES = 512 * 1024 * 1024
 
 
@@ -60,7 +61,13 @@ class SvodIngestReport:
             kernels.append({"index": kernel.index, "name": kernel.name, "test": kernel.test,
                             "stages": list(merged.values())})
         files = [name for name, _kind, _text in self.log.files] if self.log else []
-        return {"svod_run": self.run_id, "case": self.case, "skipped": self.skipped, "kernels": kernels,
+        log = self.log
+        return {"svod_run": self.run_id, "case": self.case, "skipped": self.skipped,
+                "test": log.test if log else None, "outcome": log.outcome if log else None,
+                "panic": {"location": log.panic.location, "message": log.panic.message} if log and log.panic
+                else None, "failed_kernel": log.failed_kernel if log else None,
+                "last_stage": log.last_stage if log else None,
+                "unattributed_stages": len(log.unattributed) if log else 0, "kernels": kernels,
                 "problems": [{"line": p.line, "message": p.message,
                               "file": files[p.file] if p.file < len(files) else None} for p in self.problems]}
 
@@ -110,9 +117,14 @@ def source_hash(files: list[tuple[str, str]]) -> str:
     return digest.hexdigest()
 
 
-def _check(log: SvodLog, where: str) -> None:
+def _has_svod(log: SvodLog) -> bool:
     svod_events = [e for e in log.events if str(e.record.get("target", "")).startswith(("svod", "morok"))]
-    if not (svod_events or log.kernels or log.schedule_stages or log.unplaced):
+    return bool(svod_events or log.kernels or log.schedule_stages or log.unplaced or log.unattributed
+                or log.outcome == "skipped")
+
+
+def _check(runs: list[SvodLog], where: str) -> None:
+    if not any(_has_svod(log) for log in runs):
         raise SvodLogError(f"{where}: no Svod tracing events, stage lines, trees or dumps found (not Svod output? "
                            "run the test with RUST_LOG=...=debug and -- --nocapture); nothing stored")
 
@@ -138,13 +150,17 @@ class _Writer:
     def trees(self, stages: list[Stage]) -> dict[int, str]:
         """svod_trees rows for the stages' trees; the tree hash per stage (by id)."""
         rows, hashes = {}, {}
+        done: dict[int, str] = {}  # a Tree shared by stages (parsed once) is spelled once
         for stage in stages:
             if stage.tree is None:
+                continue
+            if id(stage.tree) in done:
+                hashes[id(stage)] = done[id(stage.tree)]
                 continue
             speller = Speller()
             graph = stage.tree.graph(speller)
             h = graph_hash(graph)
-            hashes[id(stage)] = h
+            hashes[id(stage)] = done[id(stage.tree)] = h
             rows[h] = (len(graph), graph[-1][0] if graph else None, graph_text(graph),
                        json.dumps(speller.unknown) if speller.unknown else None)
         self.new_trees += len(self.store.ensure("svod_trees", ("node_count", "root_op", "graph", "unknown"), rows))
@@ -178,6 +194,8 @@ class _Writer:
     def write(self) -> None:
         log, store = self.log, self.store
         stages = [(None, s) for s in log.schedule_stages] + [(k.index, s) for k in log.kernels for s in k.stages]
+        unattributed = {id(s) for s in log.unattributed}
+        stages += [(None, s) for s in log.unattributed]
         tree_hashes = self.trees([s for _k, s in stages])
         doc_hashes = self.canonical([s for _k, s in stages])
         store.blobs([s.tree_text for _k, s in stages] + [k.code for k in log.kernels])
@@ -187,10 +205,11 @@ class _Writer:
                       for k in log.kernels])
         store.insert("svod_stages", ("run_id", "seq", "kernel_index", "label", "source", "file_position", "line_no",
                                      "node_count", "tree_id", "text_blob_id", "canonical_doc_id", "message",
-                                     "elapsed_ms"),
+                                     "elapsed_ms", "unattributed"),
                      [(self.run_id, seq, kernel, s.label, s.source, s.file, s.line, s.node_count,
                        store.id("svod_trees", tree_hashes.get(id(s))), store.blob_id(s.tree_text),
-                       store.id("canonical_docs", doc_hashes.get(id(s))), s.message, s.elapsed_ms)
+                       store.id("canonical_docs", doc_hashes.get(id(s))), s.message, s.elapsed_ms,
+                       id(s) in unattributed)
                       for seq, (kernel, s) in enumerate(stages)])
         store.insert("svod_events", ("run_id", "file_position", "line_no", "timestamp", "level", "target", "message",
                                      "fields"),
@@ -209,53 +228,87 @@ def _counts(log: SvodLog) -> dict[str, int]:
     return {"file_count": len(log.files), "line_count": sum(t.count("\n") + 1 for _n, _k, t in log.files),
             "event_count": len(log.events), "kernel_count": len(log.kernels), "stage_count": log.stage_count,
             "raw_line_count": log.raw_lines, "problem_count": len(log.problems),
-            "kind": log.files[0][1] if len(log.files) == 1 else "dir", "parser_version": PARSER_VERSION}
+            "kind": log.files[0][1] if len(log.files) == 1 else "dir", "parser_version": PARSER_VERSION,
+            "test": log.test, "variant": variant_of(log.test), "outcome": log.outcome,
+            "panic_location": log.panic.location if log.panic else None,
+            "panic_message": log.panic.message if log.panic else None, "failed_kernel": log.failed_kernel,
+            "last_stage": log.last_stage}
 
 
 def ingest_svod(engine: Engine, path: Path | str | list[Path], case: str, svod_commit: str | None = None
                 ) -> SvodIngestReport:
+    """`ingest_svod_runs` for callers that store one run (a log of one test, or no test): its report."""
+    return ingest_svod_runs(engine, path, case, svod_commit)[0]
+
+
+def ingest_svod_runs(engine: Engine, path: Path | str | list[Path], case: str | None, svod_commit: str | None = None,
+                     *, tests: str | None = None, case_from: bool = False) -> list[SvodIngestReport]:
     """Read the files and directories at `path` (one path or several: a log and its SVOD_DUMP_LINEAR /
-    SVOD_DUMP_LLVM_IR directories are one Svod run; see tgstore.svod.readers) and store them as one run for `case`.
-    SvodLogError (nothing written) when a path cannot be read or nothing holds Svod output."""
+    SVOD_DUMP_LLVM_IR directories; see tgstore.svod.readers) and store one Svod run per libtest test in them (one
+    run when they hold no test), all for `case`, or each for the case its test name maps to (`case_from`,
+    sessions.case_from_test). `tests` keeps the tests whose name contains it (cargo's own filter rule). One
+    transaction; SvodLogError (nothing written) when a path cannot be read, nothing holds Svod output, no test
+    matches, or tests run in libtest's threads cannot be told apart."""
     paths = [Path(p) for p in path] if isinstance(path, list) else [Path(path)]
     files: list[tuple[str, str]] = []
     for one in paths:
         files += [(str(one / name) if one.is_dir() else str(one), text) for name, text in read_path(one)]
+    where = ", ".join(str(p) for p in paths)
     path = paths[0] if len(paths) == 1 else Path(os.path.commonpath([os.path.abspath(p) for p in paths]))
     digest = source_hash(files)
+    try:
+        runs = read_runs(files)
+    except InterleavedTests as exc:
+        raise SvodLogError(f"{where}: {exc}; nothing stored") from None
+    _check(runs, where)
+    if tests is not None:
+        runs = [log for log in runs if log.test is not None and tests in log.test]
+        if not runs:
+            raise SvodLogError(f"{where}: no test whose name contains {tests!r}; nothing stored")
+    reports = []
     with engine.begin() as conn:
-        case_id = case_ids(conn, [case])[case]
-        found = conn.execute(select(SvodRun.id, SvodRun.svod_commit, SvodRun.parser_version)
-                             .where(SvodRun.case_id == case_id, SvodRun.source_hash == digest)).first()
-        if found is not None and found.parser_version >= PARSER_VERSION:
-            filled = svod_commit is not None and found.svod_commit is None
-            if filled:
-                conn.execute(update(SvodRun).where(SvodRun.id == found.id).values(svod_commit=svod_commit))
-            return SvodIngestReport(found.id, case, None, skipped=True, commit_filled=filled,
-                                    svod_commit=svod_commit or found.svod_commit)
-        log = read_files(files)
-        _check(log, ", ".join(str(p) for p in paths))
         refresh_stage_map(conn)
-        if found is not None:  # read by an older reader: read again, same run id
-            run_id = found.id
-            for table in (SvodKernel, SvodStage, SvodEvent, SvodProblem):
-                conn.execute(delete(table).where(table.run_id == run_id))
-            conn.execute(update(SvodRun).where(SvodRun.id == run_id).values(
-                **_counts(log), svod_commit=svod_commit or found.svod_commit, ingested_at=now_iso()))
-        else:
-            run_id = insert_returning_id(conn, SvodRun, case_id=case_id, svod_commit=svod_commit, source_hash=digest,
-                                         source_path=os.path.abspath(path), ingested_at=now_iso(),
-                                         tgstore_version=__version__, **_counts(log))
-            store = ContentStore(conn)
-            store.blobs([text for _name, text in files])
-            store.insert("svod_files", ("run_id", "position", "path", "kind", "blob_id"),
-                         [(run_id, i, name, kind, store.blob_id(text)) for i, (name, kind, text) in
-                          enumerate(log.files)])
-        writer = _Writer(conn, run_id, log)
-        writer.write()
-        conn.execute(update(SvodRun).where(SvodRun.id == run_id).values(problem_count=len(log.problems)))
-        return SvodIngestReport(run_id, case, log, reparsed=found is not None, svod_commit=svod_commit,
-                                new_trees=writer.new_trees, problems=log.problems)
+        for log in runs:
+            run_case = case_from_test(log.test) if case_from and log.test else case
+            if run_case is None:
+                raise SvodLogError(f"{where}: a run outside any libtest test has no test name to map to a case; "
+                                   "give --case; nothing stored")
+            reports.append(_store_run(conn, log, run_case, svod_commit, digest, path))
+    return reports
+
+
+def _store_run(conn: Connection, log: SvodLog, case: str, svod_commit: str | None, digest: str, path: Path
+               ) -> SvodIngestReport:
+    run_hash = digest if log.test is None else hashlib.sha256(f"{digest}\0{log.test}".encode()).hexdigest()
+    case_id = case_ids(conn, [case])[case]
+    found = conn.execute(select(SvodRun.id, SvodRun.svod_commit, SvodRun.parser_version)
+                         .where(SvodRun.case_id == case_id, SvodRun.source_hash == run_hash)).first()
+    if found is not None and found.parser_version >= PARSER_VERSION:
+        filled = svod_commit is not None and found.svod_commit is None
+        if filled:
+            conn.execute(update(SvodRun).where(SvodRun.id == found.id).values(svod_commit=svod_commit))
+        return SvodIngestReport(found.id, case, None, skipped=True, commit_filled=filled,
+                                svod_commit=svod_commit or found.svod_commit)
+    if found is not None:  # read by an older reader: read again, same run id
+        run_id = found.id
+        for table in (SvodKernel, SvodStage, SvodEvent, SvodProblem):
+            conn.execute(delete(table).where(table.run_id == run_id))
+        conn.execute(update(SvodRun).where(SvodRun.id == run_id).values(
+            **_counts(log), svod_commit=svod_commit or found.svod_commit, ingested_at=now_iso()))
+    else:
+        run_id = insert_returning_id(conn, SvodRun, case_id=case_id, svod_commit=svod_commit, source_hash=run_hash,
+                                     source_path=os.path.abspath(path), ingested_at=now_iso(),
+                                     tgstore_version=__version__, **_counts(log))
+        store = ContentStore(conn)
+        store.blobs([text for _name, _kind, text in log.files])
+        store.insert("svod_files", ("run_id", "position", "path", "kind", "blob_id"),
+                     [(run_id, i, name, kind, store.blob_id(text)) for i, (name, kind, text) in
+                      enumerate(log.files)])
+    writer = _Writer(conn, run_id, log)
+    writer.write()
+    conn.execute(update(SvodRun).where(SvodRun.id == run_id).values(problem_count=len(log.problems)))
+    return SvodIngestReport(run_id, case, log, reparsed=found is not None, svod_commit=svod_commit,
+                            new_trees=writer.new_trees, problems=log.problems)
 
 
 def stored_files(conn: Connection, run_id: int) -> list[tuple[str, str]]:
@@ -264,4 +317,4 @@ def stored_files(conn: Connection, run_id: int) -> list[tuple[str, str]]:
         "ORDER BY f.position", (run_id,))]
 
 
-__all__ = ["SvodLogError", "SvodIngestReport", "ingest_svod", "read_path"]
+__all__ = ["SvodLogError", "SvodIngestReport", "ingest_svod", "ingest_svod_runs", "read_path"]

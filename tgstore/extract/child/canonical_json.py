@@ -432,28 +432,14 @@ class CanonicalCapture:
     @contextlib.contextmanager
     def schedule_capture(self) -> Iterator[dict[str, Any]]:
         """tensor and rangeified from the scheduler's passes; `kernel_graph`: what `get_kernel_graph` returns, the
-        whole kernel graph Svod dumps as its `kernel_ast` stage (the reference script's production kernel_ast), taken
-        by wrapping the function wherever a loaded tinygrad module holds it, for this block only."""
-        original = self.tg.attr("tinygrad.schedule.rangeify", "get_kernel_graph")
+        whole kernel graph Svod dumps as its `kernel_ast` stage (the reference script's production kernel_ast)."""
+        hook = kernel_graph_hook(self.tg)
         with self.capturing(SCHEDULE_STAGES) as captured:
-            if original is None:
-                yield captured
-                return
-
-            def wrapper(*args: Any, **kwargs: Any) -> Any:
-                result = original(*args, **kwargs)
-                captured.setdefault("kernel_graph", result)
-                return result
-
-            holders = [mod.__dict__ for _n, mod in self.tg.loaded_modules()
-                       if getattr(mod, "__dict__", {}).get("get_kernel_graph") is original]
-            for d in holders:
-                d["get_kernel_graph"] = wrapper
+            hook.active = captured
             try:
                 yield captured
             finally:
-                for d in holders:
-                    d["get_kernel_graph"] = original
+                hook.active = None
 
     def case_documents(self, captured: dict[str, Any]) -> dict[str, Any]:
         out = self.entries(CASE_STAGE_ORDER, captured, SCHEDULE_STAGES)
@@ -469,3 +455,46 @@ class CanonicalCapture:
                 "tinygrad.schedule.rangeify", "get_kernel_graph") is None else "get_kernel_graph did not run"
             out["kernel_graph"] = Unrepresentable("NotAvailable", reason).entry()
         return out
+
+
+class KernelGraphHook:
+    """`get_kernel_graph` wrapped once per process, for good, wherever a loaded tinygrad module holds it: it stores
+    what the function returns into the capture that is active, and nothing else. Installed once because tinygrad
+    compiles PatternMatcher rules with a copy of their module's globals (the rule `lower_sink_to_linear` in
+    `tinygrad/schedule/__init__.py` calls get_kernel_graph): a wrapper installed per case and removed after it is
+    frozen into that copy at the first case, so every later case called the first case's wrapper (`get_kernel_graph
+    did not run` for every case but the first of a suite)."""
+
+    def __init__(self, original: Any) -> None:
+        self.original = original
+        self.active: dict[str, Any] | None = None
+
+        def get_kernel_graph(*args: Any, **kwargs: Any) -> Any:
+            result = original(*args, **kwargs)
+            if self.active is not None:
+                self.active.setdefault("kernel_graph", result)
+            return result
+
+        get_kernel_graph.__wrapped__ = original  # type: ignore[attr-defined]
+        self.wrapper = get_kernel_graph
+
+    def install(self, tg: Any) -> None:
+        """Into every loaded module holding the original (again when modules were imported since)."""
+        if self.original is None:  # an era without get_kernel_graph: nothing to wrap
+            return
+        for _n, mod in tg.loaded_modules():
+            d = getattr(mod, "__dict__", {})
+            if d.get("get_kernel_graph") is self.original:
+                d["get_kernel_graph"] = self.wrapper
+
+
+_HOOK: KernelGraphHook | None = None
+
+
+def kernel_graph_hook(tg: Any) -> KernelGraphHook:
+    global _HOOK
+    original = tg.attr("tinygrad.schedule.rangeify", "get_kernel_graph")
+    if _HOOK is None:
+        _HOOK = KernelGraphHook(getattr(original, "__wrapped__", original))
+    _HOOK.install(tg)
+    return _HOOK

@@ -1,0 +1,25 @@
+"""Strict canonical capture files (`SVOD_CAPTURE_CANONICAL_PATH`, `ir/src/uop/canonical.rs`): one pretty-printed
+canonical document, placed by its `stage`."""
+
+from __future__ import annotations
+
+from tgstore.svod.readers.model import Stage, SvodLog, load_json
+from tgstore.svod.readers.segment import Segmenter
+
+KIND = "capture"
+
+
+def sniff(name: str, text: str) -> bool:
+    stripped = text.lstrip()
+    if not stripped.startswith("{") or stripped.startswith('{"timestamp"'):
+        return False
+    try:
+        document = load_json(stripped)
+    except ValueError:
+        return False
+    return isinstance(document, dict) and "schema_version" in document
+
+
+def read(log: SvodLog, tracker: Segmenter, file: int, name: str, text: str) -> None:
+    document = load_json(text)
+    tracker.add(Stage(str(document.get("stage")), "capture", file, 1, canonical=document))

@@ -1,0 +1,145 @@
+"""What the readers produce: a Svod run's kernels, stages, events and problems (no database here), and the helpers
+every reader shares: JSON with bounded nesting, a tree that does not parse kept as text, a kernel's name in its
+code."""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from tgstore.svod.tree import Tree, TreeError, parse_tree
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+
+
+def strip_ansi(text: str) -> str:
+    return ANSI.sub("", text) if "\x1b" in text else text
+
+
+@dataclass
+class Stage:
+    label: str
+    source: str  # event | per-stage | dump-stage | dump-canonical | extract-ir | capture | linear | llvm-ir
+    file: int
+    line: int
+    node_count: int | None = None
+    tree: Tree | None = None
+    tree_text: str | None = None  # set when the text is not a tree (it is kept, with a problem)
+    canonical: dict[str, Any] | None = None
+    message: str | None = None
+    elapsed_ms: int | None = None
+
+
+@dataclass
+class Kernel:
+    index: int
+    file: int
+    line: int
+    test: str | None = None
+    name: str | None = None
+    code: str | None = None
+    code_kind: str | None = None
+    stages: list[Stage] = field(default_factory=list)
+
+
+@dataclass
+class Problem:
+    file: int
+    line: int
+    message: str
+    text: str | None = None
+
+
+@dataclass
+class Event:
+    file: int
+    line: int
+    record: dict[str, Any]
+
+
+@dataclass
+class SvodLog:
+    files: list[tuple[str, str, str]] = field(default_factory=list)  # (path, kind, text)
+    kernels: list[Kernel] = field(default_factory=list)
+    schedule_stages: list[Stage] = field(default_factory=list)  # rangeify, tensor: before any kernel
+    events: list[Event] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    raw_lines: int = 0
+    tests: list[str] = field(default_factory=list)
+    unplaced: list[Stage] = field(default_factory=list)  # stages no kernel or schedule can hold (with a problem)
+    pending: dict[str, list[tuple[int, str, str]]] = field(default_factory=dict)  # dump files placed after the logs
+    unattributed: list[Stage] = field(default_factory=list)  # stages of parallel kernels no evidence ties to one
+    test: str | None = None  # the libtest test this run is (tgstore.svod.readers.sessions)
+    outcome: str | None = None  # ok | FAILED | ignored | skipped | None (the log ends inside the test)
+    panic: Any = None  # sessions.Panic
+    failed_kernel: int | None = None
+    last_stage: str | None = None
+
+    @property
+    def stage_count(self) -> int:
+        return len(self.schedule_stages) + len(self.unplaced) + len(self.unattributed) + \
+            sum(len(k.stages) for k in self.kernels)
+
+
+def kernel_name_of(code: str) -> str | None:
+    """The kernel's function name in generated code (LLVM `define ... @name(`, `; ModuleID = 'name'`, C `void
+    name(`, Metal `kernel void name(`)."""
+    for pattern in (r"^define [^@\n]*@([\w.$]+)\(", r"^; ModuleID = '([^']+)'", r"^(?:kernel |extern \"C\" )?void "
+                    r"([A-Za-z_]\w*)\(", r"\bvoid ([A-Za-z_]\w*)\("):
+        m = re.search(pattern, code, re.M)
+        if m:
+            return m.group(1)
+    return None
+
+
+def tree_stage(stage: Stage, text: str, log: SvodLog, first_line: int, inline: bool = False) -> Stage:
+    """Parse `text` into the stage's tree; a text that is not a tree is kept, with a problem at its line (`inline`:
+    the tree is one field of the JSON event at `first_line`, so the problem is at that line, the tree's line said)."""
+    try:
+        stage.tree = _parse(text)
+        if stage.node_count is None:
+            stage.node_count = stage.tree.node_count
+    except TreeError as e:
+        stage.tree_text = text
+        where = f" (line {e.line + 1} of the tree)" if inline else ""
+        log.problems.append(Problem(stage.file, first_line if inline else first_line + e.line,
+                                    f"tree of {stage.label!r} kept as text{where}: {e}",
+                                    text.split("\n")[e.line] if e.line < len(text.split("\n")) else None))
+    return stage
+
+
+@functools.lru_cache(maxsize=1024)
+def _parse(text: str) -> Tree:
+    """A tree printed twice (its event and its [dump-stage] block, a stage that changed nothing) is parsed once; the
+    Tree is only read after parsing, so stages may share it."""
+    return parse_tree(text)
+
+
+MAX_JSON_DEPTH = 200  # deeper JSON is refused as a problem of its line, not a RecursionError later
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_JSON_BRACKET = re.compile(r"[\[\]{}]")
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def load_json(text: str) -> Any:
+    """json.loads, but nesting is bounded and NaN/Infinity refused (ValueError for both): what is stored as JSON
+    stays valid JSON, and no reader recurses without bound."""
+    depth = deepest = 0
+    for bracket in _JSON_BRACKET.finditer(_JSON_STRING.sub("", text)):
+        depth += 1 if bracket.group() in "[{" else -1
+        if depth > deepest:
+            deepest = depth
+            if deepest > MAX_JSON_DEPTH:
+                raise ValueError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
+    try:
+        return json.loads(text, parse_constant=_no_constant)
+    except RecursionError:
+        raise ValueError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from None
+
+
