@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/bench_capture.py                                   # the models suite's GPT-2, realized
     .venv/bin/python bench/bench_capture.py --tinygrad ~/src/tinygrad -- pytest test/unit/test_masked_tensor.py
+    .venv/bin/python bench/bench_capture.py --smallest            # the built-in softmax case, realized
 
 The default program realizes the built-in `models` suite's GPT-2 forward (its kernels compile with clang and run on
 the CPU). With a tinygrad checkout and a command after --, that command is captured in the checkout (a test file).
@@ -24,25 +25,25 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT)]
 
+from common import SMALLEST_HELP, figure  # noqa: E402
+
 from tgstore.extract.runner import resolve_tinygrad_root  # noqa: E402
 
 PROGRAM = """\
 import importlib.util, sys
-spec = importlib.util.spec_from_file_location("models", sys.argv[1])
-models = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(models)
-models.case_gpt2().realize()
+spec = importlib.util.spec_from_file_location("cases", sys.argv[1])
+cases = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(cases)
+getattr(cases, "case_" + sys.argv[2])().realize()
 """
-
-
-def figure(name: str, value: float, note: str = "") -> None:
-    print(f"figure {name} {value:.4g}" + (f"  # {note}" if note else ""), flush=True)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tinygrad", type=Path, default=None)
     ap.add_argument("--renderers", default="C")
+    ap.add_argument("--smallest", action="store_true", help=SMALLEST_HELP.split(" (")[0] + ": the built-in "
+                    "softmax case realized instead of GPT-2; its figures mean nothing")
     ap.add_argument("command", nargs="*", help="after --: the command to capture, run in the tinygrad checkout")
     args = ap.parse_args()
     root = resolve_tinygrad_root(args.tinygrad)
@@ -51,7 +52,8 @@ def main() -> None:
         command = args.command
         if not command:
             (cwd / "program.py").write_text(PROGRAM)
-            command = ["python", "program.py", str(ROOT / "tgstore" / "cases" / "models.py")]
+            suite, case = ("builtin", "softmax") if args.smallest else ("models", "gpt2")
+            command = ["python", "program.py", str(ROOT / "tgstore" / "cases" / f"{suite}.py"), case]
         elif args.tinygrad:
             cwd = root
         env = {**os.environ, "PYTHONPATH": str(root), "DEV": "CPU"}

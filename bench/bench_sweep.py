@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/bench_sweep.py                       # a built release history (see --commits), 2 jobs
     .venv/bin/python bench/bench_sweep.py --repo ~/tinygrad --rev HEAD~20..HEAD --jobs 4 --db /tmp/bench.db
+    .venv/bin/python bench/bench_sweep.py --smallest            # 2 commits (0.12.0, 0.14.0), two cases
 
 Without --repo it builds, in a temp dir, the same kind of repository as tests/test_sweep.py: tinygrad 0.12.0, then
 README-only commits, then 0.14.0, then README-only commits -- most commits leave tinygrad unchanged, as most commits
@@ -20,6 +21,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+from common import SMALLEST_CASES, SMALLEST_HELP, case_file, figure  # noqa: E402
 
 from tgstore.cli.progress import SweepReporter  # noqa: E402
 from tgstore.db import open_engine  # noqa: E402
@@ -72,11 +75,14 @@ def main() -> int:
     parser.add_argument("--stages", default="none", help="renderers whose passes are recorded (default none: "
                         "tinygrad's own work is the bound)")
     parser.add_argument("--timeout", type=float, default=900.0)
+    parser.add_argument("--smallest", action="store_true", help=SMALLEST_HELP)
     args = parser.parse_args()
     if args.repo and not args.rev:
         parser.error("--repo needs --rev")
 
     with tempfile.TemporaryDirectory(prefix="tgstore-bench-") as tmp:
+        if args.smallest:
+            args.commits, args.cases = 2, [case_file(SMALLEST_CASES.split(","), Path(tmp) / "smallest.py")]
         if args.repo:
             repo, revs = open_repo(args.repo), args.rev
         else:
@@ -148,7 +154,7 @@ def main() -> int:
         print(f"rows in all: {sum(rows1.values()) - sum(rows0.values())} added")
         bound = tinygrad_bound(repo, [o.commit.sha for o in ran], plan, args.jobs)
         print(f"tinygrad's own work (bench/baseline_tinygrad.py per commit) / {args.jobs} jobs: {bound:.1f} s")
-        print(f"figure sweep_bound_ratio {wall / bound:.3f}  # target <= 1.1 at -j 2")
+        figure("sweep_bound_ratio", wall / bound, "target <= 1.05 at -j 2")
     return 1 if summary.failed else 0
 
 
