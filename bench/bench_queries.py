@@ -172,8 +172,10 @@ def unchanged_commit_bytes(db: Path) -> int:
 
 def parameters(conn: sqlite3.Connection) -> dict[str, str]:
     """Real values for every kind of query parameter."""
+    built = conn.execute("SELECT count(*) FROM v_commits WHERE version IS NULL").fetchone()[0]
     sha_old, sha_new = [r[0] for r in conn.execute(
-        "SELECT sha FROM v_commits WHERE version IS NULL ORDER BY history_rank LIMIT 1 OFFSET 100").fetchall()
+        "SELECT sha FROM v_commits WHERE version IS NULL ORDER BY history_rank LIMIT 1 OFFSET ?",
+        (min(100, built // 2),)).fetchall()
         + conn.execute("SELECT sha FROM v_commits ORDER BY history_rank DESC LIMIT 1").fetchall()]
     return {"a": "0.12.0", "b": "0.14.0", "commit": sha_new[:10], "case_name": "softmax", "renderer": "C",
             "kernel": "", "op": "RANGE", "pattern": "Ops.ADD", "svod": "", "case": "softmax", "from": sha_old[:10],
