@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import pathlib
@@ -184,6 +185,7 @@ def main(argv: list[str] | None = None) -> int:
             out.write({"kind": "missing", "feature": f"cases:{cf}", "reason": clean(traceback.format_exc()),
                        "case": None})
     ex.patterns.scan()
+    settle_heap()
     failed = 0
     for name, fn, doc in cases:
         rec = ex.runner.run(name, fn, doc)
@@ -192,6 +194,14 @@ def main(argv: list[str] | None = None) -> int:
     out.write(end_record(ex, len(cases), failed))
     out.close()
     return 0
+
+
+def settle_heap() -> None:
+    """Collect what set-up left behind, then freeze the survivors (tinygrad, its matchers, the renderers) out of the
+    collector's sight: the full collection after each case (caches.GraphCaches.clear) then looks only at what cases
+    made, about a quarter of a second less per case. What a collection frees is unchanged: frozen objects were alive."""
+    gc.collect()
+    gc.freeze()
 
 
 def timing_header(ex: Any, args: argparse.Namespace) -> dict[str, Any]:
