@@ -76,12 +76,13 @@ def main() -> None:
             captures.append(timed(capture_argv, cwd, None))
         wall, cpu = (statistics.median(c[i] for c in captures) for i in (0, 1))
         plain_wall, plain_cpu = (statistics.median(p[i] for p in plains) for i in (0, 1))
-        kernels = sum(len(r["schedule"]) for r in map(json.loads, out.read_text().splitlines())
-                      if r["kind"] == "case")
+        records = [json.loads(line) for line in out.read_text().splitlines()]
+        kernels = sum(len(r["schedule"]) for r in records if r["kind"] == "case")
+        status = next(r["exit_status"] for r in records if r["kind"] == "command")
         print(f"# {' '.join(command)}: {kernels} kernels captured in {wall:.1f} s, {cpu:.1f} CPU s (the command "
               f"alone {plain_wall:.1f} s, {plain_cpu:.1f} CPU s; medians of {repeat}; wall s capture "
-              f"{', '.join(f'{c[0]:.1f}' for c in captures)}, alone {', '.join(f'{p[0]:.1f}' for p in plains)})",
-              flush=True)
+              f"{', '.join(f'{c[0]:.1f}' for c in captures)}, alone {', '.join(f'{p[0]:.1f}' for p in plains)}); "
+              f"exit status alone {sorted({p[2] for p in plains})}, captured {status}", flush=True)
         figure("capture_kernels_per_second", kernels / wall)
         figure("capture_over_plain_ratio", wall / plain_wall, "target <= 1.5")
         figure("capture_over_plain_cpu_ratio", cpu / plain_cpu, "target <= 1.5")
@@ -101,9 +102,9 @@ def plain_env(root: Path) -> dict[str, str]:
         os.environ.update(saved)
 
 
-def timed(argv: list[str], cwd: Path, env: dict[str, str] | None) -> tuple[float, float]:
-    """(wall seconds, CPU seconds of the process and its children) of one run; a capture that fails stops the
-    bench."""
+def timed(argv: list[str], cwd: Path, env: dict[str, str] | None) -> tuple[float, float, int]:
+    """(wall seconds, CPU seconds of the process and its children, exit status) of one run; a capture that fails
+    stops the bench."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True)
@@ -111,7 +112,7 @@ def timed(argv: list[str], cwd: Path, env: dict[str, str] | None) -> tuple[float
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0 and "tgstore" in argv:
         raise SystemExit(proc.stderr[-3000:])
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), proc.returncode
 
 
 if __name__ == "__main__":
