@@ -55,7 +55,7 @@ FIGURES = {
     "bench_timing": ["time_overhead_seconds_per_case", "calibration_cv"],
     "bench_queries": ["db_bytes_12", "unchanged_commit_bytes_12", "query_max_seconds_12", "page_max_seconds_12",
                       "page_max_bytes_12"],
-    "bench_sweep": ["sweep_bound_ratio"],
+    "bench_sweep": ["sweep_bound_ratio", "sweep_cpu_ratio"],
 }
 SLOW = {"bench_extract", "bench_storage", "bench_rewrites", "bench_queries", "bench_sweep", "bench_timing"}
 
