@@ -44,7 +44,7 @@ def test_the_readme_shows_sweep_options_so_the_check_above_can_fail() -> None:
 
 # Each bench at its smallest size (--smallest), run to the end: it must print each figure it is there for. The
 # figures themselves are timings on whatever machine runs the tests, so no value is judged here, only that each is
-# a number. Those over ~20 s on an idle machine are marked slow.
+# a number. Those that took 15 s or more on the loaded 2-core machine (about 20 s in CI) are marked slow.
 FIGURES = {
     "bench_extract": ["extract_c_ratio", "extract_all_ratio", "stage_capture_ratio", "ingest_parse_ratio"],
     "bench_storage": ["full_commit_bytes", "stages_over_no_stages_ratio", "unchanged_commit_bytes",
@@ -57,7 +57,7 @@ FIGURES = {
                       "page_max_bytes_12"],
     "bench_sweep": ["sweep_bound_ratio", "sweep_cpu_ratio"],
 }
-SLOW = {"bench_extract", "bench_storage", "bench_rewrites", "bench_queries", "bench_sweep", "bench_timing"}
+SLOW = {"bench_extract", "bench_rewrites", "bench_queries", "bench_sweep", "bench_timing"}  # 15 s or more, loaded
 
 
 def test_every_bench_has_a_smallest_run_below() -> None:
