@@ -1,11 +1,14 @@
 """tinygrad's own work, the floor tgstore's extraction is measured against: import tinygrad, then for each case of a
 case file schedule its tensors and render every kernel with each renderer, nothing else (no DEBUG output, no pattern
-scan, no pass recording, no bundle). Run with the target tinygrad first on PYTHONPATH; prints `seconds N`.
+scan, no pass recording, no bundle). Run with the target tinygrad first on PYTHONPATH; prints one line,
+`seconds S unsupported U skipped K skipped_by R:N,... renderers A,B,...`.
 
     PYTHONPATH=/dir/holding/tinygrad python bench/baseline_tinygrad.py CASES.py C,LLVM
 
 Standard library and tinygrad only, like the extraction child; the same entry points the child uses (the newest
-this tinygrad has), so both do the same lowering.
+this tinygrad has), so both do the same lowering. A case is scheduled and lowered under the Context it declares, and
+a kernel a renderer cannot render (WGSL has no float64) is skipped and counted, as the child records an error for it
+and goes on: both sides of a ratio do the same work.
 """
 
 from __future__ import annotations
@@ -83,6 +86,13 @@ def kernel_asts(tensors):
     return [si.ast for si in tensors[0].schedule(*tensors[1:])]
 
 
+def case_context(fn, known: dict) -> dict | None:
+    """The Context a case declares (`case_x.context = {...}`), as the child applies it; None where this tinygrad
+    lacks one of its ContextVars (the child records the case as unsupported)."""
+    context = dict(getattr(fn, "context", None) or {})
+    return context if all(k in known for k in context) else None
+
+
 def main() -> None:
     if len(sys.argv) != 3 or sys.argv[1] in ("-h", "--help"):
         sys.exit(__doc__)
@@ -90,26 +100,38 @@ def main() -> None:
     start = time.perf_counter()
     from tinygrad import Tensor  # noqa: F401  (the import is part of tinygrad's work)
 
+    helpers = importlib.import_module("tinygrad.helpers")
+    known = getattr(getattr(helpers, "ContextVar", None), "_cache", {})
     built = {n: r for n in names if (r := renderer(n)) is not None}
-    renderers = list(built.values())
     lower = lowering()
     spec = importlib.util.spec_from_file_location("cases", cases_file)
     cases = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(cases)
     failed = 0
+    skipped: dict[str, int] = {}
     for attr, fn in vars(cases).items():
         if not attr.startswith("case_") or not callable(fn):
             continue
+        context = case_context(fn, known)
+        if context is None:
+            failed += 1
+            continue
         try:
-            out = fn()
-            tensors = list(out) if isinstance(out, (list, tuple)) else [out]
-            for ast in kernel_asts(tensors):
-                if ast.op.name == "SINK":
-                    for ren in renderers:
-                        lower(ast, ren)
+            with helpers.Context(**context):
+                out = fn()
+                tensors = list(out) if isinstance(out, (list, tuple)) else [out]
+                asts = [ast for ast in kernel_asts(tensors) if ast.op.name == "SINK"]
+                for name, ren in built.items():  # as the child: one renderer at a time over the case's kernels
+                    for ast in asts:
+                        try:
+                            lower(ast, ren)
+                        except Exception:  # this renderer cannot render this kernel (WGSL and float64): the
+                            skipped[name] = skipped.get(name, 0) + 1  # child records an error and goes on too
         except (AttributeError, ImportError, NotImplementedError):
             failed += 1  # unsupported in this era: the extraction records it and moves on too
-    print(f"seconds {time.perf_counter() - start:.4f} unsupported {failed} renderers {','.join(built)}")
+    by = ",".join(f"{n}:{k}" for n, k in skipped.items()) or "-"
+    print(f"seconds {time.perf_counter() - start:.4f} unsupported {failed} skipped {sum(skipped.values())} "
+          f"skipped_by {by} renderers {','.join(built)}")
     sys.stdout.flush()
     os._exit(0)
 

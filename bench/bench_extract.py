@@ -1,10 +1,13 @@
 """Extraction and ingestion against tinygrad itself: prints `figure NAME VALUE` lines.
 
-    .venv/bin/python bench/bench_extract.py [--tinygrad DIR] [--cases FILE] [--repeat 3]
+    .venv/bin/python bench/bench_extract.py [--tinygrad DIR] [--cases FILE] [--repeat 3] [--only c,all,...] [--smallest]
 
 - extract_c_ratio, extract_all_ratio: `tgstore extract --stages none` (C only; all renderers) over the time of
   bench/baseline_tinygrad.py, which only imports tinygrad and schedules and renders the same cases with the same
-  renderers. Both are whole processes (interpreter start included), medians of --repeat runs, alternated.
+  renderers. Both are whole processes (interpreter start included), medians of --repeat runs, alternated. A kernel a
+  renderer cannot render (WGSL and float64) costs both sides the same failed lowering; both counts are printed.
+  Each ratio is given in wall time and (`*_cpu_ratio`) in CPU seconds (user + system of the process and its
+  children), the steadier of the two on a loaded machine; every run's seconds are printed (the spread).
 - stage_capture_ratio: extraction with the default stages (C, LLVM passes and canonical documents) over the same
   extraction without, all renderers.
 - ingest_parse_ratio: storing a bundle into a fresh database over reading (parsing and validating) it.
@@ -13,6 +16,7 @@
 from __future__ import annotations
 
 import argparse
+import resource
 import statistics
 import subprocess
 import sys
@@ -23,26 +27,30 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT)]
 
+from common import SMALLEST_CASES, SMALLEST_HELP, case_file, failed_lowerings, figure, parse_baseline, skipped_by  # noqa: E402
+
 from tgstore.extract.runner import BUILTIN_CASES, resolve_tinygrad_root  # noqa: E402
 
 BASELINE = ROOT / "bench" / "baseline_tinygrad.py"
 ALL = "C,LLVM,PTX,CUDA,METAL,OPENCL,WGSL,HIP,X86"
 
 
-def figure(name: str, value: float, note: str = "") -> None:
-    print(f"figure {name} {value:.4g}" + (f"  # {note}" if note else ""), flush=True)
+Seconds = tuple[float, float]  # (wall, CPU)
 
 
-def run(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, str]:
-    """Seconds the command took, and its stdout."""
+def run(argv: list[str], env: dict[str, str] | None = None) -> tuple[Seconds, str]:
+    """(wall, CPU) seconds the command took, and its stdout."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(argv, capture_output=True, text=True, env=env)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed:\n{proc.stderr[-3000:]}")
-    return time.perf_counter() - start, proc.stdout
+    return (wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime), proc.stdout
 
 
-def timed(argv: list[str], env: dict[str, str] | None = None) -> float:
+def timed(argv: list[str], env: dict[str, str] | None = None) -> Seconds:
     return run(argv, env)[0]
 
 
@@ -54,26 +62,47 @@ def baseline_argv(root: Path, cases: Path, renderers: str) -> tuple[list[str], d
     return [sys.executable, str(BASELINE), str(cases), renderers], env
 
 
-def baseline(root: Path, cases: Path, renderers: str) -> float:
-    return timed(*baseline_argv(root, cases, renderers))
+LAST_BASELINE: dict[str, str] = {}
 
 
-def buildable_renderers(root: Path, cases: Path) -> str:
-    """The renderers of ALL the baseline can construct here (its last output line ends `renderers A,B,...`)."""
-    return run(*baseline_argv(root, cases, ALL))[1].split("renderers ")[-1].strip()
+def baseline(root: Path, cases: Path, renderers: str) -> Seconds:
+    seconds, stdout = run(*baseline_argv(root, cases, renderers))
+    LAST_BASELINE.clear()
+    LAST_BASELINE.update(parse_baseline(stdout))
+    return seconds
 
 
-def extract(root: Path, cases: Path, renderers: str, stages: str, out: Path) -> float:
+def buildable_renderers(root: Path) -> str:
+    """The renderers of ALL the baseline can construct here (its output line ends `renderers A,B,...`): a case file
+    without cases, so that this costs an import."""
+    with tempfile.TemporaryDirectory() as tmp:
+        empty = Path(tmp) / "none.py"
+        empty.write_text("")
+        return parse_baseline(run(*baseline_argv(root, empty, ALL))[1])["renderers"]
+
+
+def extract(root: Path, cases: Path, renderers: str, stages: str, out: Path) -> Seconds:
     return timed([sys.executable, "-m", "tgstore", "extract", "--tinygrad", str(root), "--cases", str(cases),
                   "--renderers", renderers, "--stages", stages, "-o", str(out)])
 
 
-def median_pair(repeat: int, a, b) -> tuple[float, float]:
+def median_pair(repeat: int, a, b) -> tuple[Seconds, Seconds]:
+    """Medians (wall, CPU) of `repeat` runs of a and of b, alternated so that both see the same machine load;
+    prints every run."""
     xs, ys = [], []
-    for _ in range(repeat):  # alternated, so both see the same machine load
+    for _ in range(repeat):
         xs.append(a())
         ys.append(b())
-    return statistics.median(xs), statistics.median(ys)
+    for label, runs in (("a", xs), ("b", ys)):
+        print(f"#   runs {label}: wall {', '.join(f'{w:.2f}' for w, _ in runs)} s; CPU "
+              f"{', '.join(f'{c:.2f}' for _, c in runs)} s", flush=True)
+    return ((statistics.median(w for w, _ in xs), statistics.median(c for _, c in xs)),
+            (statistics.median(w for w, _ in ys), statistics.median(c for _, c in ys)))
+
+
+def ratio_figures(name: str, ours: Seconds, base: Seconds, note: str) -> None:
+    figure(name, ours[0] / base[0], note)
+    figure(name.replace("_ratio", "_cpu_ratio"), ours[1] / base[1], note + " (CPU seconds)")
 
 
 def ingest_ratio(bundle: Path, repeat: int) -> tuple[float, float]:
@@ -101,22 +130,43 @@ def main() -> None:
     ap.add_argument("--tinygrad", type=Path, default=None, help="default: the installed tinygrad")
     ap.add_argument("--cases", type=Path, default=BUILTIN_CASES)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--only", default="c,all,stages,ingest",
+                    help="the figures to measure, of c, all, stages, ingest (ingest needs stages)")
+    ap.add_argument("--smallest", action="store_true", help=SMALLEST_HELP)
     args = ap.parse_args()
+    only = set(args.only.split(","))
     root = resolve_tinygrad_root(args.tinygrad)
-    print(f"# tinygrad {root}, cases {args.cases}, median of {args.repeat}", flush=True)
-    buildable = buildable_renderers(root, args.cases)  # those that build without a GPU toolchain are compared
-    print(f"# renderers compared: {buildable} (the others need a stubbed GPU compiler to construct)", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
+        cases = args.cases
+        if args.smallest:
+            cases, args.repeat = case_file(SMALLEST_CASES.split(","), Path(tmp) / "smallest.py"), 1
+        print(f"# tinygrad {root}, cases {cases}, median of {args.repeat}", flush=True)
+        buildable = buildable_renderers(root)  # those that build without a GPU toolchain are compared
+        print(f"# renderers compared: {buildable} (the others need a stubbed GPU compiler to construct)", flush=True)
         out = Path(tmp) / "b.jsonl"
         for label, renderers in (("c", "C"), ("all", buildable)):
-            base, ours = median_pair(args.repeat, lambda r=renderers: baseline(root, args.cases, r),
-                                     lambda r=renderers: extract(root, args.cases, r, "none", out))
-            print(f"# {label}: baseline {base:.2f} s, tgstore extract --stages none {ours:.2f} s", flush=True)
-            figure(f"extract_{label}_ratio", ours / base, "target <= " + ("1.15" if label == "c" else "1.05"))
-        without, with_stages = median_pair(args.repeat, lambda: extract(root, args.cases, buildable, "none", out),
-                                           lambda: extract(root, args.cases, buildable, "C,LLVM", out))
-        print(f"# stages: without {without:.2f} s, with C,LLVM passes and canonical documents {with_stages:.2f} s")
-        figure("stage_capture_ratio", with_stages / without, "reported, no target")
+            if label not in only:
+                continue
+            base, ours = median_pair(args.repeat, lambda r=renderers: baseline(root, cases, r),
+                                     lambda r=renderers: extract(root, cases, r, "none", out))
+            ours_failed, base_failed = failed_lowerings(out), skipped_by(LAST_BASELINE["skipped_by"])
+            print(f"# {label} (a: baseline, b: extraction): baseline {base[0]:.2f} s ({base[1]:.2f} CPU s), tgstore "
+                  f"extract --stages none {ours[0]:.2f} s ({ours[1]:.2f} CPU s); kernels a renderer "
+                  f"could not render, skipped on both sides: baseline {base_failed or 0}, extraction "
+                  f"{ours_failed or 0}; cases unsupported in this tinygrad: {LAST_BASELINE['unsupported']}",
+                  flush=True)
+            if ours_failed != base_failed:
+                print("# WARNING: the two sides skipped different kernels: the ratio compares unlike work")
+            ratio_figures(f"extract_{label}_ratio", ours, base, "target <= " + ("1.05" if label == "c" else "1.0"))
+        if "stages" not in only:
+            return
+        without, with_stages = median_pair(args.repeat, lambda: extract(root, cases, buildable, "none", out),
+                                           lambda: extract(root, cases, buildable, "C,LLVM", out))
+        print(f"# stages (a: without, b: with): without {without[0]:.2f} s, with C,LLVM passes and canonical "
+              f"documents {with_stages[0]:.2f} s")
+        ratio_figures("stage_capture_ratio", with_stages, without, "reported, no target")
+        if "ingest" not in only:
+            return
         parse, store = ingest_ratio(out, args.repeat)
         print(f"# ingest of the bundle with stages ({out.stat().st_size / 1e6:.1f} MB): parse {parse:.2f} s, "
               f"store {store:.2f} s")

@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/bench_queries.py [--commits 1000] [--db /tmp/bench-1000.db] [--keep]
     .venv/bin/python bench/bench_queries.py --commits 10000
+    .venv/bin/python bench/bench_queries.py --smallest     # 12 commits over two cases
 
 The database: the built-in suite extracted (renderers C and LLVM, their passes) from three real tinygrad releases,
 0.12.0, 0.13.0 and 0.14.0, then --commits commits in git order along one line, a third on each release's output.
@@ -36,6 +37,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
+from common import SMALLEST_CASES, SMALLEST_HELP, case_file, figure  # noqa: E402
+
 from tgstore.bundle import read_bundle  # noqa: E402
 from tgstore.db import open_engine, upgrade  # noqa: E402
 from tgstore.history import RANK_COMMITS  # noqa: E402
@@ -54,19 +57,19 @@ PAGE_BYTES = 1_000_000  # no page over 1 MB
 CACHE = ROOT / ".cache" / "bench"
 
 
-def figure(name: str, value: float, note: str = "") -> None:
-    print(f"figure {name} {value:.4g}" + (f"  # {note}" if note else ""), flush=True)
-
-
-def bundle_of(version: str) -> Path:
+def bundle_of(version: str, cases: Path | None = None) -> Path:
+    """The release's bundle (renderers C and LLVM, their passes) of the built-in suite or of a case file, cached
+    under the case file's contents."""
     from tinygrad_releases import install_tinygrad_release
 
-    out = CACHE / f"builtin-{version}.jsonl"
+    name = "builtin" if cases is None else "cases-" + hashlib.sha1(cases.read_bytes()).hexdigest()[:12]
+    out = CACHE / f"{name}-{version}.jsonl"
     if not out.is_file():
         CACHE.mkdir(parents=True, exist_ok=True)
         root = install_tinygrad_release(version)
+        where = [] if cases is None else ["--cases", str(cases)]
         subprocess.run([sys.executable, "-m", "tgstore", "extract", "--tinygrad", str(root), "--renderers", "C,LLVM",
-                        "-o", str(out)], check=True)
+                        *where, "-o", str(out)], check=True)
     return out
 
 
@@ -75,11 +78,11 @@ def changes_output(i: int) -> bool:
     return int((i + 1) * CHANGE_SHARE) > int(i * CHANGE_SHARE)
 
 
-def build(db: Path, commits: int) -> None:
+def build(db: Path, commits: int, cases: Path | None = None) -> None:
     engine = open_engine(db)
     upgrade(engine)
     for position, version in enumerate(RELEASES):
-        bundle = read_bundle(bundle_of(version))
+        bundle = read_bundle(bundle_of(version, cases))
         sha = hashlib.sha1(version.encode()).hexdigest()
         bundle.header["tinygrad"]["git"] = {"sha": sha, "date": f"2026-0{position + 1}-01T12:00:00+00:00",
                                             "subject": f"tinygrad {version}", "dirty": False, "position": 0}
@@ -169,8 +172,10 @@ def unchanged_commit_bytes(db: Path) -> int:
 
 def parameters(conn: sqlite3.Connection) -> dict[str, str]:
     """Real values for every kind of query parameter."""
+    built = conn.execute("SELECT count(*) FROM v_commits WHERE version IS NULL").fetchone()[0]
     sha_old, sha_new = [r[0] for r in conn.execute(
-        "SELECT sha FROM v_commits WHERE version IS NULL ORDER BY history_rank LIMIT 1 OFFSET 100").fetchall()
+        "SELECT sha FROM v_commits WHERE version IS NULL ORDER BY history_rank LIMIT 1 OFFSET ?",
+        (min(100, built // 2),)).fetchall()
         + conn.execute("SELECT sha FROM v_commits ORDER BY history_rank DESC LIMIT 1").fetchall()]
     return {"a": "0.12.0", "b": "0.14.0", "commit": sha_new[:10], "case_name": "softmax", "renderer": "C",
             "kernel": "", "op": "RANGE", "pattern": "Ops.ADD", "svod": "", "case": "softmax", "from": sha_old[:10],
@@ -264,13 +269,17 @@ def main() -> None:
     ap.add_argument("--commits", type=int, default=1000)
     ap.add_argument("--db", type=Path, default=None, help="build here (default: a temporary file)")
     ap.add_argument("--keep", action="store_true", help="reuse --db if it exists")
+    ap.add_argument("--smallest", action="store_true", help=SMALLEST_HELP + "; 12 commits")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         db = args.db or Path(tmp) / "bench.db"
+        cases = None
+        if args.smallest:  # softmax is the case the pages name
+            cases, args.commits = case_file(SMALLEST_CASES.split(","), Path(tmp) / "smallest.py"), 12
         if not (args.keep and db.is_file()):
             db.unlink(missing_ok=True)
             start = time.perf_counter()
-            build(db, args.commits)
+            build(db, args.commits, cases)
             print(f"# built {db} ({db.stat().st_size / 1e6:.0f} MB, {args.commits} commits) in "
                   f"{time.perf_counter() - start:.0f} s", flush=True)
         query_target, page_target = TARGETS.get(args.commits, TARGETS[1000])

@@ -3,36 +3,21 @@ child's user+system time, the least of `--repeats` runs, so other load on the ma
 bundle bytes and database bytes, with and without steps.
 
     python bench/bench_rewrites.py [--tinygrad DIR] [--cases matmul,softmax,...] [--rewrites 20] [--repeats 2]
+    python bench/bench_rewrites.py --smallest
 """
 
 from __future__ import annotations
 
 import argparse
-import ast
 import resource
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-BUILTIN = REPO / "tgstore" / "cases" / "builtin.py"
+from common import SMALLEST_CASES, SMALLEST_HELP, case_file
+
 HEAVY = "matmul,softmax,layernorm,conv2d,transformer_block,sum_rows,mlp_gelu,argmax,transcendental,sdpa_causal"
-
-
-def case_file(names: list[str], out: Path) -> Path:
-    """The named built-in cases (and their `case_x.context = ...` lines) as a case file of their own."""
-    text = BUILTIN.read_text()
-    lines = text.splitlines()
-    kept = ["from tinygrad import Tensor, dtypes"]
-    wanted = {f"case_{n}" for n in names}
-    for node in ast.parse(text).body:
-        target = node.targets[0] if isinstance(node, ast.Assign) else None
-        owner = getattr(getattr(target, "value", None), "id", None)
-        if (isinstance(node, ast.FunctionDef) and node.name in wanted) or owner in wanted:
-            kept.append("\n".join(lines[node.lineno - 1:node.end_lineno]))
-    out.write_text("\n\n\n".join(kept) + "\n")
-    return out
 
 
 def cpu_seconds(cmd: list[str]) -> float:
@@ -48,7 +33,10 @@ def main() -> None:
     ap.add_argument("--cases", default=HEAVY)
     ap.add_argument("--rewrites", type=int, default=20)
     ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--smallest", action="store_true", help=SMALLEST_HELP)
     args = ap.parse_args()
+    if args.smallest:
+        args.cases, args.repeats = SMALLEST_CASES, 1
     tgstore = [sys.executable, "-m", "tgstore"]
     where = ["--tinygrad", str(args.tinygrad)] if args.tinygrad else []
     with tempfile.TemporaryDirectory() as tmp:

@@ -1,6 +1,6 @@
 """What a commit costs in the database, in full and when little changed: prints `figure NAME VALUE` lines.
 
-    .venv/bin/python bench/bench_storage.py [--bundle B.jsonl]   # default: extract the installed tinygrad first
+    .venv/bin/python bench/bench_storage.py [--bundle B.jsonl] [--smallest]   # default: extract the installed tinygrad
 
 From one real bundle (the built-in suite, default renderers and stages) it makes three commits and stores them in
 turn: the bundle as commit A; the same output as commit B (an unchanged commit: what most commits of a sweep are);
@@ -29,14 +29,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT)]
 
+from common import SMALLEST_CASES, SMALLEST_HELP, case_file, figure  # noqa: E402
+
 from tgstore.bundle import read_bundle  # noqa: E402
 from tgstore.db import open_engine, upgrade  # noqa: E402
 from tgstore.ingest import ingest_bundle  # noqa: E402
-
-
-def figure(name: str, value: float, note: str = "") -> None:
-    print(f"figure {name} {value:.6g}" + (f"  # {note}" if note else ""), flush=True)
-
 
 BY_OBJECT: dict[str, int] = {}
 
@@ -85,14 +82,17 @@ def fresh_db(db: Path) -> Path:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bundle", type=Path, help="a bundle to start from (default: extract the installed tinygrad)")
+    ap.add_argument("--smallest", action="store_true", help=SMALLEST_HELP)
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         path, no_stages = args.bundle, None
         if path is None:
             path, no_stages = Path(tmp) / "b.jsonl", Path(tmp) / "n.jsonl"
-            subprocess.run([sys.executable, "-m", "tgstore", "extract", "-o", str(path)], check=True)
-            subprocess.run([sys.executable, "-m", "tgstore", "extract", "--stages", "none", "-o", str(no_stages)],
-                           check=True)
+            cases = (["--cases", str(case_file(SMALLEST_CASES.split(","), Path(tmp) / "smallest.py"))]
+                     if args.smallest else [])
+            subprocess.run([sys.executable, "-m", "tgstore", "extract", *cases, "-o", str(path)], check=True)
+            subprocess.run([sys.executable, "-m", "tgstore", "extract", *cases, "--stages", "none", "-o",
+                            str(no_stages)], check=True)
         bundle = read_bundle(path)
         db = fresh_db(Path(tmp) / "t.db")
         first, _ = store(db, as_commit(bundle, "a" * 40))

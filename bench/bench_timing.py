@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/bench_timing.py                       # bench/timing_cases.py, installed tinygrad (~1 min)
     .venv/bin/python bench/bench_timing.py --tinygrad ~/src/tinygrad --cases my_cases.py --repeats 5
+    .venv/bin/python bench/bench_timing.py --smallest           # matmul256 only, 2 repeats, 5 runs a kernel
 
 The same tinygrad is extracted once without timing and `--repeats` times with `--time` (C renderer, no stages), each
 repeat a fresh extraction (a new process: what a later timing of the same commit would be).
@@ -24,16 +25,13 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from common import ROOT, case_file, figure
+
 sys.path[:0] = [str(ROOT)]
 
 BENCH_CASES = ROOT / "bench" / "timing_cases.py"
 
 LONG_NS = 100_000  # kernels above 100 µs: the ones whose repeatability is the target
-
-
-def figure(name: str, value: float, note: str = "") -> None:
-    print(f"figure {name} {value:.4g}" + (f"  # {note}" if note else ""), flush=True)
 
 
 def extract(out: Path, args: argparse.Namespace, timed: bool) -> float:
@@ -81,9 +79,15 @@ def main() -> None:
     ap.add_argument("--cases", type=Path, default=BENCH_CASES, help="default: bench/timing_cases.py")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--time-runs", type=int, default=None, help="default: the extractor's adaptive count")
+    ap.add_argument("--smallest", action="store_true",
+                    help="the smallest size, for a check that the bench still runs to its figures: matmul256 of "
+                         "bench/timing_cases.py, 2 repeats, 5 timed runs; its figures mean nothing")
     args = ap.parse_args()
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
+        if args.smallest:
+            args.cases = case_file(["matmul256"], Path(tmp) / "smallest.py", source=BENCH_CASES)
+            args.repeats, args.time_runs = 2, 5
         plain = extract(Path(tmp) / "plain.jsonl", args, timed=False)
         runs, walls, calibrations = [], [], []
         for i in range(args.repeats):

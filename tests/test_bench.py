@@ -40,3 +40,40 @@ def test_bench_script_imports_and_takes_the_options_its_readme_shows(script: Pat
 def test_the_readme_shows_sweep_options_so_the_check_above_can_fail() -> None:
     assert {"--commits", "--renderers", "--cases", "--repo", "--rev", "--jobs", "--db"} <= documented_options(
         ROOT / "bench" / "bench_sweep.py")
+
+
+# Each bench at its smallest size (--smallest), run to the end: it must print each figure it is there for. The
+# figures themselves are timings on whatever machine runs the tests, so no value is judged here, only that each is
+# a number. Those that took 15 s or more on the loaded 2-core machine (about 20 s in CI) are marked slow.
+FIGURES = {
+    "bench_extract": ["extract_c_ratio", "extract_all_ratio", "stage_capture_ratio", "ingest_parse_ratio"],
+    "bench_storage": ["full_commit_bytes", "stages_over_no_stages_ratio", "unchanged_commit_bytes",
+                      "match_counts_only_commit_bytes"],
+    "bench_rewrites": ["rewrites_cpu_ratio", "rewrites_bundle_ratio", "rewrites_db_ratio", "rewrites_ingest_ratio"],
+    "bench_fresh": ["fresh_suite_seconds_per_case", "fresh_identical_share"],
+    "bench_capture": ["capture_kernels_per_second", "capture_over_plain_ratio"],
+    "bench_timing": ["time_overhead_seconds_per_case", "calibration_cv"],
+    "bench_queries": ["db_bytes_12", "unchanged_commit_bytes_12", "query_max_seconds_12", "page_max_seconds_12",
+                      "page_max_bytes_12"],
+    "bench_sweep": ["sweep_bound_ratio", "sweep_cpu_ratio"],
+}
+SLOW = {"bench_extract", "bench_rewrites", "bench_queries", "bench_sweep", "bench_timing"}  # 15 s or more, loaded
+
+
+def test_every_bench_has_a_smallest_run_below() -> None:
+    assert set(FIGURES) == {s.stem for s in SCRIPTS}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=[pytest.mark.slow] if n in SLOW else []) for n in FIGURES])
+def test_bench_runs_to_its_figures_at_its_smallest_size(name: str) -> None:
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / f"{name}.py"), "--smallest"], capture_output=True,
+                          text=True, timeout=generous(), cwd=ROOT)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    printed = dict(re.findall(r"^figure (\S+) (\S+)", done.stdout, re.M))
+    assert set(FIGURES[name]) <= set(printed), (set(FIGURES[name]) - set(printed), done.stdout[-2000:])
+    assert all(float(v) == float(v) for k, v in printed.items() if k in FIGURES[name]), printed  # numbers, not nan
+    if name == "bench_extract":  # WGSL cannot render the float64 case: skipped on both sides, and counted
+        assert "baseline {'WGSL': 1}, extraction {'WGSL': 1}" in done.stdout, done.stdout
+        assert "WARNING" not in done.stdout
+    if name == "bench_fresh":
+        assert float(printed["fresh_identical_share"]) == 1.0

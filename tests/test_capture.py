@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -250,3 +251,73 @@ def test_check_over_a_pytest_run_with_kernels_in_their_context(tinygrad_release,
     assert not any(line.startswith("  AST changed") for line in proc.stdout.splitlines())
     proc = tgstore("check", "--db", db, "--against", "nope", "--tinygrad", copy, *command, cwd=work)
     assert proc.returncode == 2
+
+
+# Capture takes the program tinygrad produced for the renderer it used instead of lowering the kernel again (capture
+# costs less): the same bundle either way. The last kernel is lowered while the script has the C renderer write
+# `__restrict__`: lowering it again after the command renders `restrict`, which is how the test sees which path ran.
+SAME_EITHER_WAY = """\
+from tinygrad import Tensor
+from tinygrad.helpers import Context
+from tinygrad.renderer.cstyle import ClangRenderer
+
+
+def main():
+    a = Tensor.ones(16).contiguous().realize()
+    (a * 2 + 1).realize()
+    with Context(NOOPT=1):
+        (Tensor.ones(8, 8).contiguous() @ Tensor.ones(8, 8).contiguous()).realize()
+    (Tensor.ones(4, 32).contiguous().softmax(-1)).realize()
+    suffix, ClangRenderer.buffer_suffix = ClangRenderer.buffer_suffix, " __restrict__"
+    (a * 3).sum().realize()
+    ClangRenderer.buffer_suffix = suffix
+
+
+main()
+"""
+
+
+def bundle_cases(path: Path) -> dict[str, dict]:
+    """Every record but the header and the end (timestamps), case records without their seconds."""
+    out = {}
+    for i, line in enumerate(path.read_text().splitlines()):
+        record = json.loads(line)
+        if record["kind"] in ("header", "end"):
+            continue
+        record.pop("seconds", None)
+        out[f"{i}:{record['kind']}:{record.get('name', '')}"] = record
+    return out
+
+
+@needs_clang
+def test_capture_stores_what_lowering_every_kernel_again_stores(tmp_path, tinygrad_release):
+    (tmp_path / "script.py").write_text(SAME_EITHER_WAY)
+    bundles = {}
+    for mode, relower in (("taken", ""), ("lowered_again", "1")):
+        bundles[mode] = tmp_path / f"{mode}.jsonl"
+        proc = tgstore("extract", "--tinygrad", tinygrad_release(RELEASE), "--renderers", "C,LLVM", "--stages",
+                       "none", "-o", bundles[mode], "--capture", "--", "python", "script.py", cwd=tmp_path,
+                       env={**os.environ, "TGSTORE_CAPTURE_RELOWER": relower})
+        assert proc.returncode == 0, proc.stderr
+    taken, again = bundle_cases(bundles["taken"]), bundle_cases(bundles["lowered_again"])
+    assert taken.keys() == again.keys()
+    (case_key,) = [k for k in taken if ":case:" in k]
+    items, items_again = taken[case_key]["schedule"], again[case_key]["schedule"]
+    # the fill, the elementwise, the NOOPT matmul, softmax's kernels, the sum: every one with C and LLVM
+    kernels = [i for i in items if i["root_op"] == "SINK"]
+    assert len(kernels) >= 6 and all([p["renderer"] for p in i["programs"]] == ["C", "LLVM"] for i in kernels)
+    restricted = [i["position"] for i in kernels if "__restrict__" in i["programs"][0]["source"]]
+    assert len(restricted) == 1
+    for item, item_again in zip(items, items_again, strict=True):
+        if item["position"] in restricted:  # the program as tinygrad produced it, both ways; lowered again, it
+            c, c_again = item["programs"][0], item_again["programs"][0]  # rendered otherwise, and says so
+            assert c["error"] is None and c_again["error"].startswith("stored as tinygrad produced it")
+            assert {**c, "error": None} == {**c_again, "error": None}
+            assert item["programs"][1:] == item_again["programs"][1:]
+            assert {k: v for k, v in item.items() if k != "programs"} == {
+                k: v for k, v in item_again.items() if k != "programs"}
+        else:
+            assert item == item_again
+    assert {k: v for k, v in taken.items() if k != case_key} == {k: v for k, v in again.items() if k != case_key}
+    assert {k: v for k, v in taken[case_key].items() if k != "schedule"} == {
+        k: v for k, v in again[case_key].items() if k != "schedule"}

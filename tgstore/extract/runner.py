@@ -30,7 +30,8 @@ CHILD_PACKAGE: Path = EXTRACT_DIR / "child"
 STDERR_TAIL = 64 * 1024
 # env vars handed down to the child; everything else (PYTHONPATH, DEBUG, device selectors, ...) is dropped
 KEEP_ENV = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ", "SYSTEMROOT",
-            "TGSTORE_KEEP_GRAPH_CACHES")  # measuring what the per-case reset costs and changes (child/caches.py)
+            "TGSTORE_KEEP_GRAPH_CACHES",  # measuring what the per-case reset costs and changes (child/caches.py)
+            "TGSTORE_CAPTURE_RELOWER")  # capture lowering every kernel again: tests/test_capture.py compares
 
 
 class TinygradNotFound(Exception):

@@ -6,6 +6,13 @@ Each distinct (AST, context, renderer) is stored once, under the first place it 
 like a scheduled case's kernels, each renderer under that same context, and the renderer tinygrad used keeps the
 program tinygrad produced.
 
+What the capture costs while the command runs is kept to what process_replay's costs (it pickles the inputs and the
+result of each lowering, and does the rest later): per lowering a context dict, a set lookup, a frame walk and the
+program tinygrad returned; tinygrad's pattern matcher runs untracked (capture mode counts no matches, and the
+child's counting rewrite cost ~25% of the command); everything else (rendering for the other renderers, encoding)
+happens after the command ends. The renderer tinygrad used is not lowered again where its program can be taken as
+tinygrad produced it (case.reusable_program).
+
 Era table: the hooked entry point (LOWERING_HOOKS) is the one tinygrad's own process_replay captures where it
 exists (0.13+ `do_to_program`, which the CPU runtime's own programs and PROGRAM-rooted ASTs also go through);
 codegen ContextVars are tinygrad's `to_program_config` where it exists (the values its program cache is keyed
@@ -13,6 +20,7 @@ by), else CODEGEN_VARS. BEAM's candidate kernels (lowered inside a lowering) are
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pathlib
 import runpy
@@ -20,10 +28,12 @@ import sys
 import sysconfig
 import time
 import traceback
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from .api import Tinygrad
+from .lower import Program, program_of
 from .text import clean
 
 # Where tinygrad lowers a kernel AST for a device, newest first: (module, function, position of the AST argument).
@@ -55,8 +65,15 @@ class Lowered:
     call_site: str | None
     context: dict[str, Any]  # codegen ContextVars that differed from the command's start, by name
     renderer: str | None  # tgstore's name of the renderer tinygrad used (C, LLVM, ...), or its class name
-    name: str | None = None  # the program tinygrad produced then
-    source: str | None = None
+    program: Program | None = None  # the program tinygrad produced then (its linearized UOps too)
+
+    @property
+    def name(self) -> str | None:
+        return self.program.name if self.program else None
+
+    @property
+    def source(self) -> str | None:
+        return self.program.source if self.program else None
 
 
 @dataclass
@@ -132,19 +149,20 @@ class KernelCapture:
         test = os.environ.get("PYTEST_CURRENT_TEST")
         name = test.rsplit(" (", 1)[0] if test else WHOLE_COMMAND
         origin = self.origins.setdefault(name, Origin(name))
-        kernel = Lowered(ast, self.call_site(), context, rname)
-        kernel.name, kernel.source = produced(self.tg, ret)
-        origin.kernels.append(kernel)
+        origin.kernels.append(Lowered(ast, self.call_site(), context, rname, produced(self.tg, ret)))
 
     def call_site(self) -> str | None:
-        """file:line in function of the innermost frame outside tinygrad, this package and Python's libraries."""
-        for frame in reversed(traceback.extract_stack()[:-3]):
-            path = os.path.abspath(frame.filename)
-            if frame.filename.startswith("<") or any(path.startswith(d) for d in self.skip_dirs):
-                continue
-            cwd = os.getcwd() + os.sep  # paths below the working directory (a test id's root) are shown relative
-            shown = path[len(cwd):] if path.startswith(cwd) else path
-            return f"{shown}:{frame.lineno} in {frame.name}"
+        """file:line in function of the innermost frame outside tinygrad, this package and Python's libraries
+        (walking the frames, as process_replay does: formatting a traceback would read every file's source)."""
+        frame = sys._getframe(3)  # below call_site, record and the hook
+        while frame is not None:
+            filename = frame.f_code.co_filename
+            path = os.path.abspath(filename)
+            if not filename.startswith("<") and not any(path.startswith(d) for d in self.skip_dirs):
+                cwd = os.getcwd() + os.sep  # paths below the working directory (a test id's root) are shown relative
+                shown = path[len(cwd):] if path.startswith(cwd) else path
+                return f"{shown}:{frame.f_lineno} in {frame.f_code.co_name}"
+            frame = frame.f_back
         return None
 
 
@@ -215,7 +233,8 @@ def capture(tg: Tinygrad, root: pathlib.Path, argv: list[str]) -> tuple[KernelCa
     start = time.perf_counter()
     hooks.install()
     try:
-        record["exit_status"], record["error"] = run_command(argv)
+        with untracked_matching(tg):
+            record["exit_status"], record["error"] = run_command(argv)
     except CommandError as e:
         record["error"] = str(e)
     finally:
@@ -247,18 +266,28 @@ def renderer_names() -> dict[str, str]:
     return out
 
 
-def produced(tg: Tinygrad, ret: Any) -> tuple[str | None, str | None]:
-    """(function name, source) of what the hooked lowering returned: a PROGRAM UOp (0.13+), a ProgramSpec, or a
-    Kernel (0.10, not yet a program)."""
+def produced(tg: Tinygrad, ret: Any) -> Program | None:
+    """The program the hooked lowering returned (a PROGRAM UOp, 0.13+, or a ProgramSpec), or None (0.10's Kernel is
+    not yet a program)."""
     try:
-        if getattr(getattr(ret, "op", None), "name", None) == "PROGRAM":
-            by_op = {getattr(s.op, "name", ""): s for s in ret.src}
-            name = getattr(ret.src[0].arg, "function_name", None) or getattr(ret.arg, "function_name", None)
-            return (clean(str(name)) if name is not None else None,
-                    by_op["SOURCE"].arg if "SOURCE" in by_op else None)
-        if hasattr(ret, "src") and isinstance(ret.src, str):
-            name = getattr(ret, "function_name", None) or tg.helpers.to_function_name(ret.name)
-            return clean(str(name)), ret.src
+        return program_of(tg, ret)
     except Exception:
-        pass
-    return None, None
+        return None
+
+
+@contextlib.contextmanager
+def untracked_matching(tg: Tinygrad) -> Iterator[None]:
+    """While the command runs, tinygrad's tracked pattern matcher (the child runs tinygrad with TRACK_MATCH_STATS=1,
+    and counts matches with patterns.counting_rewrite) rewrites as the untracked one does: the same rules in the same
+    order, without counting, as the command runs without tgstore. Capture mode stores no match counts."""
+    tracked = getattr(tg.ops, "TrackedPatternMatcher", None)
+    base = next((c for c in getattr(tracked, "__mro__", ())[1:] if c.__name__ == "PatternMatcher"), None)
+    if tracked is None or base is None or "rewrite" not in vars(tracked) or "rewrite" not in vars(base):
+        yield
+        return
+    counting = vars(tracked)["rewrite"]
+    tracked.rewrite = vars(base)["rewrite"]
+    try:
+        yield
+    finally:
+        tracked.rewrite = counting

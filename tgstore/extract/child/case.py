@@ -6,6 +6,7 @@ import contextlib
 import importlib.util
 import inspect
 import io
+import os
 import pathlib
 import sys
 import time
@@ -17,7 +18,7 @@ from typing import Any
 from .api import Tinygrad
 from .caches import GraphCaches, UniqueCounters
 from .encode import Encoder, toposort
-from .lower import Lowering, NameCounter
+from .lower import Lowering, NameCounter, Program
 from .pass_recorder import PassRecorder
 from .patterns import PatternRegistry
 from .schedule import Scheduler
@@ -136,7 +137,8 @@ class CaseRunner:
                     item["context"] = k.context
                 if k.renderer:
                     item["lowered_by"] = k.renderer
-            self.lower_all(rec["schedule"], asts, [k.context for k in kernels])
+            self.lower_all(rec["schedule"], asts, [k.context for k in kernels],
+                           [self.reusable_program(k) for k in kernels])
             for item, k in zip(rec["schedule"], kernels, strict=True):
                 keep_produced(item, k)
             if self.canonical is not None:
@@ -169,18 +171,43 @@ class CaseRunner:
         return item
 
     def lower_all(self, items: list[dict[str, Any]], asts: list[Any],
-                  contexts: list[dict[str, Any]] | None = None) -> None:
+                  contexts: list[dict[str, Any]] | None = None,
+                  produced: list[tuple[str, Program] | None] | None = None) -> None:
         """Every kernel with every renderer, one renderer at a time, the name counter as a fresh process would
         have it: so what is stored does not depend on which other renderers ran. Each kernel is lowered under its
-        context (the ContextVars it was lowered with), if any."""
+        context (the ContextVars it was lowered with), if any; a kernel with a (renderer, program) in `produced`
+        (capture mode) takes that program for that renderer instead of lowering it again."""
         self.after_schedule = after_schedule = self.names.snapshot()
         for rname in self.options.renderers:
             self.names.restore(after_schedule)
             self.graph_caches.clear(collect=False)  # a renderer lowered before filled them: each lowers as alone
             for i, (item, ast) in enumerate(zip(items, asts, strict=True)):
-                if item["root_op"] == "SINK":
-                    with self.tg.Context(**relowering_context(contexts[i] if contexts else {})):
-                        item["programs"].append(self.program(rname, ast))
+                if item["root_op"] != "SINK":
+                    continue
+                if produced and produced[i] is not None and produced[i][0] == rname:
+                    item["programs"].append(self.program_as_produced(rname, produced[i][1]))
+                    continue
+                with self.tg.Context(**relowering_context(contexts[i] if contexts else {})):
+                    item["programs"].append(self.program(rname, ast))
+
+    def reusable_program(self, kernel: Any) -> tuple[str, Program] | None:
+        """(renderer, program) of a captured kernel whose program tinygrad produced is what lowering it again with
+        that renderer stores (capture.Lowered): a program with its linearized UOps, for a renderer whose passes are
+        not recorded (they need a lowering), outside BEAM (its search chose the program: lowering again renders
+        otherwise, which keep_produced notes), where no process-global name counter numbers kernel names (the
+        command's count is not a fresh process's). TGSTORE_CAPTURE_RELOWER=1 lowers every kernel again (the proof, in
+        tests/test_capture.py, that both store the same)."""
+        program = kernel.program
+        if (os.environ.get("TGSTORE_CAPTURE_RELOWER") or program is None or program.uops is None
+                or program.source is None or kernel.renderer not in self.lowering.renderers
+                or kernel.renderer in self.options.stage_renderers or "BEAM" in kernel.context
+                or self.names.counter is not None):
+            return None
+        return kernel.renderer, program
+
+    def program_as_produced(self, rname: str, program: Program) -> dict[str, Any]:
+        return {"renderer": rname, "name": program.name, "source": program.source, "error": None,
+                "uops": self.encoder.nodes(program.uops), "passes": None}
 
     def program(self, rname: str, ast: Any) -> dict[str, Any]:
         prog: dict[str, Any] = {"renderer": rname, "name": None, "source": None, "error": None, "uops": None,

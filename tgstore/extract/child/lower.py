@@ -184,23 +184,33 @@ class Lowering:
 
     def lower(self, ast: Any, renderer: Any) -> Program:
         """The program of one kernel AST with one renderer."""
-        if self.kind == "codegen_do_to_program":
-            prg = self.fn(ast, renderer)
-            by_op = {getattr(s.op, "name", ""): s for s in prg.src}
-            sink = prg.src[0]
-            name = (getattr(sink.arg, "function_name", None) or getattr(prg.arg, "function_name", None)
-                    or getattr(prg.arg, "name", None))
-            return Program(clean(str(name)) if name is not None else None,
-                           by_op["SOURCE"].arg if "SOURCE" in by_op else None,
-                           list(by_op["LINEAR"].src) if "LINEAR" in by_op else None)
-        if self.kind in ("codegen_get_program", "realize_get_program"):
-            p = self.fn(ast, renderer)
+        if self.kind in ("codegen_do_to_program", "codegen_get_program", "realize_get_program"):
+            ret = self.fn(ast, renderer)
         elif self.kind == "kernel_to_program":
-            p = self.fn(renderer, ast).to_program()
+            ret = self.fn(renderer, ast).to_program()
         else:
             raise RuntimeError("no lowering entry point in this tinygrad")
-        name = getattr(p, "function_name", None) or self.tg.helpers.to_function_name(p.name)
-        return Program(clean(str(name)), p.src, list(p.uops) if getattr(p, "uops", None) is not None else None)
+        program = program_of(self.tg, ret)
+        if program is None:
+            raise RuntimeError(f"{self.kind} returned a {type(ret).__name__}, not a program")
+        return program
+
+
+def program_of(tg: Tinygrad, ret: Any) -> Program | None:
+    """The program a lowering entry point returned: a PROGRAM UOp (0.13+) or a ProgramSpec (0.10 - 0.12); None for
+    anything else (0.10's get_kernel returns a Kernel, not yet a program)."""
+    if getattr(getattr(ret, "op", None), "name", None) == "PROGRAM":
+        by_op = {getattr(s.op, "name", ""): s for s in ret.src}
+        sink = ret.src[0]
+        name = (getattr(sink.arg, "function_name", None) or getattr(ret.arg, "function_name", None)
+                or getattr(ret.arg, "name", None))
+        return Program(clean(str(name)) if name is not None else None,
+                       by_op["SOURCE"].arg if "SOURCE" in by_op else None,
+                       list(by_op["LINEAR"].src) if "LINEAR" in by_op else None)
+    if isinstance(getattr(ret, "src", None), str):
+        name = getattr(ret, "function_name", None) or tg.helpers.to_function_name(ret.name)
+        return Program(clean(str(name)), ret.src, list(ret.uops) if getattr(ret, "uops", None) is not None else None)
+    return None
 
 
 class _CannotBuild(Exception):

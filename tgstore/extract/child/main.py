@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import ctypes
+import gc
 import importlib.util
 import json
 import os
@@ -238,6 +239,7 @@ def load_case_files(case_files: list[pathlib.Path], out: BundleWriter) -> list[t
 
 def run_cases(ex: Extractor, cases: list[tuple[str, Callable, str | None]], out: BundleWriter) -> int:
     ex.patterns.scan()
+    settle_heap()
     failed = 0
     for name, fn, doc in cases:
         rec = ex.runner.run(name, fn, doc)
@@ -246,6 +248,14 @@ def run_cases(ex: Extractor, cases: list[tuple[str, Callable, str | None]], out:
     out.write(end_record(ex, len(cases), failed))
     out.close()
     return 0
+
+
+def settle_heap() -> None:
+    """Collect what set-up left behind, then freeze the survivors (tinygrad, its matchers, the renderers) out of the
+    collector's sight: the full collection after each case (caches.GraphCaches.clear) then looks only at what cases
+    made, about a quarter of a second less per case. What a collection frees is unchanged: frozen objects were alive."""
+    gc.collect()
+    gc.freeze()
 
 
 def timing_header(ex: Extractor, args: argparse.Namespace) -> dict[str, Any]:
