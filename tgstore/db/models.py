@@ -122,6 +122,11 @@ class Run(Base):
     case_set_id: Mapped[int | None] = mapped_column(ForeignKey("case_sets.id"), index=True)
     case_seconds: Mapped[str | None] = mapped_column(Text)  # JSON list: each case's seconds, in case set order
     command: Mapped[str | None] = mapped_column(Text)  # capture mode: JSON {argv, cwd, exit_status, seconds}
+    # what the extraction read of its tinygrad (JSON: files, dirs, versions, settings; history/skip.py)
+    inputs_blob_id: Mapped[int | None] = mapped_column(ForeignKey("blobs.id"))
+    copied_from: Mapped[str | None] = mapped_column(String(80))  # a copy of this commit's run, not an extraction
+    copy_reason: Mapped[str | None] = mapped_column(Text)  # why that is the same output
+    missing_paths: Mapped[str | None] = mapped_column(Text)  # JSON list: package files the clone could not read
 
 
 class RunMissing(Base):

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from tgstore import tempdirs
 from tgstore.extract.runner import ExtractionResult
-from tgstore.git import Commit, commit_archive, unpack
+from tgstore.git import Commit, commit_archive, readable_archive, unpack
 from tgstore.history.sweep import SweepError, WorkerLost, extract_commit, extract_tree
 from tgstore.pipeline import ExtractionPlan
 
@@ -38,6 +38,7 @@ class RemoteTask:
     archive: bytes | None  # the commit's tree (the package, or all of it when capturing) as a tar
     worker_repo: str | None  # else: a tinygrad clone at this path on every worker
     case_files: list[tuple[str, bytes]]  # the plan's case files (name, bytes): the suite's identity is their bytes
+    missing: list[str] | None = None  # package paths the client's clone could not read (not in the archive)
 
 
 @dataclass
@@ -64,7 +65,7 @@ def run_remote(task: RemoteTask) -> RemoteResult:
         plan = replace(task.plan, case_files=case_files) if case_files else task.plan
         started = time.monotonic()
         if task.archive is not None:
-            described, result = extract_tree(unpack(task.archive, tmp / "tree"), task.commit, plan, tmp)
+            described, result = extract_tree(unpack(task.archive, tmp / "tree"), task.commit, plan, tmp, task.missing)
         else:
             described, result = extract_commit(Path(task.worker_repo or "."), task.commit, plan, tmp)
         bundle = result.bundle_path.read_bytes() if result.bundle_path.is_file() else None
@@ -105,9 +106,12 @@ class DaskWorkers:
 
     def submit(self, commit: Commit, plan: ExtractionPlan, workdir: Path) -> Future:
         whole_tree = plan.capture is not None
-        task = RemoteTask(commit, replace(plan, case_files=[]),
-                          None if self.worker_repo else commit_archive(self.repo, commit.sha, whole_tree=whole_tree),
-                          self.worker_repo, [(Path(p).name, Path(p).read_bytes()) for p in plan.case_files])
+        archive, missing = None, None
+        if not self.worker_repo:  # what the clone can read of the package (a whole tree for capture mode)
+            archive, missing = (commit_archive(self.repo, commit.sha, whole_tree=True), None) if whole_tree \
+                else readable_archive(self.repo, commit.sha)
+        task = RemoteTask(commit, replace(plan, case_files=[]), archive, self.worker_repo,
+                          [(Path(p).name, Path(p).read_bytes()) for p in plan.case_files], missing)
         return self.executor.submit(run_remote, task)
 
     def result(self, future: Future, workdir: Path) -> tuple[dict, ExtractionResult, float]:

@@ -13,8 +13,9 @@ from collections.abc import Callable
 from typing import Any
 
 from . import BUNDLE_VERSION, DEFAULT_RENDERERS, DEFAULT_STAGE_RENDERERS
-from .header import capture_identity, describe_tinygrad, device_env, suite_identity
-from .lower import ALL_RENDERERS
+from .header import capture_identity, describe_tinygrad, device_env, run_settings, suite_identity
+from .inputs import InputWatch
+from .lower import selected_renderers
 from .text import BundleWriter, clean, now, set_root
 from .timing import codegen_thread_env
 
@@ -70,16 +71,6 @@ def die_with_parent() -> None:
         os._exit(1)
 
 
-def names(value: str | None, default: list[str]) -> list[str]:
-    if value is None:
-        return list(default)
-    if value.strip().lower() == "all":
-        return list(ALL_RENDERERS)
-    if value.strip().lower() == "none":
-        return []
-    return [r.strip().upper() for r in value.split(",") if r.strip()]
-
-
 def tinygrad_env(root: pathlib.Path, backend: str) -> dict[str, str]:
     """The environment tinygrad is imported with (recorded in the header)."""
     for d in [p.stem[4:].upper() for p in (root / "tinygrad" / "runtime").glob("ops_*.py")] + ["DEV", "DEBUG", "VIZ"]:
@@ -130,10 +121,8 @@ def main(argv: list[str] | None = None) -> int:
         except (ValueError, TypeError):
             print(f"child: --capture-json is not a JSON list: {args.capture_json!r}", file=sys.stderr)
             return 2
-    renderer_names = names(args.renderers, DEFAULT_RENDERERS)
-    stage_renderers = [r for r in names(args.stages, DEFAULT_STAGE_RENDERERS) if r in renderer_names]
-    env = tinygrad_env(root, args.backend)
-
+    renderer_names = selected_renderers(args.renderers, DEFAULT_RENDERERS)
+    stage_renderers = [r for r in selected_renderers(args.stages, DEFAULT_STAGE_RENDERERS) if r in renderer_names]
     out = BundleWriter(pathlib.Path(args.out))
     git_override = None
     if args.git_json:
@@ -142,10 +131,14 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError:
             print(f"child: --git-json is not JSON: {args.git_json!r}", file=sys.stderr)
             return 2
+    described = describe_tinygrad(root, git_override)  # reads every file: before the watch, which records reads
+    watch = InputWatch(root)
+    watch.start()
+    env = tinygrad_env(root, args.backend)
     header: dict[str, Any] = {
         "kind": "header", "bundle_version": BUNDLE_VERSION, "producer": "tgstore-child", "started_at": started,
         "python": platform.python_version(), "platform": platform.platform(),
-        "tinygrad": describe_tinygrad(root, git_override), "backend": args.backend, "renderers": renderer_names,
+        "tinygrad": described, "backend": args.backend, "renderers": renderer_names,
         "stages": stage_renderers, "rewrites_limit": args.rewrites, "debug_level": args.debug,
         "suite": capture_identity(capture_argv) if capture_argv is not None
         else suite_identity(case_files, args.suite_name), "features": {}, "env": env,
@@ -189,7 +182,12 @@ def main(argv: list[str] | None = None) -> int:
         rec = ex.runner.run(name, fn, doc)
         failed += rec["status"] == "error"
         out.write(rec)
-    out.write(end_record(ex, len(cases), failed))
+    record = end_record(ex, len(cases), failed)
+    # what it read, for a sweep's skip (history/skip.py); capture mode runs the commit's own files: never skipped
+    record["inputs"] = {**watch.record(), "settings": run_settings(
+        suite_hash=header["suite"]["hash"], backend=args.backend, renderers=renderer_names, stages=stage_renderers,
+        rewrites=args.rewrites, debug=args.debug, python=platform.python_version())}
+    out.write(record)
     out.close()
     return 0
 
