@@ -90,3 +90,40 @@ def test_a_commit_that_changes_only_files_the_run_did_not_read_is_copied(tinygra
     facts = stored(db)
     assert facts[not_read][3] != facts[first][3]  # its own tree hash, though not extracted
     assert facts[read_edit][1] == facts[not_read][1]  # a comment: the same output, found by extracting
+
+
+def test_a_clone_that_lacks_files_the_extraction_does_not_read(tinygrad_release, tmp_path):
+    """A partial clone (objects missing, as tinygrad's own history has for some autogen files): a commit is extracted
+    from what can be read when the run looked nowhere near the missing file, which is recorded on the run; a run
+    that could have seen the missing file is untestable, naming it."""
+    repo = tmp_path / "tinygrad"
+    (first,) = build_release_history(repo, [("0.14.0", "tinygrad 0.14.0")], tinygrad_release)
+    cases = tmp_path / "cases.py"
+    cases.write_text(CASES)
+    db = tmp_path / "partial.db"
+    sweep(db, repo, cases, first)
+    ((text,),) = rows(db, "SELECT b.text FROM runs r JOIN blobs b ON b.id = r.inputs_blob_id")
+    looked = set(json.loads(text)["dirs"])
+    unlooked = sorted(p.relative_to(repo).as_posix() for p in (repo / "tinygrad").rglob("*")
+                      if p.is_dir() and "__pycache__" not in p.parts and p.relative_to(repo).as_posix() not in looked)
+    assert unlooked, "the run listed every directory of the package"
+    far, near = f"{unlooked[0]}/lost_far_away.py", "tinygrad/lost_nearby.py"
+    shas, blobs = [], []
+    for day, path in ((2, far), (3, near)):
+        (repo / path).write_text(f"# only in the clone's trees: its object is deleted below ({path})\n")
+        shas.append(commit(repo, f"add {path}", day))
+        blobs.append(git(repo, "rev-parse", f"HEAD:{path}"))
+    for blob in blobs:
+        (repo / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    proc = tgstore("ingest", "--db", db, "--repo", repo, "--cases", cases, "--renderers", "C", "--stages", "none",
+                   "--rev", f"{first}..{shas[-1]}", "--no-skip")
+    assert proc.returncode == 1, proc.stderr  # the untestable commit is a failed run
+    found = {sha: (status, paths, error) for sha, status, paths, error in rows(
+        db, "SELECT c.sha, r.status, r.missing_paths, r.error FROM runs r JOIN tinygrad_commits c ON "
+            "c.id = r.commit_id WHERE r.is_current")}
+    assert found[shas[0]] == ("ok", json.dumps([far]), None)
+    assert found[shas[1]][:2] == ("failed", json.dumps([far, near]))
+    assert found[shas[1]][2] == f"untestable: it could have read {near}, which the clone lacks"
+    assert f"untestable: it could have read {near}" in proc.stderr.replace("\n", " ")
+    facts = stored(db)
+    assert facts[shas[0]][1] == facts[first][1]  # extracted without the file: the same output
