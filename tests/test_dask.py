@@ -370,3 +370,41 @@ def test_merge_carries_kernel_timings(tinygrad_release, tmp_path):
         assert tgstore("merge", timed, "--db", merged).returncode == 0
     assert rows(merged, query) == expected
     assert rows(merged, "SELECT count(*) FROM timing_sessions") == [(1,)]
+
+
+def test_scheduler_killed_mid_sweep_is_one_line_and_a_rerun_resumes(history, local_db, tmp_path):
+    """SIGKILL the scheduler once a commit is stored: the client says so in one line and exits 1; with a new
+    scheduler the same command keeps every stored commit and does the rest."""
+    repo, shas, cases = history
+    (tmp_path / "first").mkdir()
+    doomed = Cluster(tmp_path / "first", workers=1)
+    db = tmp_path / "lost.db"
+    args = ["--rev", f"{shas[0]}~0..{shas[-1]}", "--rev", shas[0], "--jobs", "1"]
+    env = {**os.environ, "DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "5s"}
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "tgstore", "ingest", "--db", str(db), "--repo", str(repo),
+                                 "--cases", str(cases), "--renderers", "C", "--stages", "C", *args, "--dask",
+                                 doomed.address], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                stdin=subprocess.DEVNULL, env=env)
+        deadline = time.monotonic() + generous(600)
+        while time.monotonic() < deadline and proc.poll() is None and stored_runs(db) < 1:
+            time.sleep(0.1)
+        os.killpg(doomed.scheduler.pid, signal.SIGKILL)
+        doomed.scheduler.wait()
+        _out, err = proc.communicate(timeout=generous())
+    finally:
+        doomed.stop()
+    before = stored_runs(db)
+    assert proc.returncode == 1, err
+    assert 1 <= before < len(shas), err
+    errors = [line for line in err.splitlines() if not line.startswith(("[", "Dask cluster at"))]
+    assert len(errors) == 1 and errors[0].startswith(f"error: lost the Dask scheduler at {doomed.address}"), err
+    (tmp_path / "second").mkdir()
+    again_cluster = Cluster(tmp_path / "second", workers=1)
+    try:
+        again = sweep(db, repo, cases, f"{shas[0]}~0..{shas[-1]}", "--rev", shas[0], "--dask", again_cluster.address)
+    finally:
+        again_cluster.stop()
+    assert again.returncode == 0, again.stderr
+    assert f"{before} skipped" in again.stderr.replace("\n", " ")
+    assert facts(db) == facts(local_db)

@@ -15,7 +15,9 @@ Dask is an optional extra (`pip install 'tgstore[dask]'`): this module imports i
 
 from __future__ import annotations
 
+import logging
 import time
+import warnings
 import zlib
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
@@ -24,7 +26,7 @@ from pathlib import Path
 from tgstore import tempdirs
 from tgstore.extract.runner import ExtractionResult
 from tgstore.git import Commit, commit_archive, readable_archive, unpack
-from tgstore.history.sweep import SweepError, WorkerLost, extract_commit, extract_tree
+from tgstore.history.sweep import SweepError, SweepStopped, WorkerLost, extract_commit, extract_tree
 from tgstore.pipeline import ExtractionPlan
 
 LOCAL_PREFIX = "local:"
@@ -74,6 +76,19 @@ def run_remote(task: RemoteTask) -> RemoteResult:
                             None if bundle is None else zlib.compress(bundle, BUNDLE_COMPRESSION))
 
 
+def quiet_dask() -> None:
+    """The client's own log lines (reconnect attempts, tracebacks) and its warning about large tasks (a package
+    archive is a few MB by design) would bury the one line the CLI prints when something goes wrong."""
+    for name in ["distributed", *logging.root.manager.loggerDict]:
+        if name.startswith("distributed"):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
+    warnings.filterwarnings("ignore", message="Sending large graph", category=UserWarning)
+
+
+class SchedulerLost(SweepStopped):
+    """The client lost its scheduler mid-sweep: the sweep stops; what it stored is kept (a rerun resumes)."""
+
+
 class DaskWorkers:
     """sweep.Workers on a Dask cluster: `tcp://host:port` of a running `dask scheduler`, or `local:N` for a
     cluster of N worker processes started here (and stopped by close)."""
@@ -83,9 +98,10 @@ class DaskWorkers:
             from distributed import Client, LocalCluster
         except ImportError:
             raise SweepError("--dask needs Dask's distributed scheduler: pip install 'tgstore[dask]'") from None
-        self.repo = repo
+        self.repo, self.address = repo, address
         self.worker_repo = worker_repo
         self.cluster = None
+        quiet_dask()
         try:
             if address.startswith(LOCAL_PREFIX):
                 count = address[len(LOCAL_PREFIX):]
@@ -112,12 +128,24 @@ class DaskWorkers:
                 else readable_archive(self.repo, commit.sha)
         task = RemoteTask(commit, replace(plan, case_files=[]), archive, self.worker_repo,
                           [(Path(p).name, Path(p).read_bytes()) for p in plan.case_files], missing)
-        return self.executor.submit(run_remote, task)
+        try:
+            return self.executor.submit(run_remote, task)
+        except Exception as exc:
+            self.check_scheduler(exc)
+            raise
+
+    def check_scheduler(self, exc: Exception) -> None:
+        """Raise SchedulerLost when `exc` came from the scheduler being gone (the client is no longer running)."""
+        if self.client.status != "running":
+            raise SchedulerLost(f"lost the Dask scheduler at {self.address} ({type(exc).__name__}); the commits "
+                                "stored so far are kept: start a scheduler and run the same command again to "
+                                "resume") from None
 
     def result(self, future: Future, workdir: Path) -> tuple[dict, ExtractionResult, float]:
         try:
             remote: RemoteResult = future.result()
-        except Exception as exc:  # KilledWorker (lost too often), or the task itself failed on the worker
+        except Exception as exc:  # KilledWorker (lost too often), the task failed on the worker, or no scheduler
+            self.check_scheduler(exc)
             raise WorkerLost(f"{type(exc).__name__}: {exc}") from None
         workdir.mkdir(parents=True, exist_ok=True)
         bundle_path = workdir / "bundle.jsonl"

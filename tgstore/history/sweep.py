@@ -66,6 +66,10 @@ FAILED = ("failed", "timeout")
 SweepError = GitError
 
 
+class SweepStopped(SweepError):
+    """Where the extractions run is gone (a Dask scheduler lost): the sweep stops, keeping what it stored."""
+
+
 class WorkerLost(Exception):
     """A remote extraction that did not come back (its worker died more often than the cluster retries a task)."""
 
@@ -415,14 +419,10 @@ def _ingest_one(engine: Engine, commit: Commit, runner: Workers, future: Future,
                 force: bool) -> CommitOutcome:
     try:
         described, result, checkout_seconds = runner.result(future, workdir)
-    except (SweepError, OSError, WorkerLost) as exc:  # a failed run, retried by the next sweep
-        lines = str(exc).splitlines()
-        if len(lines) > 4:  # git names every file it could not write; the first and last lines say enough
-            lines = [*lines[:2], f"... ({len(lines) - 3} more lines)", lines[-1]]
-        error = f"{'worker lost' if isinstance(exc, WorkerLost) else 'checkout failed'}: {chr(10).join(lines)}"
-        described = {"path": None, "version": None, "tree_hash": "", "git": commit.git()}
-        report = record_failure(engine, described, plan, ExtractionOutcome("failed", None, str(exc)), error)
-        return CommitOutcome(commit, report.status, run_id=report.run_id, error=error)
+    except SweepStopped:
+        raise
+    except (SweepError, OSError, WorkerLost) as exc:
+        return _failed(engine, commit, plan, exc)
     st = time.monotonic()
     report = ingest_result(engine, result, described, plan, force=force)
     outcome = CommitOutcome(commit, report.status, result.seconds, time.monotonic() - st, checkout_seconds,
@@ -438,3 +438,14 @@ def _ingest_one(engine: Engine, commit: Commit, runner: Workers, future: Future,
     elif report.status in FAILED:
         outcome.error = f"extraction {result.status} (exit code {result.returncode}): {_last_line(result.stderr)}"
     return outcome
+
+
+def _failed(engine: Engine, commit: Commit, plan: ExtractionPlan, exc: Exception) -> CommitOutcome:
+    """A commit whose checkout failed or whose worker was lost: a failed run, retried by the next sweep."""
+    lines = str(exc).splitlines()
+    if len(lines) > 4:  # git names every file it could not write; the first and last lines say enough
+        lines = [*lines[:2], f"... ({len(lines) - 3} more lines)", lines[-1]]
+    error = f"{'worker lost' if isinstance(exc, WorkerLost) else 'checkout failed'}: {chr(10).join(lines)}"
+    described = {"path": None, "version": None, "tree_hash": "", "git": commit.git()}
+    report = record_failure(engine, described, plan, ExtractionOutcome("failed", None, str(exc)), error)
+    return CommitOutcome(commit, report.status, run_id=report.run_id, error=error)
