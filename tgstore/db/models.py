@@ -99,7 +99,11 @@ class Run(Base):
 
     __tablename__ = "runs"
     __table_args__ = (Index("uq_runs_current", "commit_id", "suite_id", "backend", unique=True,
-                            sqlite_where=text("is_current = 1")), {"sqlite_autoincrement": True})
+                            sqlite_where=text("is_current = 1")),
+                      # history queries go case -> case sets -> current runs -> commits: covered, no row lookups
+                      Index("ix_runs_case_set_current", "case_set_id", "is_current", "commit_id", "suite_id",
+                            "backend"),
+                      {"sqlite_autoincrement": True})
     id: Mapped[int] = mapped_column(primary_key=True)
     commit_id: Mapped[int] = mapped_column(ForeignKey("tinygrad_commits.id"), index=True)
     suite_id: Mapped[int] = mapped_column(ForeignKey("suites.id"), index=True)
