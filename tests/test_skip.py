@@ -49,15 +49,21 @@ def stored(db: Path) -> dict[str, tuple]:
     return found
 
 
-def test_a_commit_that_changes_only_files_the_run_did_not_read_is_copied(tinygrad_release, tmp_path):
+def first_release_swept(tinygrad_release, tmp_path: Path) -> tuple[Path, str, Path, Path, dict]:
+    """A repository whose one commit is tinygrad 0.14.0, swept: (repo, its sha, cases file, database, what the run
+    read)."""
     repo = tmp_path / "tinygrad"
     (first,) = build_release_history(repo, [("0.14.0", "tinygrad 0.14.0")], tinygrad_release)
     cases = tmp_path / "cases.py"
     cases.write_text(CASES)
-    db = tmp_path / "skip.db"
+    db = tmp_path / "swept.db"
     sweep(db, repo, cases, first)
     ((text,),) = rows(db, "SELECT b.text FROM runs r JOIN blobs b ON b.id = r.inputs_blob_id")
-    inputs = json.loads(text)
+    return repo, first, cases, db, json.loads(text)
+
+
+def test_a_commit_that_changes_only_files_the_run_did_not_read_is_copied(tinygrad_release, tmp_path):
+    repo, first, cases, db, inputs = first_release_swept(tinygrad_release, tmp_path)
     read = set(inputs["files"])
     assert {"tinygrad/__init__.py", "tinygrad/tensor.py"} <= read
     package = sorted(p.relative_to(repo).as_posix() for p in (repo / "tinygrad").rglob("*.py"))
@@ -96,14 +102,8 @@ def test_a_clone_that_lacks_files_the_extraction_does_not_read(tinygrad_release,
     """A partial clone (objects missing, as tinygrad's own history has for some autogen files): a commit is extracted
     from what can be read when the run looked nowhere near the missing file, which is recorded on the run; a run
     that could have seen the missing file is untestable, naming it."""
-    repo = tmp_path / "tinygrad"
-    (first,) = build_release_history(repo, [("0.14.0", "tinygrad 0.14.0")], tinygrad_release)
-    cases = tmp_path / "cases.py"
-    cases.write_text(CASES)
-    db = tmp_path / "partial.db"
-    sweep(db, repo, cases, first)
-    ((text,),) = rows(db, "SELECT b.text FROM runs r JOIN blobs b ON b.id = r.inputs_blob_id")
-    looked = set(json.loads(text)["dirs"])
+    repo, first, cases, db, inputs = first_release_swept(tinygrad_release, tmp_path)
+    looked = set(inputs["dirs"])
     unlooked = sorted(p.relative_to(repo).as_posix() for p in (repo / "tinygrad").rglob("*")
                       if p.is_dir() and "__pycache__" not in p.parts and p.relative_to(repo).as_posix() not in looked)
     assert unlooked, "the run listed every directory of the package"
