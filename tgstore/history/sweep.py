@@ -251,6 +251,9 @@ class LocalWorkers:
         self.pool.shutdown(wait=True)
 
 
+TREES_KEPT = 64  # a tree is some 500 paths: a whole-history sweep must not keep all 7,576
+
+
 class CommitQueue:
     """The commits a sweep has still to store, in order, and which of them need no extraction (with `skip`):
 
@@ -285,7 +288,10 @@ class CommitQueue:
         self.trees: dict[str, Tree] = {}
 
     def tree(self, sha: str) -> Tree:
+        """The commit's package tree; the last few are kept (a commit and its parent are asked for in turn)."""
         if sha not in self.trees:
+            if len(self.trees) >= TREES_KEPT:
+                del self.trees[next(iter(self.trees))]
             self.trees[sha] = tree_of(self.repo, sha)
         return self.trees[sha]
 
