@@ -370,3 +370,101 @@ def test_merge_carries_kernel_timings(tinygrad_release, tmp_path):
         assert tgstore("merge", timed, "--db", merged).returncode == 0
     assert rows(merged, query) == expected
     assert rows(merged, "SELECT count(*) FROM timing_sessions") == [(1,)]
+
+
+def test_scheduler_killed_mid_sweep_is_one_line_and_a_rerun_resumes(history, local_db, tmp_path):
+    """SIGKILL the scheduler once a commit is stored: the client says so in one line and exits 1; with a new
+    scheduler the same command keeps every stored commit and does the rest."""
+    repo, shas, cases = history
+    (tmp_path / "first").mkdir()
+    doomed = Cluster(tmp_path / "first", workers=1)
+    db = tmp_path / "lost.db"
+    args = ["--rev", f"{shas[0]}~0..{shas[-1]}", "--rev", shas[0], "--jobs", "1"]
+    env = {**os.environ, "DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "5s"}
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "tgstore", "ingest", "--db", str(db), "--repo", str(repo),
+                                 "--cases", str(cases), "--renderers", "C", "--stages", "C", *args, "--dask",
+                                 doomed.address], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                stdin=subprocess.DEVNULL, env=env)
+        deadline = time.monotonic() + generous(600)
+        while time.monotonic() < deadline and proc.poll() is None and stored_runs(db) < 1:
+            time.sleep(0.1)
+        os.killpg(doomed.scheduler.pid, signal.SIGKILL)
+        doomed.scheduler.wait()
+        _out, err = proc.communicate(timeout=generous())
+    finally:
+        doomed.stop()
+    before = stored_runs(db)
+    assert proc.returncode == 1, err
+    assert 1 <= before < len(shas), err
+    errors = [line for line in err.splitlines() if not line.startswith(("[", "Dask cluster at"))]
+    assert len(errors) == 1 and errors[0].startswith(f"error: lost the Dask scheduler at {doomed.address}"), err
+    (tmp_path / "second").mkdir()
+    again_cluster = Cluster(tmp_path / "second", workers=1)
+    try:
+        again = sweep(db, repo, cases, f"{shas[0]}~0..{shas[-1]}", "--rev", shas[0], "--dask", again_cluster.address)
+    finally:
+        again_cluster.stop()
+    assert again.returncode == 0, again.stderr
+    assert f"{before} skipped" in again.stderr.replace("\n", " ")
+    assert facts(db) == facts(local_db)
+
+
+@pytest.fixture
+def namespace() -> Iterator[tuple[str, str, str]]:
+    """A network namespace joined to this one by a veth pair: (name, this side's address, its address). Needs root
+    and `ip`; removed afterwards."""
+    if os.geteuid() != 0 or shutil.which("ip") is None:
+        pytest.skip("a network namespace needs root and iproute2's `ip`")
+    tag = os.getpid() % 200 + 20
+    name, host_link, ns_link = f"tgstore-ns{tag}", f"tgs{tag}h", f"tgs{tag}n"
+    host_ip, ns_ip = f"10.231.{tag}.1", f"10.231.{tag}.2"
+    steps = [["ip", "netns", "add", name], ["ip", "link", "add", host_link, "type", "veth", "peer", "name", ns_link],
+             ["ip", "link", "set", ns_link, "netns", name], ["ip", "addr", "add", f"{host_ip}/24", "dev", host_link],
+             ["ip", "link", "set", host_link, "up"],
+             ["ip", "netns", "exec", name, "ip", "addr", "add", f"{ns_ip}/24", "dev", ns_link],
+             ["ip", "netns", "exec", name, "ip", "link", "set", ns_link, "up"],
+             ["ip", "netns", "exec", name, "ip", "link", "set", "lo", "up"]]
+    try:
+        for step in steps:
+            done = subprocess.run(step, capture_output=True, text=True)
+            if done.returncode != 0:
+                pytest.skip(f"cannot make a network namespace here: {' '.join(step)}: {done.stderr.strip()}")
+        yield name, host_ip, ns_ip
+    finally:
+        subprocess.run(["ip", "netns", "del", name], capture_output=True)
+        subprocess.run(["ip", "link", "del", host_link], capture_output=True)
+
+
+def test_a_worker_in_another_network_namespace_extracts(history, local_db, namespace, tmp_path):
+    """A worker at a real second address (a veth pair into another network namespace, not loopback) gets the
+    package over the network and hands the bundle back; what is stored equals the local sweep's."""
+    repo, shas, cases = history
+    name, host_ip, ns_ip = namespace
+    port = free_port()
+    address = f"tcp://{host_ip}:{port}"
+    logs = [open(tmp_path / f"{n}.log", "w") for n in ("scheduler", "worker")]
+    scheduler = subprocess.Popen([dask_cli(), "scheduler", "--host", host_ip, "--port", str(port),
+                                  "--dashboard-address", ":0", "--no-show"], stdout=logs[0], stderr=subprocess.STDOUT,
+                                 cwd=tmp_path, start_new_session=True, stdin=subprocess.DEVNULL)
+    worker = subprocess.Popen(["ip", "netns", "exec", name, dask_cli(), "worker", address, "--host", ns_ip,
+                               "--nthreads", "1", "--no-dashboard", "--local-directory", str(tmp_path / "w")],
+                              stdout=logs[1], stderr=subprocess.STDOUT, cwd=tmp_path, start_new_session=True,
+                              stdin=subprocess.DEVNULL)
+    try:
+        from distributed import Client
+
+        with Client(address, timeout=generous(15)) as client:
+            client.wait_for_workers(1, timeout=generous(60))
+            workers = list(client.scheduler_info()["workers"])
+        assert [w.rsplit(":", 1)[0] for w in workers] == [f"tcp://{ns_ip}"]
+        db = tmp_path / "netns.db"
+        proc = sweep(db, repo, cases, shas[2], "--dask", address)
+        assert proc.returncode == 0, proc.stderr
+    finally:
+        for proc_ in (worker, scheduler):
+            os.killpg(proc_.pid, signal.SIGKILL)
+            proc_.wait()
+        for log in logs:
+            log.close()
+    assert facts(db)["run_cases"] == [r for r in facts(local_db)["run_cases"] if r[0] == shas[2]]

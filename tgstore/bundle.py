@@ -361,7 +361,9 @@ def read_bundle(path: Path | str) -> Bundle:
     return bundle
 
 
-_MAYBE_NON_FINITE = re.compile(r"NaN|Infinity|[0-9][eE][+]?[0-9]{3}")
+# A number that overflows has an exponent of 3 digits or more; a JSON number token never follows a letter, a digit,
+# a dot or a quote (so hex digests such as "...3e1234..." do not match: most lines hold some).
+_MAYBE_NON_FINITE = re.compile(r"NaN|Infinity|(?<![\w.\"])-?[0-9]+(?:\.[0-9]+)?[eE]\+?[0-9]{3}")
 
 
 class _NonFinite(ValueError):

@@ -4,6 +4,7 @@ worktree) that a killed sweep's successor cleans up. Sweeps, bisects, Dask tasks
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import shutil
@@ -262,3 +263,113 @@ def checkout(repo: Path, sha: str) -> Iterator[Path]:
             if tree.exists() or base.exists():
                 shutil.rmtree(base, ignore_errors=True)
             _run_git(repo, "worktree", "prune", check=False)
+
+
+# ---------------------------------------------------------------- trees and objects (skip by what ran, partial clones)
+
+REGULAR_MODES = ("100644", "100755")
+
+
+@dataclass(frozen=True)
+class Tree:
+    """A commit's files under PACKAGE_PATHS: path -> (mode, object id), as `git ls-tree -r` lists them."""
+
+    entries: dict[str, tuple[str, str]]
+
+    def listing(self, directory: str) -> list[str]:
+        """The names in `directory` (files and subdirectories), as a checkout of the tree would list them."""
+        prefix = directory.rstrip("/") + "/"
+        return sorted({p[len(prefix):].split("/", 1)[0] for p in self.entries if p.startswith(prefix)})
+
+    def blob(self, path: str) -> str | None:
+        """The object id of the regular file at `path`; None when there is none (absent, a link, a submodule)."""
+        found = self.entries.get(path)
+        return found[1] if found and found[0] in REGULAR_MODES else None
+
+
+def tree_of(repo: Path, sha: str) -> Tree:
+    """The commit's files under PACKAGE_PATHS, from its trees alone (no file is read: works in a blobless clone)."""
+    proc = subprocess.run(["git", "-C", str(repo), "ls-tree", "-r", "-z", "--full-tree", sha, "--", *PACKAGE_PATHS],
+                          capture_output=True, env=_git_env(), stdin=subprocess.DEVNULL)
+    if proc.returncode != 0:
+        raise GitError(f"`git ls-tree {sha[:12]}` in {repo} failed: {proc.stderr.decode(errors='replace').strip()}")
+    entries = {}
+    for record in proc.stdout.decode("utf-8", "surrogateescape").split("\0"):
+        if record:
+            meta, path = record.split("\t", 1)
+            mode, _kind, oid = meta.split()
+            entries[path] = (mode, oid)
+    return Tree(entries)
+
+
+def first_parents(repo: Path, shas: list[str]) -> dict[str, str | None]:
+    """Each commit's first parent (None for a root commit), in one `git rev-list`."""
+    if not shas:
+        return {}
+    proc = subprocess.run(["git", "-C", str(repo), "rev-list", "--no-walk=unsorted", "--parents", "--stdin"],
+                          input="".join(f"{sha}\n" for sha in shas), capture_output=True, text=True, env=_git_env())
+    if proc.returncode != 0:
+        raise GitError(f"`git rev-list --parents` in {repo} failed: {proc.stderr.strip()}")
+    found: dict[str, str | None] = {}
+    for line in proc.stdout.splitlines():
+        sha, *parents = line.split()
+        found[sha] = parents[0] if parents else None
+    return found
+
+
+def read_blobs(repo: Path, oids: list[str]) -> dict[str, bytes | None]:
+    """Each object's content, None where the clone lacks it; one `git cat-file --batch`."""
+    proc = subprocess.run(["git", "-C", str(repo), "cat-file", "--batch"],
+                          input="".join(f"{oid}\n" for oid in oids).encode(), capture_output=True, env=_git_env())
+    if proc.returncode != 0:
+        raise GitError(f"`git cat-file --batch` in {repo} failed: {proc.stderr.decode(errors='replace').strip()}")
+    data, pos, found = proc.stdout, 0, {}
+    for oid in oids:
+        end = data.index(b"\n", pos)
+        header = data[pos:end].split()
+        pos = end + 1
+        if header[-1] == b"missing":
+            found[oid] = None
+            continue
+        size = int(header[2])
+        found[oid], pos = data[pos:pos + size], pos + size + 1
+    return found
+
+
+def readable_archive(repo: Path, sha: str) -> tuple[bytes, list[str]]:
+    """The commit's package as `commit_archive` makes it, and the paths of it the clone cannot read (a blobless,
+    shallow-history or damaged clone). `git archive` refuses a tree with a missing object, so such a tree is written
+    from the objects there are, without those paths."""
+    try:
+        return commit_archive(repo, sha), []
+    except GitError:
+        files = {p: e for p, e in tree_of(repo, sha).entries.items() if e[0] != "160000"}  # submodules: nothing
+    blobs = read_blobs(repo, sorted({oid for _mode, oid in files.values()}))
+    missing = sorted(p for p, (_mode, oid) in files.items() if blobs[oid] is None)
+    if not missing:  # git archive failed for another reason: say that
+        return commit_archive(repo, sha), []
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        for path, (mode, oid) in sorted(files.items()):
+            content = blobs[oid]
+            if content is None:
+                continue
+            info = tarfile.TarInfo(path)
+            if mode == "120000":
+                info.type, info.linkname = tarfile.SYMTYPE, content.decode("utf-8", "surrogateescape")
+                tar.addfile(info)
+            else:
+                info.size, info.mode = len(content), 0o755 if mode == "100755" else 0o644
+                tar.addfile(info, io.BytesIO(content))
+    return buffer.getvalue(), missing
+
+
+def package_tree_hash(repo: Path, tree: Tree) -> str:
+    """child.header.tree_hash of the commit's package, from git's objects: a commit whose run is copied, not
+    extracted, still gets its own. Files the clone lacks are left out, as a checkout of what can be read has none."""
+    files = {p: oid for p, (mode, oid) in tree.entries.items()
+             if p.startswith("tinygrad/") and p.endswith(".py") and mode in REGULAR_MODES and "/__pycache__/" not in p}
+    blobs = read_blobs(repo, sorted(set(files.values())))
+    lines = sorted(f"{p} {hashlib.sha256(content).hexdigest()}\n" for p, oid in files.items()
+                   if (content := blobs[oid]) is not None)
+    return hashlib.sha256("".join(lines).encode()).hexdigest()

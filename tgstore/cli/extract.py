@@ -132,6 +132,9 @@ def ingest(
     debug: DebugOption = 4,
     timeout: TimeoutOption = 900.0,
     force: Annotated[bool, typer.Option("--force", help="Re-extract and replace runs that are already ok.")] = False,
+    no_skip: Annotated[bool, typer.Option("--no-skip", help="In a sweep, extract every commit: do not copy the run "
+                                          "of a commit whose package is the same, or whose parent's run read no "
+                                          "file it changes.")] = False,
     keep_bundle: Annotated[Path | None, typer.Option("--keep-bundle", help="Also write the bundle here.")] = None,
     repo: RepoOption = None,
     rev: Annotated[list[str] | None, typer.Option("--rev", help="Sweep commits of --repo: A..B (B's first-parent "
@@ -169,7 +172,8 @@ def ingest(
             raise fail("--rev sweeps commits of --repo; it does not combine with --tinygrad, --bundle or --keep-bundle")
         plan = with_timing(make_plan(cases, backend, renderers, debug, timeout, stages, rewrites, suite=suite,
                                      capture=argv), time, time_runs)
-        sweep_commits(db, repo or DEFAULT_REPO, rev, plan, jobs, force, dask=dask, worker_repo=worker_repo)
+        sweep_commits(db, repo or DEFAULT_REPO, rev, plan, jobs, force, dask=dask, worker_repo=worker_repo,
+                      skip=not no_skip)
         return
     if bundle:
         if time or time_runs:
@@ -251,7 +255,7 @@ def ingest_bundles(db: Path, paths: list[Path], force: bool) -> None:
 
 
 def sweep_commits(db: Path, repo: Path, revs: list[str], plan, jobs: int, force: bool, *, dask: str | None = None,
-                  worker_repo: str | None = None) -> None:
+                  worker_repo: str | None = None, skip: bool = True) -> None:
     from tgstore.cli.progress import SweepReporter
     from tgstore.extract.names import UnknownName, check_backend, devices_at
     from tgstore.git import open_repo, resolve_revs
@@ -278,7 +282,8 @@ def sweep_commits(db: Path, repo: Path, revs: list[str], plan, jobs: int, force:
             workers = DaskWorkers(dask, root, worker_repo=worker_repo)
             note(f"Dask cluster at {dask}: {workers.width} worker thread{'s' * (workers.width != 1)}")
         with SweepReporter(err) as reporter:
-            summary = sweep(engine, root, commits, plan, jobs=jobs, force=force, reporter=reporter, workers=workers)
+            summary = sweep(engine, root, commits, plan, jobs=jobs, force=force, reporter=reporter, workers=workers,
+                            skip=skip)
             reporter.summary(summary)
     except SweepError as exc:
         raise fail(str(exc)) from None

@@ -61,7 +61,7 @@ class SweepReporter(Reporter):
         seconds = f"{o.seconds:6.1f}s" if o.status != "skipped" else " " * 7
         line.append(f" {seconds}  {safe(o.commit.subject)}")
         if o.copied_from:
-            line.append(f"  (package unchanged: run of {o.copied_from[:10]} copied)", style="dim")
+            line.append(f"  (run of {o.copied_from[:10]} copied: {copy_why(o)})", style="dim")
         if o.error and o.status in FAILED:
             line.append(f"\n    {safe(o.error)}", style="red")
         self.console.print(line)
@@ -75,7 +75,9 @@ class SweepReporter(Reporter):
         ran = [o for o in s.outcomes if o.status != "skipped" and not o.copied_from]
         parts = [f"{s.count(k)} {k}" for k in ("ok", "partial", "failed", "timeout", "skipped") if s.count(k)]
         if copied := sum(1 for o in s.outcomes if o.copied_from):
-            parts.append(f"{copied} of them copied (package unchanged)")
+            by_package = sum(1 for o in s.outcomes if o.copied_from and (o.copy_reason or "").startswith("its package"))
+            parts.append(f"{copied} of them copied ({by_package} package unchanged, {copied - by_package} changed "
+                         "nothing their parent's run read)")
         extract = sum(o.checkout_seconds + o.extract_seconds for o in ran)
         ingest = sum(o.ingest_seconds for o in ran)
         verb = "interrupted after" if s.interrupted else "swept"
@@ -87,3 +89,8 @@ class SweepReporter(Reporter):
             self.console.print(Text(f"  {o.status}: {o.commit.sha[:10]} {safe(o.commit.subject)}"))
 
 
+
+
+def copy_why(outcome: CommitOutcome) -> str:
+    reason = outcome.copy_reason or ""
+    return "package unchanged" if not reason or reason.startswith("its package") else "changes nothing it read"

@@ -112,7 +112,11 @@ class Run(Base):
 
     __tablename__ = "runs"
     __table_args__ = (Index("uq_runs_current", "commit_id", "suite_id", "backend", unique=True,
-                            sqlite_where=text("is_current = 1")), {"sqlite_autoincrement": True})
+                            sqlite_where=text("is_current = 1")),
+                      # history queries go case -> case sets -> current runs -> commits: covered, no row lookups
+                      Index("ix_runs_case_set_current", "case_set_id", "is_current", "commit_id", "suite_id",
+                            "backend"),
+                      {"sqlite_autoincrement": True})
     id: Mapped[int] = mapped_column(primary_key=True)
     commit_id: Mapped[int] = mapped_column(ForeignKey("tinygrad_commits.id"), index=True)
     suite_id: Mapped[int] = mapped_column(ForeignKey("suites.id"), index=True)
@@ -136,6 +140,11 @@ class Run(Base):
     case_set_id: Mapped[int | None] = mapped_column(ForeignKey("case_sets.id"), index=True)
     case_seconds: Mapped[str | None] = mapped_column(Text)  # JSON list: each case's seconds, in case set order
     command: Mapped[str | None] = mapped_column(Text)  # capture mode: JSON {argv, cwd, exit_status, seconds}
+    # what the extraction read of its tinygrad (JSON: files, dirs, versions, settings; history/skip.py)
+    inputs_blob_id: Mapped[int | None] = mapped_column(ForeignKey("blobs.id"))
+    copied_from: Mapped[str | None] = mapped_column(String(80))  # a copy of this commit's run, not an extraction
+    copy_reason: Mapped[str | None] = mapped_column(Text)  # why that is the same output
+    missing_paths: Mapped[str | None] = mapped_column(Text)  # JSON list: package files the clone could not read
 
 
 class RunMissing(Base):

@@ -12,6 +12,7 @@ from sqlalchemy import Engine, text
 from tgstore import tempdirs
 from tgstore.compare.names import masked_hash
 from tgstore.git import Commit, is_ancestor, line_of, single, verify_rev
+from tgstore.history.skip import record_missing_paths
 from tgstore.history.sweep import SweepError, extract_commit
 from tgstore.pipeline import CaseFileError, ExtractionPlan, ingest_result, read_case_names
 from tgstore.store.ingest import find_run
@@ -47,15 +48,21 @@ def narrow(line: list[Commit], probe: Callable[[Commit], tuple[bool | None, str]
 
 def extract_and_store(engine: Engine, repo: Path, commit: Commit, plan: ExtractionPlan,
                       log: Callable[[str], None]) -> bool:
-    """Extract `commit` and store its run; False (said in `log`) when git cannot check its package out (objects
-    missing from the clone, as in tinygrad's own history): that commit is untestable, not the end of a bisect."""
+    """Extract `commit` and store its run; False (said in `log`) when git cannot check its package out, or the
+    extraction could have read a file missing from the clone (as in tinygrad's own history, history/skip.py): that
+    commit is untestable, not the end of a bisect. Files it could not have read are left out and noted on the run."""
     with tempdirs.owned("bisect") as tmp:
         try:
             described, result = extract_commit(repo, commit, plan, tmp)
         except SweepError as exc:
             log(f"{commit.sha[:10]} cannot be checked out, so it is untestable: {exc}")
             return False
-        ingest_result(engine, result, described, plan)
+        report = ingest_result(engine, result, described, plan)
+    if described.get("missing_paths") and report.run_id is not None and not report.skipped:
+        needed = record_missing_paths(engine, report.run_id, described["missing_paths"])
+        if needed:  # extracted from what the clone holds, but it could have read what it lacks
+            log(f"{commit.sha[:10]} is untestable: it could have read {needed[0]}, which the clone lacks")
+            return False
     return True
 
 

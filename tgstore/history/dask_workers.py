@@ -15,7 +15,9 @@ Dask is an optional extra (`pip install 'tgstore[dask]'`): this module imports i
 
 from __future__ import annotations
 
+import logging
 import time
+import warnings
 import zlib
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
@@ -23,8 +25,8 @@ from pathlib import Path
 
 from tgstore import tempdirs
 from tgstore.extract.runner import ExtractionResult
-from tgstore.git import Commit, commit_archive, unpack
-from tgstore.history.sweep import SweepError, WorkerLost, extract_commit, extract_tree
+from tgstore.git import Commit, commit_archive, readable_archive, unpack
+from tgstore.history.sweep import SweepError, SweepStopped, WorkerLost, extract_commit, extract_tree
 from tgstore.pipeline import ExtractionPlan
 
 LOCAL_PREFIX = "local:"
@@ -38,6 +40,7 @@ class RemoteTask:
     archive: bytes | None  # the commit's tree (the package, or all of it when capturing) as a tar
     worker_repo: str | None  # else: a tinygrad clone at this path on every worker
     case_files: list[tuple[str, bytes]]  # the plan's case files (name, bytes): the suite's identity is their bytes
+    missing: list[str] | None = None  # package paths the client's clone could not read (not in the archive)
 
 
 @dataclass
@@ -64,13 +67,26 @@ def run_remote(task: RemoteTask) -> RemoteResult:
         plan = replace(task.plan, case_files=case_files) if case_files else task.plan
         started = time.monotonic()
         if task.archive is not None:
-            described, result = extract_tree(unpack(task.archive, tmp / "tree"), task.commit, plan, tmp)
+            described, result = extract_tree(unpack(task.archive, tmp / "tree"), task.commit, plan, tmp, task.missing)
         else:
             described, result = extract_commit(Path(task.worker_repo or "."), task.commit, plan, tmp)
         bundle = result.bundle_path.read_bytes() if result.bundle_path.is_file() else None
         return RemoteResult(described, result.status, result.returncode, result.stderr, result.seconds,
                             time.monotonic() - started - result.seconds,
                             None if bundle is None else zlib.compress(bundle, BUNDLE_COMPRESSION))
+
+
+def quiet_dask() -> None:
+    """The client's own log lines (reconnect attempts, tracebacks) and its warning about large tasks (a package
+    archive is a few MB by design) would bury the one line the CLI prints when something goes wrong."""
+    for name in ["distributed", *logging.root.manager.loggerDict]:
+        if name.startswith("distributed"):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
+    warnings.filterwarnings("ignore", message="Sending large graph", category=UserWarning)
+
+
+class SchedulerLost(SweepStopped):
+    """The client lost its scheduler mid-sweep: the sweep stops; what it stored is kept (a rerun resumes)."""
 
 
 class DaskWorkers:
@@ -82,9 +98,10 @@ class DaskWorkers:
             from distributed import Client, LocalCluster
         except ImportError:
             raise SweepError("--dask needs Dask's distributed scheduler: pip install 'tgstore[dask]'") from None
-        self.repo = repo
+        self.repo, self.address = repo, address
         self.worker_repo = worker_repo
         self.cluster = None
+        quiet_dask()
         try:
             if address.startswith(LOCAL_PREFIX):
                 count = address[len(LOCAL_PREFIX):]
@@ -105,15 +122,30 @@ class DaskWorkers:
 
     def submit(self, commit: Commit, plan: ExtractionPlan, workdir: Path) -> Future:
         whole_tree = plan.capture is not None
-        task = RemoteTask(commit, replace(plan, case_files=[]),
-                          None if self.worker_repo else commit_archive(self.repo, commit.sha, whole_tree=whole_tree),
-                          self.worker_repo, [(Path(p).name, Path(p).read_bytes()) for p in plan.case_files])
-        return self.executor.submit(run_remote, task)
+        archive, missing = None, None
+        if not self.worker_repo:  # what the clone can read of the package (a whole tree for capture mode)
+            archive, missing = (commit_archive(self.repo, commit.sha, whole_tree=True), None) if whole_tree \
+                else readable_archive(self.repo, commit.sha)
+        task = RemoteTask(commit, replace(plan, case_files=[]), archive, self.worker_repo,
+                          [(Path(p).name, Path(p).read_bytes()) for p in plan.case_files], missing)
+        try:
+            return self.executor.submit(run_remote, task)
+        except Exception as exc:
+            self.check_scheduler(exc)
+            raise
+
+    def check_scheduler(self, exc: Exception) -> None:
+        """Raise SchedulerLost when `exc` came from the scheduler being gone (the client is no longer running)."""
+        if self.client.status != "running":
+            raise SchedulerLost(f"lost the Dask scheduler at {self.address} ({type(exc).__name__}); the commits "
+                                "stored so far are kept: start a scheduler and run the same command again to "
+                                "resume") from None
 
     def result(self, future: Future, workdir: Path) -> tuple[dict, ExtractionResult, float]:
         try:
             remote: RemoteResult = future.result()
-        except Exception as exc:  # KilledWorker (lost too often), or the task itself failed on the worker
+        except Exception as exc:  # KilledWorker (lost too often), the task failed on the worker, or no scheduler
+            self.check_scheduler(exc)
             raise WorkerLost(f"{type(exc).__name__}: {exc}") from None
         workdir.mkdir(parents=True, exist_ok=True)
         bundle_path = workdir / "bundle.jsonl"

@@ -16,6 +16,12 @@
 * Unchanged packages. A commit whose package (`tinygrad/` and the version files) is byte-identical to a stored
   commit's, or to one ingested ok earlier in the sweep, has that run copied instead of being extracted
   (package_keys, CommitQueue): the extraction sees nothing else of a commit.
+* Skip by what ran. A commit that changes no file its first parent's stored run read (nor the entries of a directory
+  it loaded from or listed) has that run copied too, saying so (history/skip.py). `skip=False` (`--no-skip`)
+  extracts every commit.
+* Partial clones. A commit whose package the clone cannot fully read (missing objects) is extracted from what can be
+  read; the missing paths are recorded on the run, and a run that could have read one is failed as untestable,
+  naming it.
 """
 
 from __future__ import annotations
@@ -37,7 +43,20 @@ from tgstore import tempdirs
 from tgstore.db.models import Run, Suite, TinygradCommit
 from tgstore.extract import child
 from tgstore.extract.runner import ExtractionResult, TinygradNotFound, resolve_tinygrad_root
-from tgstore.git import Commit, GitError, checkout, clean_stale_worktrees, package_checkout, package_keys
+from tgstore.git import (
+    Commit,
+    GitError,
+    Tree,
+    checkout,
+    clean_stale_worktrees,
+    first_parents,
+    package_keys,
+    package_tree_hash,
+    readable_archive,
+    tree_of,
+    unpack,
+)
+from tgstore.history import skip as skip_by
 from tgstore.pipeline import ExtractionPlan, extract_bundle, ingest_result, record_failure
 from tgstore.store.ingest import ExtractionOutcome, StoredRun, copy_run
 from tgstore.store.rows import FAILED
@@ -45,6 +64,10 @@ from tgstore.store.timings import this_machine, timed_commits
 
 # git's one-line errors are a sweep's (the CLI catches SweepError for both)
 SweepError = GitError
+
+
+class SweepStopped(SweepError):
+    """Where the extractions run is gone (a Dask scheduler lost): the sweep stops, keeping what it stored."""
 
 
 class WorkerLost(Exception):
@@ -80,15 +103,27 @@ def _kill_own_children() -> None:
 
 def extract_commit(repo: Path, commit: Commit, plan: ExtractionPlan, workdir: Path) -> tuple[dict, ExtractionResult]:
     """Check `commit` out and run the extractor on it (in a child process); the bundle goes to workdir/bundle.jsonl.
-    Returns the tinygrad description for the run and the extraction result; never raises for tinygrad's failures."""
-    with (checkout if plan.capture is not None else package_checkout)(repo, commit.sha) as tree:
-        return extract_tree(tree, commit, plan, workdir)
+    Returns the tinygrad description for the run and the extraction result; never raises for tinygrad's failures.
+    The package is what the clone can read of it (`git.readable_archive`); the paths it lacks are described."""
+    if plan.capture is not None:
+        with checkout(repo, commit.sha) as tree:
+            return extract_tree(tree, commit, plan, workdir)
+    archive, missing = readable_archive(repo, commit.sha)
+    base = tempdirs.make("pkg")
+    try:
+        return extract_tree(unpack(archive, base / "tree"), commit, plan, workdir, missing)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
 
 
-def extract_tree(tree: Path, commit: Commit, plan: ExtractionPlan, workdir: Path) -> tuple[dict, ExtractionResult]:
-    """Run the extractor on `commit`'s checked-out `tree`; the bundle goes to workdir/bundle.jsonl."""
+def extract_tree(tree: Path, commit: Commit, plan: ExtractionPlan, workdir: Path,
+                 missing: list[str] | None = None) -> tuple[dict, ExtractionResult]:
+    """Run the extractor on `commit`'s checked-out `tree` (without the `missing` paths the clone lacks); the bundle
+    goes to workdir/bundle.jsonl."""
     out = workdir / "bundle.jsonl"
     described = child.describe_tinygrad(tree, commit.git())
+    if missing:
+        described["missing_paths"] = [[path, skip_by.nearest_directory(tree, path)] for path in missing]
     try:
         root = resolve_tinygrad_root(tree)
     except TinygradNotFound as exc:
@@ -125,7 +160,8 @@ class CommitOutcome:
     run_id: int | None = None
     new_case_results: int = 0
     error: str | None = None
-    copied_from: str | None = None  # not extracted: its package is this stored commit's (package_keys)
+    copied_from: str | None = None  # not extracted: a copy of this stored commit's run
+    copy_reason: str | None = None  # why that is this commit's output (package identical, or nothing read changed)
 
     @property
     def seconds(self) -> float:
@@ -213,20 +249,49 @@ class LocalWorkers:
         self.pool.shutdown(wait=True)
 
 
-class CommitQueue:
-    """The commits a sweep has still to store, in order. A commit whose package equals a stored commit's (or one
-    ingested ok earlier in this sweep) has that run copied instead of being extracted; while the first commit of a
-    package is in flight, the others wait for it. Capture and timed runs are never copied."""
+TREES_KEPT = 64  # a tree is some 500 paths: a whole-history sweep must not keep all 7,576
 
-    def __init__(self, engine: Engine, repo: Path, plan: ExtractionPlan, todo: list[Commit], stored: set[str]):
-        self.engine, self.plan = engine, plan
+
+class CommitQueue:
+    """The commits a sweep has still to store, in order, and which of them need no extraction (with `skip`):
+
+    * a commit whose package equals a stored commit's (or one ingested ok earlier in this sweep) has that run copied;
+      while the first commit of a package is in flight, the others wait for it;
+    * a commit whose first parent has a stored run (extracted with the same settings) that read nothing the commit
+      changed has that run copied (tgstore.skip); while its parent is in flight, a commit waits for it unless the
+      change already touches what the last run read.
+
+    Capture and timed runs are never copied."""
+
+    def __init__(self, engine: Engine, repo: Path, plan: ExtractionPlan, todo: list[Commit], stored: set[str], *,
+                 skip: bool = True):
+        self.engine, self.repo, self.plan = engine, repo, plan
         self.pending = deque(todo)
         # capture runs the commit's own tests, and a timed sweep wants each commit's own timings: neither copies
-        copies = plan.capture is None and not plan.time
+        copies = skip and plan.capture is None and not plan.time
         self.keys = package_keys(repo, [c.sha for c in todo] + sorted(stored)) if copies else {}
         self.stored = {self.keys[sha]: sha for sha in sorted(stored) if sha in self.keys}
         self.leading: set[str] = set()  # packages whose first commit is being extracted
-        self.waiting: dict[str, list[Commit]] = {}
+        self.waiting: dict[str, list[Commit]] = {}  # "package:KEY" or "commit:SHA" -> commits waiting for it
+        self.parents = first_parents(repo, [c.sha for c in todo]) if copies else {}
+        self.open = {c.sha for c in todo}  # not yet stored, copied or failed in this sweep
+        self.inputs: dict[str, dict] = {}  # sha -> what its stored ok run read (tgstore.skip)
+        if copies:
+            with engine.connect() as conn:
+                parents = sorted({p for p in self.parents.values() if p} | stored)
+                self.inputs = skip_by.stored_inputs(conn, plan, parents)
+        first = self.parents.get(todo[0].sha) if todo else None
+        # what the latest run read: whether a commit waits for its parent is guessed from it
+        self.latest = self.inputs.get(first or "") or next(iter(self.inputs.values()), None)
+        self.trees: dict[str, Tree] = {}
+
+    def tree(self, sha: str) -> Tree:
+        """The commit's package tree; the last few are kept (a commit and its parent are asked for in turn)."""
+        if sha not in self.trees:
+            if len(self.trees) >= TREES_KEPT:
+                del self.trees[next(iter(self.trees))]
+            self.trees[sha] = tree_of(self.repo, sha)
+        return self.trees[sha]
 
     def next_to_extract(self, copied: Callable[[CommitOutcome], None]) -> Commit | None:
         """The next commit to extract; the copies made on the way there are passed to `copied`."""
@@ -236,35 +301,70 @@ class CommitQueue:
             if key is None:
                 return commit
             if key in self.stored:
-                st = time.monotonic()
-                report = copy_run(self.engine, self.stored[key], commit.git(), self.plan.suite["hash"],
-                                  self.plan.backend, self.plan.effective_renderers)
-                if report is not None:
-                    copied(CommitOutcome(commit, report.status, ingest_seconds=time.monotonic() - st,
-                                         run_id=report.run_id, copied_from=self.stored[key]))
+                source = self.stored[key]
+                if self._copy(commit, source, f"its package is {source}'s", copied, None):
                     continue
                 del self.stored[key]  # that run is gone (replaced meanwhile): extract this one
             if key in self.leading:
-                self.waiting.setdefault(key, []).append(commit)
+                self.waiting.setdefault(f"package:{key}", []).append(commit)
+                continue
+            parent = self.parents.get(commit.sha)
+            if parent in self.inputs:
+                why = skip_by.why_not_same(self.tree(commit.sha), self.inputs[parent])
+                if why is None and self._copy(commit, parent, f"it changes no file {parent}'s run read", copied,
+                                              package_tree_hash(self.repo, self.tree(commit.sha))):
+                    continue
+            elif parent in self.open and (self.latest is None or not skip_by.touches(
+                    self.tree(parent), self.tree(commit.sha), self.latest)):
+                self.waiting.setdefault(f"commit:{parent}", []).append(commit)  # likely a copy of its parent's run
                 continue
             self.leading.add(key)
             return commit
         return None
 
+    def _copy(self, commit: Commit, source: str, reason: str, copied: Callable[[CommitOutcome], None],
+              tree_hash: str | None) -> bool:
+        st = time.monotonic()
+        report = copy_run(self.engine, source, commit.git(), self.plan.suite["hash"], self.plan.backend,
+                          self.plan.effective_renderers, reason=reason, tree_hash=tree_hash)
+        if report is None:
+            return False
+        copied(CommitOutcome(commit, report.status, ingest_seconds=time.monotonic() - st, run_id=report.run_id,
+                             copied_from=source, copy_reason=reason))
+        self._learn(commit.sha)  # the copy read what its source read
+        self._settled(commit.sha)
+        return True
+
+    def _learn(self, sha: str) -> None:
+        with self.engine.connect() as conn:
+            found = skip_by.stored_inputs(conn, self.plan, [sha])
+        if sha in found:
+            self.inputs[sha] = self.latest = found[sha]
+
+    def _settled(self, sha: str) -> None:
+        """`sha` is stored (or failed): the commits waiting for it are looked at again, first."""
+        self.open.discard(sha)
+        self.pending.extendleft(reversed(self.waiting.pop(f"commit:{sha}", [])))
+
     def extracted(self, outcome: CommitOutcome) -> None:
-        """A commit came back: its package's waiting commits are copied from it if it is ok, else extracted."""
-        key = self.keys.get(outcome.commit.sha)
+        """A commit came back: its package's waiting commits are copied from it if it is ok, else extracted; so are
+        the commits waiting for it as their parent."""
+        sha = outcome.commit.sha
+        key = self.keys.get(sha)
         if key is None:
             return
         self.leading.discard(key)
         if outcome.status in ("ok", "skipped"):
-            self.stored[key] = outcome.commit.sha
-        self.pending.extendleft(reversed(self.waiting.pop(key, [])))
+            self.stored[key] = sha
+            self._learn(sha)
+        self.pending.extendleft(reversed(self.waiting.pop(f"package:{key}", [])))
+        self._settled(sha)
 
 
 def sweep(engine: Engine, repo: Path, commits: list[Commit], plan: ExtractionPlan, *, jobs: int = 1,
           force: bool = False, reporter: Reporter | None = None,
-          on_ingested: Callable[[CommitOutcome], None] | None = None, workers: Workers | None = None) -> SweepSummary:
+          on_ingested: Callable[[CommitOutcome], None] | None = None, workers: Workers | None = None,
+          skip: bool = True) -> SweepSummary:
     """Extract and ingest `commits` of `repo` (see the module docstring); `jobs` extractions run at once here, or as
     many as `workers` (a Dask cluster) runs; ingestion happens in the calling thread. Never raises for a commit's
     failure: it is in the summary (and, when tinygrad failed, stored as a failed run to be retried by the next
@@ -275,7 +375,7 @@ def sweep(engine: Engine, repo: Path, commits: list[Commit], plan: ExtractionPla
     clean_stale_worktrees(repo)
     done = set() if force else ok_commits(engine, plan)
     skipped = [c for c in commits if c.sha in done]
-    queue = CommitQueue(engine, repo, plan, [c for c in commits if c.sha not in done], done)
+    queue = CommitQueue(engine, repo, plan, [c for c in commits if c.sha not in done], done, skip=skip)
     summary.outcomes += [CommitOutcome(c, "skipped") for c in skipped]
     reporter.start(len(commits), skipped)
     local = LocalWorkers(repo, jobs) if workers is None else None
@@ -290,15 +390,13 @@ def sweep(engine: Engine, repo: Path, commits: list[Commit], plan: ExtractionPla
 
     with tempdirs.owned("sweep") as tmp:
         def submit_next() -> None:
-            commit = queue.next_to_extract(stored)
-            if commit is not None:
+            # only `width` commits in flight: a resumed sweep redoes at most those, and bundles wait nowhere
+            while len(in_flight) < runner.width and (commit := queue.next_to_extract(stored)) is not None:
                 workdir = Path(tmp) / commit.sha
                 in_flight[runner.submit(commit, plan, workdir)] = (commit, workdir)
 
         try:
-            # only `width` commits in flight: a resumed sweep redoes at most those, and bundles wait nowhere
-            for _ in range(runner.width):
-                submit_next()
+            submit_next()
             while in_flight:
                 reporter.running([c for c, _w in in_flight.values()])
                 finished, _ = wait(in_flight, return_when=FIRST_COMPLETED)
@@ -325,20 +423,33 @@ def _ingest_one(engine: Engine, commit: Commit, runner: Workers, future: Future,
                 force: bool) -> CommitOutcome:
     try:
         described, result, checkout_seconds = runner.result(future, workdir)
-    except (SweepError, OSError, WorkerLost) as exc:  # a failed run, retried by the next sweep
-        lines = str(exc).splitlines()
-        if len(lines) > 4:  # git names every file it could not write; the first and last lines say enough
-            lines = [*lines[:2], f"... ({len(lines) - 3} more lines)", lines[-1]]
-        error = f"{'worker lost' if isinstance(exc, WorkerLost) else 'checkout failed'}: {chr(10).join(lines)}"
-        described = {"path": None, "version": None, "tree_hash": "", "git": commit.git()}
-        report = record_failure(engine, described, plan, ExtractionOutcome("failed", None, str(exc)), error)
-        return CommitOutcome(commit, report.status, run_id=report.run_id, error=error)
+    except SweepStopped:
+        raise
+    except (SweepError, OSError, WorkerLost) as exc:
+        return _failed(engine, commit, plan, exc)
     st = time.monotonic()
     report = ingest_result(engine, result, described, plan, force=force)
     outcome = CommitOutcome(commit, report.status, result.seconds, time.monotonic() - st, checkout_seconds,
                             report.run_id, report.new_case_results)
+    if described.get("missing_paths") and report.run_id is not None and not report.skipped:
+        needed = skip_by.record_missing_paths(engine, report.run_id, described["missing_paths"])
+        if needed:
+            outcome.status = "failed"
+            outcome.error = f"untestable: it could have read {needed[0]}, which the clone lacks"
+            return outcome
     if report.skipped:  # another sweep stored it meanwhile
         outcome.status = "skipped"
     elif report.status in FAILED:
         outcome.error = f"extraction {result.status} (exit code {result.returncode}): {_last_line(result.stderr)}"
     return outcome
+
+
+def _failed(engine: Engine, commit: Commit, plan: ExtractionPlan, exc: Exception) -> CommitOutcome:
+    """A commit whose checkout failed or whose worker was lost: a failed run, retried by the next sweep."""
+    lines = str(exc).splitlines()
+    if len(lines) > 4:  # git names every file it could not write; the first and last lines say enough
+        lines = [*lines[:2], f"... ({len(lines) - 3} more lines)", lines[-1]]
+    error = f"{'worker lost' if isinstance(exc, WorkerLost) else 'checkout failed'}: {chr(10).join(lines)}"
+    described = {"path": None, "version": None, "tree_hash": "", "git": commit.git()}
+    report = record_failure(engine, described, plan, ExtractionOutcome("failed", None, str(exc)), error)
+    return CommitOutcome(commit, report.status, run_id=report.run_id, error=error)

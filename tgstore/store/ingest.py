@@ -565,6 +565,8 @@ def store_bundle(conn: Connection, bundle: Bundle, *, outcome: ExtractionOutcome
         errors.append(command_failed(command))
     store = contents.store
     features = store.blob(canonical_json(header["features"]))
+    inputs = (bundle.end or {}).get("inputs")  # what it read (history/skip.py); bundles before it have none
+    inputs_blob = store.blob(canonical_json(inputs)) if isinstance(inputs, dict) else None
     case_set_id = store_case_set(store, conn, stored)
     run_id = insert_returning_id(
         conn, Run, commit_id=commit_id, suite_id=suite_id, backend=backend,
@@ -573,7 +575,7 @@ def store_bundle(conn: Connection, bundle: Bundle, *, outcome: ExtractionOutcome
         ingested_at=now_iso(), tgstore_version=__version__, code_hash=code_hash(),
         bundle_version=header["bundle_version"],
         debug_level=header.get("debug_level"), python=header.get("python"), tinygrad_path=tinygrad.get("path"),
-        features_blob_id=features, error="; ".join(errors) or None,
+        features_blob_id=features, inputs_blob_id=inputs_blob, error="; ".join(errors) or None,
         stderr=(outcome.stderr[-STDERR_KEEP:] if outcome and outcome.stderr else None),
         pattern_set_id=contents.pattern_set_id, case_set_id=case_set_id,
         case_seconds=json.dumps([case.get("seconds") for case, _r, _m in stored], separators=(",", ":")),
@@ -622,15 +624,18 @@ def record_failed_run(engine: Engine, *, sha: str, tree_hash: str, version: str 
 # the run columns copy_run takes from its source run (the rest say when and from where the copy was made)
 COPIED = ("suite_id", "backend", "renderers", "status", "started_at", "finished_at", "tgstore_version", "code_hash",
           "bundle_version", "debug_level", "python", "features_blob_id", "error", "stderr", "pattern_set_id",
-          "case_set_id", "case_seconds", "command")
+          "case_set_id", "case_seconds", "command", "inputs_blob_id")
 
 
 def copy_run(engine: Engine, source_sha: str, git: dict[str, Any], suite_hash: str, backend: str,
-             renderers: list[str]) -> IngestReport | None:
+             renderers: list[str], *, reason: str | None = None, tree_hash: str | None = None) -> IngestReport | None:
     """Store the commit `git` names ({sha, date, subject, position}) with a copy of `source_sha`'s current run,
     which must be ok and cover `renderers`; None when it is not. For a commit whose tinygrad package is
-    byte-identical to the source's (git.package_keys): the extraction is a function of the package, so its
-    output is the source's, but for timings. The new commit row takes the source's package hash and version."""
+    byte-identical to the source's (git.package_keys), or that changes no file the source's run read
+    (history/skip.py): its extraction would read what the source's read, so its output is the source's, but for
+    timings. The run says so (`copied_from`, `copy_reason`). The new commit row takes the source's version (its
+    version files are the source's) and package hash unless `tree_hash` is its own."""
+    reason = reason or f"its package is {source_sha}'s"
     with engine.begin() as conn:
         source = find_run(conn, source_sha, suite_hash, backend)
         if source is None or not source.covers(renderers):
@@ -639,12 +644,12 @@ def copy_run(engine: Engine, source_sha: str, git: dict[str, Any], suite_hash: s
                                   TinygradCommit.version).join(TinygradCommit, TinygradCommit.id == Run.commit_id)
                            .where(Run.id == source.id)).one()
         values = dict(zip(COPIED, row[:len(COPIED)], strict=True))
-        tree_hash, version = row[len(COPIED):]
+        source_tree_hash, version = row[len(COPIED):]
         current = make_room(conn, find_run(conn, git["sha"], suite_hash, backend), values["status"])
-        commit_id = upsert_commit(conn, git["sha"], tree_hash, version, git)
+        commit_id = upsert_commit(conn, git["sha"], tree_hash or source_tree_hash, version, git)
         run_id = conn.execute(insert(Run).values(
-            commit_id=commit_id, is_current=current, ingested_at=now_iso(),
-            tinygrad_path=f"not extracted: its package is {source_sha}'s", **values)).inserted_primary_key[0]
+            commit_id=commit_id, is_current=current, ingested_at=now_iso(), tinygrad_path=f"not extracted: {reason}",
+            copied_from=source_sha, copy_reason=reason, **values)).inserted_primary_key[0]
         missing = conn.execute(select(RunMissing.case_name, RunMissing.feature, RunMissing.reason)
                                .where(RunMissing.run_id == source.id)).all()
         if missing:

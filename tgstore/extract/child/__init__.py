@@ -14,8 +14,8 @@ One module per tinygrad surface, each opening with its table of eras: `schedule`
 `case` runs one case, `main` writes the bundle. This file and `header` import no tinygrad: the parent uses them.
 """
 
-from .header import capture_identity, describe_tinygrad, suite_identity
-from .lower import ALL_RENDERERS
+from .header import capture_identity, describe_tinygrad, run_settings, suite_identity
+from .lower import ALL_RENDERERS, selected_renderers
 
 BUNDLE_VERSION = 3
 # renderers tried when --renderers is not given: all of them. A renderer a release lacks (WGSL before 0.10.3, X86
@@ -25,4 +25,4 @@ DEFAULT_RENDERERS = list(ALL_RENDERERS)
 DEFAULT_STAGE_RENDERERS = ["C", "LLVM"]
 
 __all__ = ["ALL_RENDERERS", "BUNDLE_VERSION", "DEFAULT_RENDERERS", "DEFAULT_STAGE_RENDERERS", "capture_identity",
-           "describe_tinygrad", "suite_identity"]
+           "describe_tinygrad", "run_settings", "selected_renderers", "suite_identity"]

@@ -104,3 +104,20 @@ def device_env(root: pathlib.Path, backend: str) -> dict[str, str]:
     if 'getenv("DEV"' in src or "DEV.device" in src or "DEV.target" in src:
         return {"DEV": dev}
     return {dev: "1"}
+
+
+def extractor_hash() -> str:
+    """sha256 over this child package's own code: a run's output is a function of it too."""
+    here = pathlib.Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    for path in sorted(here.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def run_settings(*, suite_hash: str, backend: str, renderers: list[str], stages: list[str], rewrites: int, debug: int,
+                 python: str) -> dict[str, Any]:
+    """What an extraction's output depends on besides the tinygrad files it reads (recorded with its inputs): two
+    runs with equal settings that read equal bytes write equal bundles."""
+    return {"suite": suite_hash, "backend": backend, "renderers": list(renderers), "stages": list(stages),
+            "rewrites": rewrites, "debug": debug, "python": python, "extractor": extractor_hash()}

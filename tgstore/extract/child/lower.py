@@ -31,6 +31,17 @@ RENDERER_SPECS: dict[str, tuple[str, list[str], str, str]] = {
 }
 ALL_RENDERERS = list(RENDERER_SPECS)
 
+
+def selected_renderers(value: str | None, default: list[str]) -> list[str]:
+    """Renderer names as --renderers / --stages give them ("C,llvm", "all", "none"; None: `default`)."""
+    if value is None:
+        return list(default)
+    if value.strip().lower() == "all":
+        return list(ALL_RENDERERS)
+    if value.strip().lower() == "none":
+        return []
+    return [r.strip().upper() for r in value.split(",") if r.strip()]
+
 # How an AST becomes a program, newest first: (feature name, module, function).
 LOWERINGS = [
     ("codegen_do_to_program", "tinygrad.codegen", "do_to_program"),  # 0.13+: a PROGRAM UOp (uncached entry)

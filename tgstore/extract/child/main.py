@@ -23,8 +23,9 @@ from . import BUNDLE_VERSION, DEFAULT_RENDERERS, DEFAULT_STAGE_RENDERERS
 from .capture import capture
 from .case import load_cases
 from .extractor import Extractor
-from .header import capture_identity, describe_tinygrad, device_env, suite_identity
-from .lower import ALL_RENDERERS
+from .header import capture_identity, describe_tinygrad, device_env, run_settings, suite_identity
+from .inputs import InputWatch
+from .lower import selected_renderers
 from .text import BundleWriter, clean, now, set_root
 from .timing import WARMUP, calibrate, codegen_thread_env, machine
 
@@ -77,16 +78,6 @@ def die_with_parent() -> None:
         os._exit(1)
 
 
-def names(value: str | None, default: list[str]) -> list[str]:
-    if value is None:
-        return list(default)
-    if value.strip().lower() == "all":
-        return list(ALL_RENDERERS)
-    if value.strip().lower() == "none":
-        return []
-    return [r.strip().upper() for r in value.split(",") if r.strip()]
-
-
 def tinygrad_env(root: pathlib.Path, backend: str) -> dict[str, str]:
     """The environment tinygrad is imported with (recorded in the header)."""
     for d in [p.stem[4:].upper() for p in (root / "tinygrad" / "runtime").glob("ops_*.py")] + ["DEV", "DEBUG", "VIZ"]:
@@ -132,9 +123,12 @@ def main(argv: list[str] | None = None) -> int:
     started = now()
     try:
         inputs = read_inputs(args)
+        described = describe_tinygrad(inputs.root, git_override(args))  # reads every file: before the watch
+        watch = InputWatch(inputs.root)  # what the run reads, for a sweep's skip (history/skip.py)
+        watch.start()
         env = tinygrad_env(inputs.root, args.backend)
         out = BundleWriter(pathlib.Path(args.out))
-        header = bundle_header(args, inputs, env, started)
+        header = bundle_header(args, inputs, env, started, described)
     except UsageError as exc:
         print(f"child: {exc}", file=sys.stderr)
         return 2
@@ -144,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     write_header(ex, args, header, out)
     if inputs.capture_argv is not None:
         return capture_command(ex, inputs.root, inputs.capture_argv, args.cwd, out)
-    return run_cases(ex, load_case_files(inputs.case_files, out), out)
+    return run_cases(ex, load_case_files(inputs.case_files, out), out, read_record(watch, header, inputs, args))
 
 
 def reexec_with_fixed_hash_seed() -> None:
@@ -171,23 +165,28 @@ def read_inputs(args: argparse.Namespace) -> Inputs:
             capture_argv = [str(a) for a in json.loads(args.capture_json)]
         except (ValueError, TypeError):
             raise UsageError(f"--capture-json is not a JSON list: {args.capture_json!r}") from None
-    renderers = names(args.renderers, DEFAULT_RENDERERS)
-    stage_renderers = [r for r in names(args.stages, DEFAULT_STAGE_RENDERERS) if r in renderers]
+    renderers = selected_renderers(args.renderers, DEFAULT_RENDERERS)
+    stage_renderers = [r for r in selected_renderers(args.stages, DEFAULT_STAGE_RENDERERS) if r in renderers]
     return Inputs(root, case_files, capture_argv, renderers, stage_renderers)
 
 
-def bundle_header(args: argparse.Namespace, inputs: Inputs, env: dict[str, str], started: str) -> dict[str, Any]:
+def git_override(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The commit the parent names for the tinygrad (a sweep's archive has no .git)."""
+    if not args.git_json:
+        return None
+    try:
+        return json.loads(args.git_json)
+    except ValueError:
+        raise UsageError(f"--git-json is not JSON: {args.git_json!r}") from None
+
+
+def bundle_header(args: argparse.Namespace, inputs: Inputs, env: dict[str, str], started: str,
+                  described: dict[str, Any]) -> dict[str, Any]:
     """The header record; its `features` (and `timing`) are filled in once tinygrad is imported."""
-    git_override = None
-    if args.git_json:
-        try:
-            git_override = json.loads(args.git_json)
-        except ValueError:
-            raise UsageError(f"--git-json is not JSON: {args.git_json!r}") from None
     return {
         "kind": "header", "bundle_version": BUNDLE_VERSION, "producer": "tgstore-child", "started_at": started,
         "python": platform.python_version(), "platform": platform.platform(),
-        "tinygrad": describe_tinygrad(inputs.root, git_override), "backend": args.backend,
+        "tinygrad": described, "backend": args.backend,
         "renderers": inputs.renderers, "stages": inputs.stage_renderers, "rewrites_limit": args.rewrites,
         "debug_level": args.debug,
         "suite": capture_identity(inputs.capture_argv) if inputs.capture_argv is not None
@@ -237,7 +236,17 @@ def load_case_files(case_files: list[pathlib.Path], out: BundleWriter) -> list[t
     return cases
 
 
-def run_cases(ex: Extractor, cases: list[tuple[str, Callable, str | None]], out: BundleWriter) -> int:
+def read_record(watch: InputWatch, header: dict[str, Any], inputs: Inputs,
+                args: argparse.Namespace) -> Callable[[], dict[str, Any]]:
+    """The end record's `inputs`: what the run read and its settings (capture mode runs the commit's own files and
+    is never skipped, so it has none)."""
+    return lambda: {**watch.record(), "settings": run_settings(
+        suite_hash=header["suite"]["hash"], backend=args.backend, renderers=inputs.renderers,
+        stages=inputs.stage_renderers, rewrites=args.rewrites, debug=args.debug, python=platform.python_version())}
+
+
+def run_cases(ex: Extractor, cases: list[tuple[str, Callable, str | None]], out: BundleWriter,
+              inputs_read: Callable[[], dict[str, Any]]) -> int:
     ex.patterns.scan()
     settle_heap()
     failed = 0
@@ -245,7 +254,7 @@ def run_cases(ex: Extractor, cases: list[tuple[str, Callable, str | None]], out:
         rec = ex.runner.run(name, fn, doc)
         failed += rec["status"] == "error"
         out.write(rec)
-    out.write(end_record(ex, len(cases), failed))
+    out.write({**end_record(ex, len(cases), failed), "inputs": inputs_read()})
     out.close()
     return 0
 
