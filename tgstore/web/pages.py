@@ -13,7 +13,7 @@ from urllib.parse import quote, urlencode
 from datasette.utils.asgi import Response
 from markupsafe import Markup
 
-from tgstore.web import charts, diffpage, diffsummary, graphpage, steps
+from tgstore.web import charts, diffpage, diffsummary, graphpage, regressionspage, steps
 from tgstore.web.highlight import stylesheet
 from tgstore.web.sidebyside import bounded_table
 
@@ -224,5 +224,6 @@ ROUTES = [
     (r"^/-/blob/(?P<hash>[0-9a-f]{64})$", blob),
     (r"^/-/diff$", diff),
     (r"^/-/chart$", chart),
+    (r"^/-/regressions$", regressionspage.regressions),
     (r"^/-/tgstore/(?P<name>[A-Za-z0-9_.-]+)$", static),
 ]
