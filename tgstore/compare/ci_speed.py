@@ -18,8 +18,8 @@ from pathlib import Path
 
 from tgstore import tempdirs
 from tgstore.pipeline import ExtractionPlan, extract_bundle
+from tgstore.store.timings import MIN_KERNEL_NS  # shorter kernels are launch overhead: not judged
 
-MIN_KERNEL_NS = 10_000  # shorter kernels are launch overhead: not judged (timings.MIN_KERNEL_NS)
 ALPHA = 0.01
 
 

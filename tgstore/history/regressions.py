@@ -19,9 +19,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from tgstore.history.stepfit import MIN_NOISE, Analysis, Series, Step, analyse
+from tgstore.store.timings import MIN_KERNEL_NS  # shorter kernels are launch overhead: not judged
 
 METRICS = ("time", "compile")
-MIN_KERNEL_NS = 10_000  # run times under this are launch overhead and noise (timings.MIN_KERNEL_NS)
 TIME_FLOOR = 0.02  # the least relative noise assumed of run times on a shared machine (2%)
 COMPILE_FLOOR = 0.03  # and of compile times (one measurement per commit, in a process doing other work)
 LOAD_CHANGE = 1.2  # a calibration loop this much slower or faster at one side: the machine's load moved
@@ -42,6 +42,7 @@ class Point:
     kernel_hash: str | None
     program: str | None
     calibration_ns: int | None
+    kernel_name: str | None = None
 
 
 @dataclass
@@ -189,10 +190,8 @@ def read_series(conn: sqlite3.Connection, metric: str, machine: str, case: str |
          kernel_hash, name, program, calibration) in conn.execute(sql, {"machine": machine, "case": case or "",
                                                                        "since": since}):
         points = series.setdefault((suite, backend, case_name, position, renderer), [])
-        point = Point(sha, subject, git_position, float(value), json.loads(samples) if samples else None, run_id,
-                      kernel_hash, program or name, calibration)
-        point.kernel_name = name  # type: ignore[attr-defined]
-        points.append(point)
+        points.append(Point(sha, subject, git_position, float(value), json.loads(samples) if samples else None,
+                            run_id, kernel_hash, program or name, calibration, name))
     totals: dict[tuple, dict[str, Point]] = {}
     order: dict[tuple, list[str]] = {}
     for (suite, backend, case_name, _position, renderer), points in series.items():
@@ -281,7 +280,7 @@ def find_regressions(conn: sqlite3.Connection, metric: str = "time", *, case: st
             continue
         samples = [p.samples or [] for p in points] if metric == "time" and position is not None else None
         analysis: Analysis = analyse(Series([p.value for p in points], samples, max(floor, MIN_NOISE)))
-        kernel = getattr(points[-1], "kernel_name", None)
+        kernel = points[-1].kernel_name
         noise.append(SeriesNoise(case_name, position, renderer, kernel, len(points), round(analysis.noise, 4),
                                  round(analysis.detectable, 4), [points[i].sha for i in analysis.outliers],
                                  [points[s.index].sha for s in analysis.unsure]))
@@ -302,7 +301,7 @@ def regression(conn: sqlite3.Connection, metric: str, case: str, position: int |
         after.git_position - before.git_position == 1
     between = after.git_position - before.git_position - 1 if before.git_position is not None and \
         after.git_position is not None else None
-    return Regression(metric, case, position, renderer, getattr(after, "kernel_name", None),
+    return Regression(metric, case, position, renderer, after.kernel_name,
                       "slower" if step.ratio > 1 else "faster", round(step.before), round(step.after),
                       round(step.ratio, 3), round(step.confidence, 6), step.p, step.p_samples, step.p_commits,
                       before.sha, after.sha, after.subject, exact, between, kind, detail, round(analysis.noise, 4),
