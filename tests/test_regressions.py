@@ -53,6 +53,7 @@ def commit(repo: Path, subject: str, day: int) -> str:
     return git(repo, "rev-parse", "HEAD")
 
 
+@pytest.mark.slow
 @needs_clang
 def test_regressions_finds_the_planted_steps_and_nothing_else(tmp_path, tinygrad_release):
     """0.14.0 trees: kernels unoptimised (NOOPT on by default) for three commits, then optimised again (a speed-up

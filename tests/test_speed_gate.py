@@ -17,6 +17,7 @@ CASES = ("from tinygrad import Tensor\n\n\ndef case_matmul():\n"
          "    return Tensor.ones(128, 128).contiguous() @ Tensor.ones(128, 128).contiguous()\n")
 
 
+@pytest.mark.slow
 @needs_clang
 def test_check_time_quiet_on_an_unchanged_tree_and_failing_on_a_slower_one(tmp_path, tinygrad_release):
     repo = tmp_path / "repo"
