@@ -75,6 +75,7 @@ def main() -> None:
     ap.add_argument("--tinygrad", type=Path, default=None, help="default: the installed tinygrad")
     ap.add_argument("--cases", type=Path, default=CORE)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--unchanged", type=int, default=20, help="unchanged commits ingested for the bytes figures")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -99,18 +100,20 @@ def main() -> None:
         rows = sum(1 for line in bundle.read_text().splitlines() for r in [json.loads(line)] if r["kind"] == "case"
                    for item in r["schedule"] for p in item["programs"] if p.get("compile"))
         print(f"{rows} kernel x renderer rows (and one scheduling row per case)")
-        # an unchanged commit: the same output at another sha, with its timing session
+        # unchanged commits: the same output at other shas, each with its timing session; several, since the file
+        # grows by whole 4 KB pages
         for name, path in (("with", bundle), ("without", bare)):
             db = work / f"{name}.db"
             before = size(db)
-            again = work / f"again_{name}.jsonl"
             records = [json.loads(line) for line in path.read_text().splitlines()]
-            records[0]["tinygrad"]["git"] = {"sha": "f" * 40, "date": "2026-12-04T00:00:00+00:00",
-                                              "subject": "unchanged", "dirty": False, "position": 99999}
-            again.write_text("".join(json.dumps(r) + "\n" for r in records))
-            tgstore("ingest", "--db", str(db), "--bundle", str(again))
-            figure(f"unchanged_timed_commit_bytes_{name}_compile_times", size(db) - before)
-
+            for i in range(args.unchanged):
+                again = work / f"again_{name}_{i}.jsonl"
+                records[0]["tinygrad"]["git"] = {"sha": f"{i:040x}", "date": "2026-12-04T00:00:00+00:00",
+                                                  "subject": "unchanged", "dirty": False, "position": 99000 + i}
+                again.write_text("".join(json.dumps(r) + "\n" for r in records))
+                tgstore("ingest", "--db", str(db), "--bundle", str(again))
+            figure(f"unchanged_timed_commit_bytes_{name}_compile_times", (size(db) - before) / args.unchanged,
+                   f"{args.unchanged} commits")
 
 if __name__ == "__main__":
     main()

@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 import sqlite3
 
+import pytest
 from cli import rows, tgstore
+from git_history import build_release_history, git
 
 CASES = """\
 from tinygrad import Tensor
@@ -71,3 +73,36 @@ def test_compile_times_stored_with_the_session_not_the_results(tmp_path, tinygra
         chart = charts.chart_data(conn, "compile", "matmul", "LLVM")
     assert chart.series["lowering LLVM"][0] > 0 and chart.series["scheduling"][0] > 0
     assert "<svg" in charts.render(chart)
+
+
+@pytest.mark.slow
+def test_bisect_metric_compile_finds_the_commit_that_made_lowering_slower(tmp_path, tinygrad_release):
+    """0.14.0 trees with kernel optimisations off by default (NOOPT=1), then on again: lowering a 128x128 matmul's
+    kernels takes several times as long (the optimiser's passes run). bisect --metric compile names that commit,
+    extracting with --compile-times only (no kernel is run)."""
+    repo = tmp_path / "repo"
+    build_release_history(repo, [("0.14.0", "release")], tinygrad_release)
+    helpers = repo / "tinygrad" / "helpers.py"
+    original = helpers.read_text()
+    helpers.write_text(original.replace('ContextVar("NOOPT", 0)', 'ContextVar("NOOPT", 1)'))
+    subjects = ["no kernel optimisations", "docs 1", "optimise kernels again", "docs 2"]
+    line = []
+    for day, subject in enumerate(subjects, start=2):
+        if subject == "optimise kernels again":
+            helpers.write_text(original)
+        else:
+            with open(repo / "README.md", "a") as f:
+                f.write(subject + "\n")
+        date = f"2025-01-{day:02d}T12:00:00+00:00"
+        git(repo, "commit", "--quiet", "-am", subject, env={"GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date})
+        line.append(git(repo, "rev-parse", "HEAD"))
+    cases = tmp_path / "cases.py"
+    cases.write_text("from tinygrad import Tensor\n\n\ndef case_matmul():\n"
+                     "    return Tensor.ones(128, 128).contiguous() @ Tensor.ones(128, 128).contiguous()\n")
+    db = tmp_path / "t.db"
+    proc = tgstore("bisect", "matmul", "--metric", "compile", "--threshold", "100%", "--kernel", "2", "--good",
+                   line[0], "--bad", line[-1], "--repo", repo, "--db", db, "--cases", cases, "--renderers", "C")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split()[0] == line[2], (proc.stdout, proc.stderr)
+    assert "slower to lower" in proc.stderr and "again, to confirm" in proc.stderr
+    assert rows(db, "SELECT count(*) FROM kernel_timings")[0][0] == 0  # compile times only: nothing was run
