@@ -94,7 +94,7 @@ class Extractor:
             "upat_location": self.patterns.has_location,
             "target": getattr(tg.helpers, "Target", None) is not None,
             "name_counter": self.runner.names.counter is not None,
-            "passes": self.recorder is not None,
+            "passes": self.recorder is not None and bool(self.runner.options.stage_renderers),
             "graph_caches": ",".join(self.runner.graph_caches.names),
             "unimportable_modules": ",".join(self.unimportable),
             "device_env": ",".join(f"{k}={os.environ[k]}" for k in ("DEV", "CPU", "CLANG") if k in os.environ),
