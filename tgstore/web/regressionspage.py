@@ -53,9 +53,10 @@ async def regressions(datasette: Any, request: Any) -> Response:
     try:
         report = await db.execute_fn(lambda conn: find_regressions(conn, metric, case=case, since=since,
                                                                    machine=machine))
-    except RegressionError as exc:
+    except RegressionError as exc:  # nothing timed yet is an answer; a bad metric, case, commit or machine is not
+        empty = str(exc).startswith("no kernel timings stored") or str(exc).startswith("no compile times stored")
         return await render(datasette, request, "tgstore_message.html",
-                            {"title": "Regressions", "message": str(exc)}, 400 if metric not in METRICS else 200)
+                            {"title": "Regressions", "message": str(exc)}, 200 if empty else 400)
     found = len(report.regressions)
     links = " · ".join(f'<a href="/-/regressions?{urlencode({"metric": m, **({"case": case} if case else {})})}">'
                        f"{m}</a>" for m in METRICS)
