@@ -108,7 +108,7 @@ def ratio_figures(name: str, ours: Seconds, base: Seconds, note: str) -> None:
 def ingest_ratio(bundle: Path, repeat: int) -> tuple[float, float]:
     from tgstore.bundle import read_bundle
     from tgstore.db import open_engine, upgrade
-    from tgstore.ingest import ingest_bundle
+    from tgstore.store.ingest import ingest_bundle
 
     parse, store = [], []
     with tempfile.TemporaryDirectory() as tmp:

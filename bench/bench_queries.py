@@ -41,9 +41,9 @@ from common import SMALLEST_CASES, SMALLEST_HELP, case_file, figure  # noqa: E40
 
 from tgstore.bundle import read_bundle  # noqa: E402
 from tgstore.db import open_engine, upgrade  # noqa: E402
-from tgstore.history import RANK_COMMITS  # noqa: E402
-from tgstore.ingest import ingest_bundle  # noqa: E402
 from tgstore.queries import load_queries  # noqa: E402
+from tgstore.store.commits import RANK_COMMITS  # noqa: E402
+from tgstore.store.ingest import ingest_bundle  # noqa: E402
 
 RELEASES = ["0.12.0", "0.13.0", "0.14.0"]
 # Measured on tinygrad's real first-parent history (docs/history-plan.md): 5,321 of the 7,576 commits since v0.10.0

@@ -33,7 +33,7 @@ from common import SMALLEST_CASES, SMALLEST_HELP, case_file, figure  # noqa: E40
 
 from tgstore.bundle import read_bundle  # noqa: E402
 from tgstore.db import open_engine, upgrade  # noqa: E402
-from tgstore.ingest import ingest_bundle  # noqa: E402
+from tgstore.store.ingest import ingest_bundle  # noqa: E402
 
 BY_OBJECT: dict[str, int] = {}
 

@@ -28,8 +28,9 @@ from common import SMALLEST_CASES, SMALLEST_HELP, case_file, figure  # noqa: E40
 from tgstore.cli.progress import SweepReporter  # noqa: E402
 from tgstore.db import open_engine  # noqa: E402
 from tgstore.db.migrate import ensure_current  # noqa: E402
+from tgstore.git import open_repo, resolve_revs  # noqa: E402
+from tgstore.history.sweep import CommitOutcome, sweep  # noqa: E402
 from tgstore.pipeline import ExtractionPlan  # noqa: E402
-from tgstore.sweep import CommitOutcome, open_repo, resolve_revs, sweep  # noqa: E402
 
 
 def table_rows(conn: sqlite3.Connection) -> dict[str, int]:
@@ -175,7 +176,7 @@ def tinygrad_bound(repo: Path, shas: list[str], plan: ExtractionPlan, jobs: int)
     import os
     import subprocess
 
-    from tgstore.sweep import _run_git, package_checkout
+    from tgstore.git import _run_git, package_checkout
 
     seconds: dict[str, tuple[float, float]] = {}
     total = total_cpu = 0.0

@@ -15,12 +15,13 @@ ROOT = Path(__file__).resolve().parent.parent
 # The pipeline's layers, lowest first: a module may import its own layer or a lower one. The first matching prefix
 # decides (so "tgstore.cli" before "tgstore").
 LAYERS: list[tuple[str, ...]] = [
-    ("tgstore", "tgstore.resources", "tgstore.settings", "tgstore.tempdirs", "tgstore.git", "tgstore.bundle",
+    ("tgstore", "tgstore.resources", "tgstore.settings", "tgstore.tempdirs", "tgstore.units", "tgstore.git",
+     "tgstore.bundle",
      "tgstore.cases"),
     ("tgstore.extract",),
-    ("tgstore.db", "tgstore.store", "tgstore.ingest"),
-    ("tgstore.compare", "tgstore.pipeline", "tgstore.diff", "tgstore.stages", "tgstore.rewrites"),
-    ("tgstore.history", "tgstore.sweep", "tgstore.svod", "tgstore.queries"),
+    ("tgstore.db", "tgstore.store"),
+    ("tgstore.compare", "tgstore.pipeline"),
+    ("tgstore.history", "tgstore.svod", "tgstore.queries"),
     ("tgstore.web", "tgstore.serve"),
     ("tgstore.cli", "tgstore.__main__"),
 ]

@@ -201,6 +201,11 @@ def timed(records: list[dict[str, Any]], matmul_factor: int) -> list[dict[str, A
                 item["timing"] = {"status": "ok", "ns_min": ns, "ns_median": ns + 1000, "ns_max": ns + 5000,
                                   "spread": 0.01, "samples": [ns, ns + 1000, ns + 5000], "ops": 4096,
                                   "mem": 8192, "program": item["programs"][0]["name"], "error": None}
+                for program in item["programs"]:  # compile times: 2 ms per lowering (x matmul_factor: expander)
+                    expander = 0.001 * matmul_factor
+                    program["compile"] = {"renderer": program["renderer"], "seconds": expander + 0.001,
+                                          "passes": [["expander", 0, expander], ["final rewrite", 0, 0.001]]}
+            record["compile"] = {"renderer": "schedule", "seconds": 0.004, "passes": [["schedule", 0, 0.004]]}
     return records
 
 
@@ -260,5 +265,6 @@ def query_params(db: SampleDb) -> dict[str, dict[str, str]]:
         "case_at_commit": {"commit": db.version_b, "case_name": "matmul", "renderer": "C"},
         "passes_at_commit": {"commit": db.version_b, "case_name": "matmul", "kernel": ""},
         "kernel_time_history": {"case_name": "matmul", "machine": ""},
+        "compile_time_history": {"case_name": "matmul", "renderer": "C", "machine": ""},
         "kernel_slowdowns": {"a": db.version_a, "b": db.sha_b[:8], "threshold": "0.5"},
     }

@@ -216,7 +216,7 @@ def view_rows(db):
 
 
 def test_a_run_records_the_code_that_stored_it(tmp_path):
-    """0019's runs.code_hash: the hash of tgstore's code (its .py files, queries and migrations) that stored the run,
+    """0018's runs.code_hash: the hash of tgstore's code (its .py files, queries and migrations) that stored the run,
     which is how tests/readme_db.py tells a stale README database (a content hash, not a file time)."""
     from sample_bundles import bundle_a, write_bundle
 

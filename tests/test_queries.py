@@ -213,6 +213,15 @@ def check_kernel_time_history(db: SampleDb) -> None:
     assert run(db, "kernel_time_history", machine="nosuch") == []
 
 
+def check_compile_time_history(db: SampleDb) -> None:
+    rows = run(db, "compile_time_history")
+    expander = [(r["sha"], r["ms"], r["ratio_to_previous"]) for r in rows if r["step"] == "lower: expander"]
+    assert expander == [(db.sha_a, 2.0, None), (db.sha_b, 6.0, 3.0)]  # 1 ms per kernel at a, 3 at b; 2 kernels
+    scheduling = [(r["sha"], r["ms"], r["kernels"]) for r in rows if r["step"] == "(scheduling)"]
+    assert scheduling == [(db.sha_a, 4.0, 1), (db.sha_b, 4.0, 1)]
+    assert run(db, "compile_time_history", renderer="LLVM", machine="nosuch") == []
+
+
 def check_kernel_slowdowns(db: SampleDb) -> None:
     rows = run(db, "kernel_slowdowns")
     assert [(r["case"], r["position"], r["ratio"], r["kernel_a"], r["kernel_b"]) for r in rows] == [
@@ -236,6 +245,7 @@ def check_passes_at_commit(db: SampleDb) -> None:
 CHECKS["passes_at_commit"] = check_passes_at_commit
 CHECKS["kernel_time_history"] = check_kernel_time_history
 CHECKS["kernel_slowdowns"] = check_kernel_slowdowns
+CHECKS["compile_time_history"] = check_compile_time_history
 CHECKS["passes_changed"] = check_passes_changed
 CHECKS["pass_history"] = check_pass_history
 CHECKS["op_first_pass"] = check_op_first_pass

@@ -17,9 +17,9 @@ from browser import Browser
 from cli import rows, tgstore
 from web_server import Server, chromium_available, start_server, stop_server
 
+from tgstore.compare.rewrite_steps import case_steps
 from tgstore.db import open_engine
 from tgstore.pipeline import ExtractionPlan, extract_and_ingest
-from tgstore.rewrites import case_steps
 
 needs_chromium = pytest.mark.skipif(not chromium_available(), reason="chromium is not installed")
 pytestmark = pytest.mark.slow  # three releases extracted (the session's releases_db)

@@ -50,6 +50,7 @@ class ExtractionPlan:
     capture_cwd: Path | None = None  # where the command runs; None: the tinygrad root (a sweep's checkout)
     time: bool = False  # also time every kernel (tgstore/extract/child/timing.py)
     time_runs: int | None = None  # timed runs per kernel; None: the child's adaptive default
+    compile_times: bool = False  # record scheduling and lowering times per pass (implied by `time`)
 
     @property
     def suite(self) -> dict:
@@ -79,6 +80,8 @@ class ExtractionPlan:
             args += ["--rewrites", str(self.rewrites)]
         if self.time:
             args += ["--time"] + (["--time-runs", str(self.time_runs)] if self.time_runs else [])
+        elif self.compile_times:
+            args += ["--compile-times"]
         return args
 
 
@@ -104,8 +107,8 @@ def extract_and_ingest(engine: Engine, tinygrad_root: Path, plan: ExtractionPlan
     if not force:
         with engine.connect() as conn:
             found = find_run(conn, sha, plan.suite["hash"], plan.backend)
-        if found is not None and found.covers(plan.effective_renderers) and not (plan.time and not timed(
-                engine, sha, plan)):
+        if found is not None and found.covers(plan.effective_renderers) and not (
+                (plan.time or plan.compile_times) and not timed(engine, sha, plan)):
             return IngestReport(found.id, sha, "ok", 0, 0, 0, skipped=True)
     with tempdirs.owned("bundle") as tmp:
         out = keep_bundle or Path(tmp) / "bundle.jsonl"
@@ -114,11 +117,13 @@ def extract_and_ingest(engine: Engine, tinygrad_root: Path, plan: ExtractionPlan
 
 
 def timed(engine: Engine, sha: str, plan: ExtractionPlan) -> bool:
-    """Whether the commit has timings of the plan's suite on this machine."""
+    """Whether the commit has timings of the plan's suite on this machine (compile times only, for a plan that
+    asks only for them)."""
     from tgstore.store.timings import this_machine, timed_commits
 
     with engine.connect() as conn:
-        return sha in timed_commits(conn, plan.suite["hash"], plan.backend, this_machine(plan.backend))
+        return sha in timed_commits(conn, plan.suite["hash"], plan.backend, this_machine(plan.backend),
+                                    compile_only=not plan.time)
 
 
 def ingest_result(engine: Engine, result: ExtractionResult, described: dict, plan: ExtractionPlan, *,

@@ -1,7 +1,7 @@
 """skip by what ran: a run's inputs, where a copied run comes from and why, paths a partial clone lacked
 
 Revision ID: 0017
-Revises: 0014
+Revises: 0016
 Create Date: 2026-12-04 04:00:00
 
 * runs.inputs_blob_id: what the extraction read of its tinygrad (a JSON blob: each loaded or opened file's git blob
@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0017"
-down_revision: str | None = "0014"
+down_revision: str | None = "0016"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

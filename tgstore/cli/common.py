@@ -58,6 +58,9 @@ TimeOption = Annotated[bool, typer.Option(
     "--time", help="Also compile every kernel with the device's compiler and time it on deterministic buffers "
     "(tinygrad's own timer, one kernel at a time on this machine; a kernel that crashes or hangs is recorded). "
     "`tgstore times CASE` shows the result. A commit already stored is timed again and keeps its run.")]
+CompileTimesOption = Annotated[bool, typer.Option(
+    "--compile-times", help="Record how long tinygrad took to schedule each case and lower each kernel per renderer, "
+    "per named pass, on this machine (implied by --time; cheap: no kernel runs). `tgstore times CASE --compile`.")]
 TimeRunsOption = Annotated[int | None, typer.Option(
     "--time-runs", min=1, help="Timed runs per kernel after the warm-up (default: as many as fit about 0.15 s, "
     "5 to 50).", show_default=False)]

@@ -22,6 +22,7 @@ from tgstore.cli.common import (
     CaptureOption,
     CasesOption,
     CommandArgument,
+    CompileTimesOption,
     DbOption,
     DebugOption,
     RenderersOption,
@@ -149,6 +150,7 @@ def ingest(
                                                     "git archive).", show_default=False)] = None,
     time: TimeOption = False,
     time_runs: TimeRunsOption = None,
+    compile_times: CompileTimesOption = False,
 ) -> None:
     """Extract a tinygrad (installed, or --tinygrad PATH) over the case suite and store it in the database.
 
@@ -171,12 +173,12 @@ def ingest(
         if tinygrad or bundle or keep_bundle:
             raise fail("--rev sweeps commits of --repo; it does not combine with --tinygrad, --bundle or --keep-bundle")
         plan = with_timing(make_plan(cases, backend, renderers, debug, timeout, stages, rewrites, suite=suite,
-                                     capture=argv), time, time_runs)
+                                     capture=argv), time, time_runs, compile_times)
         sweep_commits(db, repo or DEFAULT_REPO, rev, plan, jobs, force, dask=dask, worker_repo=worker_repo,
                       skip=not no_skip)
         return
     if bundle:
-        if time or time_runs:
+        if time or time_runs or compile_times:
             raise fail("--time times an extraction; a bundle is ingested as it was extracted (extract --time)")
         if argv is not None or suite or cases:
             raise fail("--bundle ingests bundles as they are; it does not combine with --capture, --suite or --cases")
@@ -185,7 +187,7 @@ def ingest(
     from tgstore.pipeline import extract_and_ingest
 
     plan = with_timing(make_plan(cases, backend, renderers, debug, timeout, stages, rewrites, suite=suite,
-                                 capture=argv, capture_cwd=Path.cwd()), time, time_runs)
+                                 capture=argv, capture_cwd=Path.cwd()), time, time_runs, compile_times)
     root = resolve_root(tinygrad, backend)
     if keep_bundle is not None:
         check_bundle_path(keep_bundle, "--keep-bundle")
@@ -198,9 +200,10 @@ def ingest(
         raise typer.Exit(1)
 
 
-def with_timing(plan, time: bool, time_runs: int | None):
-    """The plan, timing kernels if asked (--time-runs alone asks too)."""
+def with_timing(plan, time: bool, time_runs: int | None, compile_times: bool = False):
+    """The plan, timing kernels if asked (--time-runs alone asks too), and compile times (implied by --time)."""
     plan.time, plan.time_runs = bool(time or time_runs), time_runs
+    plan.compile_times = plan.time or compile_times
     return plan
 
 
@@ -305,7 +308,8 @@ def bisect(
     what: Annotated[str, typer.Option("--what", help="Compare the generated source or the kernel ASTs.")] = "source",
     metric: Annotated[str, typer.Option("--metric", help="output: the first commit whose output (--what) differs; "
                                         "time: the first commit where the case's kernels got slower (--threshold) "
-                                        "on this machine, timing commits as needed.")] = "output",
+                                        "on this machine, timing commits as needed; compile: the same for how long "
+                                        "each kernel took to lower (--renderers' first).")] = "output",
     threshold: Annotated[str, typer.Option("--threshold", help="--metric time: how much slower counts, as a "
                                            "percentage or fraction, beyond the timings' noise.")] = "10%",
     time_runs: TimeRunsOption = None,
@@ -329,13 +333,14 @@ def bisect(
     from tgstore.history.sweep import SweepError
 
     plan = make_plan(cases, backend, renderers, debug, timeout, suite=suite)
-    if metric not in ("output", "time"):
-        raise fail(f"--metric must be output or time, not {metric!r}")
-    if metric == "time":
+    if metric not in ("output", "time", "compile"):
+        raise fail(f"--metric must be output, time or compile, not {metric!r}")
+    if metric in ("time", "compile"):
         from tgstore.cli.times import bisect_on_time
 
-        bisect_on_time(case, good, bad, repo or DEFAULT_REPO, db, with_timing(plan, True, time_runs), threshold,
-                       kernel)
+        bisect_on_time(case, good, bad, repo or DEFAULT_REPO, db,
+                       with_timing(plan, metric == "time", time_runs if metric == "time" else None, True), threshold,
+                       kernel, metric)
         return
     try:
         root = open_repo(repo or DEFAULT_REPO)
@@ -376,6 +381,7 @@ def extract(
     timeout: TimeoutOption = 900.0,
     time: TimeOption = False,
     time_runs: TimeRunsOption = None,
+    compile_times: CompileTimesOption = False,
 ) -> None:
     """Only extract: write a bundle (docs/bundle-format.md) for `tgstore ingest --bundle` here or elsewhere.
     --capture -- COMMAND captures the kernels a command lowers, as `ingest --capture` does."""
@@ -383,7 +389,7 @@ def extract(
 
     plan = with_timing(make_plan(cases, backend, renderers, debug, timeout, stages, rewrites, suite=suite,
                                  capture=capture_command(capture, command_args), capture_cwd=Path.cwd()),
-                       time, time_runs)
+                       time, time_runs, compile_times)
     root = resolve_root(tinygrad, backend)
     check_bundle_path(out_file, "--out")
     with case_progress(plan, "extracting") as (on_case, echo):

@@ -27,6 +27,7 @@ from tgstore.cli.common import (
     resolve_root,
 )
 from tgstore.cli.output import emit, note, print_table, safe
+from tgstore.units import format_ns
 
 
 @command(app)
@@ -59,6 +60,16 @@ def check(
     timeout: TimeoutOption = 900.0,
     limit: Annotated[int, typer.Option("--limit", min=1, help="List at most this many kernels per kind of change, "
                                        "then a count of the rest (like process_replay's cap).")] = 20,
+    time: Annotated[bool, typer.Option("--time", help="Also time the working tree's kernels and REV's (REV unpacked "
+                                       "from the working tree's git repository) on this machine, interleaved, and "
+                                       "list the kernels slower or faster beyond the noise.")] = False,
+    rounds: Annotated[int, typer.Option("--rounds", min=2, help="--time: timed extractions of each side.")] = 3,
+    time_threshold: Annotated[str, typer.Option("--time-threshold", help="--time: how much slower or faster "
+                                                "counts (beyond the noise), a percentage or fraction.")] = "5%",
+    fail_on: Annotated[str, typer.Option("--fail-on", help="What exits 1: changed (a kernel's output), slower (a "
+                                         "kernel's speed, with --time), any (either), never.")] = "changed",
+    report: Annotated[str | None, typer.Option("--report", help="md: print a short Markdown summary to paste into "
+                                               "a pull request instead of the listing.", show_default=False)] = None,
     as_json: JsonOption = False,
     command_args: CommandArgument = None,
 ) -> None:
@@ -67,10 +78,18 @@ def check(
     REV's stored capture of the same command), and compare every kernel's AST and generated source with the stored
     run of --against. Lists kernels whose AST changed, kernels whose generated source changed (AST the same), and
     kernels added or removed, each up to --limit; exits 1 if any changed, 0 if none did, 2 if it could not compare.
-    The database is left as it was. Renderers default to those of the stored run."""
+    The database is left as it was. Renderers default to those of the stored run. With --time, also times both
+    trees' kernels on this machine, interleaved, and lists those slower or faster beyond the noise (--fail-on slower
+    exits 1 on a slower one); --report md prints a Markdown summary for a pull request."""
     from tgstore.compare.ci_gate import CheckError, check_tree
     from tgstore.compare.diff import diff_to_json, format_diff
 
+    if fail_on not in ("changed", "slower", "any", "never"):
+        raise fail(f"--fail-on must be changed, slower, any or never, not {fail_on!r}", 2)
+    if fail_on in ("slower", "any") and not time:
+        raise fail(f"--fail-on {fail_on} judges speed: it needs --time", 2)
+    if report not in (None, "md"):
+        raise fail(f"--report must be md, not {report!r}", 2)
     plan = make_plan(cases, backend, renderers, debug, timeout, suite=suite,
                      capture=list(command_args) if command_args else None,
                      capture_cwd=Path.cwd() if command_args else None)
@@ -81,9 +100,17 @@ def check(
     except CheckError as exc:
         raise fail(str(exc), 2) from None
     diff = result.diff
+    speed = time_both(root, result.against.sha, plan, rounds, time_threshold) if time else None
     if as_json:
         typer.echo(json.dumps({"against": result.against.sha, "candidate": result.candidate,
-                               **diff_to_json(diff)}, ensure_ascii=False, indent=1))
+                               **diff_to_json(diff), **({"speed": speed.as_json()} if speed else {})},
+                              ensure_ascii=False, indent=1))
+    elif report == "md":
+        from tgstore.compare.ci_speed import markdown
+
+        emit(markdown(speed, changes_by_kind(diff), str(root)) if speed else
+             f"### tgstore check against `{result.against.sha[:12]}`\n\n**Output:** "
+             + ("; ".join(f"{t}: {len(e)}" for t, e in changes_by_kind(diff).items() if e) or "no kernel changed"))
     else:
         emit(f"check {safe(str(root))} against {result.against.describe()}: "
              + ("CHANGED" if diff.has_changes else "no kernel changed"))
@@ -102,8 +129,41 @@ def check(
         if show_diff:
             for _style, line in format_diff(diff)[4:]:
                 emit(safe(line))
-    if diff.has_changes:
+        if speed is not None:
+            print_speed(speed)
+    slower = bool(speed and speed.slower)
+    if {"changed": diff.has_changes, "slower": slower, "any": diff.has_changes or slower, "never": False}[fail_on]:
         raise typer.Exit(1)
+
+
+def time_both(root, against: str, plan, rounds: int, threshold: str):
+    """check --time: the working tree and REV timed on this machine, interleaved (tgstore.check_time)."""
+    from tgstore.compare.ci_speed import SpeedCheckError, check_speed
+    from tgstore.git import GitError, package_checkout, verify_rev
+    from tgstore.history.bisect import BisectError
+    from tgstore.history.bisect_time import parse_threshold
+
+    if against.startswith("tree:"):
+        raise fail(f"--time unpacks REV from the working tree's git repository; {against[:17]} is an installed "
+                   "release without git", 2)
+    try:
+        fraction = parse_threshold(threshold)
+        verify_rev(root, against)
+        with package_checkout(root, against) as base:
+            return check_speed(root, base, against, plan, rounds=rounds, threshold=fraction, log=note)
+    except (BisectError, GitError, SpeedCheckError) as exc:
+        raise fail(f"--time: {exc}", 2) from None
+
+
+def print_speed(speed) -> None:
+
+
+    judged = [k for k in speed.kernels if k.verdict != "too short"]
+    emit(f"  speed: {len(judged)} kernels timed {speed.rounds}x each side, interleaved: {len(speed.slower)} slower, "
+         f"{len(speed.faster)} faster beyond {speed.threshold:.0%} and the noise")
+    for k in speed.slower + speed.faster:
+        emit(f"    {k.verdict} {k.case}[{k.position}] {safe(k.kernel or '')}: {format_ns(min(k.base_ns))} -> "
+             f"{format_ns(min(k.ns))} ({k.ratio:.2f}x, p {k.p:.1g})")
 
 
 def changes_by_kind(diff) -> dict[str, list[str]]:

@@ -12,19 +12,11 @@ import typer
 from tgstore.cli.app import app
 from tgstore.cli.common import DbOption, JsonOption, command, fail, open_db
 from tgstore.cli.output import emit, note, print_table
+from tgstore.units import format_ns
 
 MachineOption = Annotated[str | None, typer.Option(
     "--machine", help="The machine's fingerprint (or a prefix), when the commit was timed on several.",
     show_default=False)]
-
-
-def format_ns(ns: int | None) -> str:
-    if ns is None:
-        return ""
-    for unit, scale in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
-        if ns >= scale:
-            return f"{ns / scale:.2f} {unit}"
-    return f"{ns} ns"
 
 
 @command(app)
@@ -35,14 +27,24 @@ def times(
     against: Annotated[str | None, typer.Option("--against", help="Compare with this commit, timed on the same "
                                                 "machine (refused otherwise).", show_default=False)] = None,
     machine: MachineOption = None,
+    compile_: Annotated[bool, typer.Option("--compile", help="Compile times instead: how long tinygrad took to "
+                                           "schedule the case and lower each kernel per renderer, and its slowest "
+                                           "passes (ingest --time or --compile-times).")] = False,
     db: DbOption = Path("tgstore.db"),
     as_json: JsonOption = False,
 ) -> None:
     """Each kernel of CASE at a commit: best and median time over the timed runs, their spread, tinygrad's ops and
-    memory estimates and the GFLOP/s and GB/s they give, on the machine that timed it (ingest --time)."""
+    memory estimates and the GFLOP/s and GB/s they give, on the machine that timed it (ingest --time). With
+    --compile: the scheduling and each kernel's lowering per renderer, with its three slowest top-level passes."""
     from tgstore.store.timings import TimingError, case_times, comparable, kernel_changes, resolve_commit
 
     engine = open_db(db, migrate=False, writer=False)
+    if compile_:
+        if against is not None:
+            raise fail("--against compares kernel run times; for compile times over commits see "
+                       f"tgstore query compile_time_history -p case_name={case}")
+        compile_times(engine, case, commit, machine, as_json)
+        return
     try:
         with engine.connect() as conn:
             sha = resolve_commit(conn, commit)
@@ -81,8 +83,39 @@ def times(
             emit(f"  #{c['index']} {c['name']}: {format_ns(c['base_ns'])} -> {format_ns(c['ns'])} ({c['ratio']}x)")
 
 
+def compile_times(engine, case: str, commit: str | None, machine: str | None, as_json: bool) -> None:
+    from tgstore.store.compile_times import case_compile_times, compile_machines
+    from tgstore.store.timings import TimingError, resolve_commit
+
+    try:
+        with engine.connect() as conn:
+            sha = resolve_commit(conn, commit)
+            machines = [m for m in compile_machines(conn, sha, case) if machine is None or m.startswith(machine)]
+            if len(machines) != 1:
+                raise TimingError(f"case {case!r} at {sha[:12]} has " + (
+                    f"compile times of {len(machines)} machines ({', '.join(machines)}): name one with --machine"
+                    if machines else "no compile times; ingest it with --time or --compile-times"))
+            found = case_compile_times(conn, case, sha, machines[0])
+    except TimingError as exc:
+        raise fail(str(exc)) from None
+    if as_json:
+        typer.echo(json.dumps({"case": case, "commit": sha, "machine": machines[0], "kernels": [
+            {"index": k.index, "name": k.name, "renderer": k.renderer, "total_us": k.total_us,
+             "passes": [{"name": n, "depth": d, "us": u} for n, d, u in k.passes]} for k in found]},
+            ensure_ascii=False))
+        return
+    note(f"case {case} at {sha[:12]} on machine {machines[0]}: scheduling and lowering (the device compiler not "
+         "included); a pass's time includes the passes nested in it")
+    print_table(["#", "kernel", "renderer", "time", "slowest passes"],
+                [["" if k.index < 0 else k.index, k.name or "", k.renderer, format_ns(k.total_us * 1000),
+                  ", ".join(f"{n} {format_ns(u * 1000)}" for n, u in k.top())] for k in found])
+    lowering = sum(k.total_us for k in found if k.index >= 0)
+    emit(f"total: scheduling {format_ns(sum(k.total_us for k in found if k.index < 0) * 1000)}, lowering "
+         f"{format_ns(lowering * 1000)}")
+
+
 def bisect_on_time(case: str, good: str, bad: str, repo: Path, db: Path, plan, threshold: str,
-                   kernel: int | None = None) -> None:
+                   kernel: int | None = None, metric: str = "time") -> None:
     """`tgstore bisect CASE --metric time`: print the first slower commit, the kernels that changed most there, and
     the diff command that shows which pass explains it."""
     from tgstore.git import open_repo, verify_rev
@@ -96,13 +129,15 @@ def bisect_on_time(case: str, good: str, bad: str, repo: Path, db: Path, plan, t
         root = open_repo(repo)
         verify_rev(root, good), verify_rev(root, bad)
         engine = open_db(db)
-        result = bisect_time(engine, root, case, good, bad, plan, threshold=fraction, kernel=kernel, log=note)
+        result = bisect_time(engine, root, case, good, bad, plan, threshold=fraction, kernel=kernel, metric=metric,
+                             log=note)
     except (BisectError, SweepError, TimingError) as exc:
         raise fail(str(exc)) from None
     first = result.first
     emit(f"{first.sha} {first.date} {first.subject}")
     ratio = result.first_times.total_ns / result.before_times.total_ns
-    note(f"first commit where case {case!r}{'' if kernel is None else f' kernel #{kernel}'} is slower than at "
+    what = "slower" if metric == "time" else "slower to lower"
+    note(f"first commit where case {case!r}{'' if kernel is None else f' kernel #{kernel}'} is {what} than at "
          f"{good} by more than {fraction:.0%} and the noise; case total "
          f"{format_ns(result.before_times.total_ns)} at {result.before.sha[:10]} -> "
          f"{format_ns(result.first_times.total_ns)} ({ratio:.2f}x); {result.commits} commits in range, "

@@ -431,6 +431,33 @@ class KernelTiming(Base):
     error: Mapped[str | None] = mapped_column(Text)
 
 
+class CompilePassList(Base):
+    """The named passes (name, depth) a scheduling or lowering ran, in order, as JSON; stored once by hash."""
+
+    __tablename__ = "compile_pass_lists"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    hash: Mapped[str] = mapped_column(String(64), unique=True)
+    names: Mapped[str] = mapped_column(Text)  # [[name, depth], ...]
+
+
+class CompileTime(Base):
+    """How long tinygrad took to lower one kernel for one renderer (position -1, renderer 'schedule': to schedule
+    the case), in a timing session, and each named pass's µs (JSON, in the order of its pass list)."""
+
+    __tablename__ = "compile_times"
+    __table_args__ = (UniqueConstraint("session_id", "case_id", "position", "renderer",
+                                       name="uq_compile_times_session_id"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    session_id: Mapped[int] = mapped_column(ForeignKey("timing_sessions.id", ondelete="CASCADE"))
+    case_id: Mapped[int] = mapped_column(ForeignKey("cases.id"), index=True)
+    position: Mapped[int] = mapped_column(Integer)
+    renderer: Mapped[str] = mapped_column(String(40))
+    kernel_id: Mapped[int | None] = mapped_column(ForeignKey("kernels.id"))
+    total_us: Mapped[int] = mapped_column(Integer)
+    pass_list_id: Mapped[int | None] = mapped_column(ForeignKey("compile_pass_lists.id"))
+    pass_us: Mapped[str | None] = mapped_column(Text)  # JSON list of µs, one per entry of the pass list
+
+
 # --------------------------------------------------------------------------------------------------------------------
 # Svod (a Rust port of tinygrad): what its tests print, read by tgstore.svod.readers and stored by tgstore.svod.store.
 # --------------------------------------------------------------------------------------------------------------------

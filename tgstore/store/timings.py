@@ -64,6 +64,9 @@ def store_timings(conn: Connection, bundle: Bundle, *, commit_id: int, suite_id:
                          "mem_bytes": t.get("mem"), "error": error})
     if rows:
         conn.execute(insert(KernelTiming), rows)
+    from tgstore.store.compile_times import store_compile_times
+
+    store_compile_times(conn, bundle, session_id, case_ids)
     return session_id
 
 
@@ -73,12 +76,18 @@ def this_machine(backend: str) -> str:
     return machine(backend, codegen_thread_env({}))["fingerprint"]
 
 
-def timed_commits(conn: Connection, suite_hash: str, backend: str, fingerprint: str) -> set[str]:
-    """Shas with a timing session of this suite and backend on this machine."""
+def timed_commits(conn: Connection, suite_hash: str, backend: str, fingerprint: str, *,
+                  compile_only: bool = False) -> set[str]:
+    """Shas with a timing session of this suite and backend on this machine that timed kernels (`compile_only`: that
+    recorded compile times, as every session since they exist does)."""
+    # a session of --time has a warm-up (also in an era that cannot time: then its `timing` is missing); one of
+    # --compile-times alone has none
+    which = "EXISTS (SELECT 1 FROM compile_times t WHERE t.session_id = s.id)" if compile_only else \
+        "s.warmup IS NOT NULL"
     return set(conn.execute(text(
         "SELECT DISTINCT c.sha FROM timing_sessions s JOIN tinygrad_commits c ON c.id = s.commit_id "
         "JOIN suites su ON su.id = s.suite_id JOIN machines m ON m.id = s.machine_id "
-        "WHERE su.hash = :suite AND s.backend = :backend AND m.fingerprint = :m"),
+        f"WHERE su.hash = :suite AND s.backend = :backend AND m.fingerprint = :m AND {which}"),
         {"suite": suite_hash, "backend": backend, "m": fingerprint}).scalars())
 
 

@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy import Connection, text
 
 from tgstore.compare.canonical import aligned_diff, document_hash
-from tgstore.history import CommitRow
+from tgstore.store.commits import CommitRow
 from tgstore.svod.emission import switch_for
 from tgstore.svod.spelling import maps, normalize_tinygrad
 from tgstore.svod.treediff import tree_diff
@@ -161,7 +161,7 @@ def choose_svod_run(conn: Connection, case: str, run: int | None) -> int:
 
 
 def tinygrad_run(conn: Connection, case: str, commit: str | None) -> tuple[CommitRow, int]:
-    from tgstore.stages import StageError, run_with_case
+    from tgstore.compare.stage_diff import StageError, run_with_case
 
     try:
         return run_with_case(conn, case, commit)

@@ -21,7 +21,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, text
 
-from tgstore.history import resolve_commit
+from tgstore.store.commits import resolve_commit
 from tgstore.svod.parity import ParityError, stage_table
 
 
@@ -244,8 +244,9 @@ def fill(engine: Engine, repo: Path, cases: list[str], ref_from: str, ref_to: st
     split at its middle commit (like `tgstore bisect`) until the change sits between adjacent commits. Returns the
     number of commits extracted. A change that is undone inside a gap whose ends are equal is not looked for."""
     from tgstore import tempdirs
+    from tgstore.git import line_of, single
+    from tgstore.history.sweep import extract_commit
     from tgstore.pipeline import ingest_result
-    from tgstore.sweep import extract_commit, line_of, single
 
     extracted = 0
     tried: set[str] = set()

@@ -20,8 +20,8 @@ from sqlalchemy import Connection, Engine, delete, select, update
 from tgstore import __version__
 from tgstore.compare.canonical import document_hash, validate
 from tgstore.db.models import SvodEvent, SvodKernel, SvodProblem, SvodRun, SvodStage, SvodStageMap
-from tgstore.ingest import case_ids, insert_returning_id, now_iso
-from tgstore.store import ContentStore
+from tgstore.store.content import ContentStore
+from tgstore.store.rows import case_ids, insert_returning_id, now_iso
 from tgstore.svod.readers import InterleavedTests, Problem, Stage, SvodLog, read_runs
 from tgstore.svod.readers.sessions import case_from_test, variant_of
 from tgstore.svod.spelling import Speller, maps

@@ -1,5 +1,5 @@
 """Charts over commits in git order (the history order of v_commits), drawn as SVG on the server by pygal: UOp
-count, kernel count, pattern matches, node count per pass, and kernel run times (--time), for one case."""
+count, kernel count, pattern matches, node count per pass, kernel run times (--time) and compile times, for one case."""
 
 from __future__ import annotations
 
@@ -47,6 +47,30 @@ METRICS: dict[str, tuple[str, str, str]] = {
                CASE WHEN (SELECT n FROM machines) > 1 THEN substr(machine, 1, 8) || ' ' ELSE '' END || kernel,
                round(ns_min / 1000.0, 3)
         FROM points ORDER BY history_rank, run_id"""),
+    # compile times (--time, --compile-times): scheduling, the lowering of the case's kernels for the renderer, and
+    # each top-level pass added up over them; one machine (the one that timed the case most)
+    "compile": ("Compile time (scheduling and lowering)", "ms", """
+        WITH chosen AS (
+          SELECT machine FROM v_compile_times WHERE "case" = :case GROUP BY machine ORDER BY count(*) DESC LIMIT 1
+        ), t AS (
+          SELECT coalesce(ct.run_id, -ct.session_id) AS run_id, ct.sha, c.version, ct.history_rank, ct.renderer,
+                 ct.total_us, ct.pass_names, ct.pass_us
+          FROM v_compile_times ct JOIN v_commits c ON c.sha = ct.sha
+          WHERE ct."case" = :case AND ct.machine = (SELECT machine FROM chosen)
+            AND ct.renderer IN ('schedule', :renderer)
+        )
+        SELECT run_id, sha, version, history_rank,
+               CASE WHEN renderer = 'schedule' THEN 'scheduling' ELSE 'lowering ' || renderer END,
+               round(sum(total_us) / 1000.0, 3)
+        FROM t GROUP BY run_id, sha, version, history_rank, renderer
+        UNION ALL
+        SELECT run_id, sha, version, history_rank,
+               CASE WHEN renderer = 'schedule' THEN 'schedule: ' ELSE 'lower: ' END || json_extract(n.value, '$[0]'),
+               round(sum(u.value) / 1000.0, 3)
+        FROM t JOIN json_each(t.pass_names) n JOIN json_each(t.pass_us) u ON u.key = n.key
+        WHERE json_extract(n.value, '$[1]') = 0
+        GROUP BY run_id, sha, version, history_rank, renderer, json_extract(n.value, '$[0]')
+        ORDER BY history_rank, run_id"""),
 }
 # What to run when a chart has nothing to draw for a case.
 EMPTY_HINTS = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tgstore.web.pages import blob, chart, diff, graph, index, kernel, parity, passdiff, rewrites, static
+from tgstore.web.pages import blob, chart, diff, graph, index, kernel, parity, passdiff, regressions, rewrites, static
 
 HASH = "(?P<hash>[0-9a-f]{64})"
 
@@ -18,5 +18,6 @@ ROUTES: list[tuple[str, Any]] = [
     (r"^/-/passdiff$", passdiff.passdiff),
     (r"^/-/parity$", parity.parity_page),
     (r"^/-/chart$", chart.chart),
+    (r"^/-/regressions$", regressions.regressions),
     (r"^/-/tgstore/(?P<name>[A-Za-z0-9_.-]+)$", static.static),
 ]

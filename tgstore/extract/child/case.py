@@ -33,6 +33,7 @@ class Options:
     renderers: list[str]
     stage_renderers: list[str] = field(default_factory=list)  # renderers whose lowering passes are recorded
     debug: int = 4
+    compile_times: bool = False  # time the scheduling and each kernel's lowering, per named pass (compile_times)
 
 
 class CaseRunner:
@@ -50,9 +51,15 @@ class CaseRunner:
         self.pyrender = next((fn for m, a in PYRENDER if callable(fn := tg.attr(m, a))), None)
 
     def passes(self, wanted: bool) -> contextlib.AbstractContextManager[list[dict[str, Any]] | None]:
-        if wanted and self.recorder is not None:
-            return self.recorder.scope()
+        """The named passes run inside the block: described (stages) where `wanted`, else only timed where compile
+        times are asked; the caller stores them as stages only where wanted."""
+        if self.recorder is not None and (wanted or self.options.compile_times):
+            return self.recorder.scope(describe=wanted)
         return contextlib.nullcontext(None)
+
+    def overhead(self) -> float:
+        """Seconds the pass recorder has spent recording so far (left out of compile times)."""
+        return self.recorder.overhead if self.recorder is not None else 0.0
 
     def new_record(self, name: str, description: str | None) -> dict[str, Any]:
         return {"kind": "case", "name": name, "description": description, "status": "ok", "error": None,
@@ -78,10 +85,14 @@ class CaseRunner:
                 tensors = list(out) if isinstance(out, (list, tuple)) else [out]
                 if not tensors or not all(isinstance(t, self.tg.Tensor) for t in tensors):
                     raise TypeError(f"case must return a Tensor or a list/tuple of Tensors, got {type(out).__name__}")
-                with self.passes(bool(self.options.stage_renderers)) as schedule_passes, \
-                        self.canonical_capture() as captured:
+                stages = bool(self.options.stage_renderers)
+                overhead, scheduling = self.overhead(), time.thread_time()
+                with self.passes(stages) as schedule_passes, self.canonical_capture() as captured:
                     asts = self.scheduler.kernel_asts(tensors)
-                rec["schedule_passes"] = schedule_passes
+                if self.options.compile_times:
+                    rec["compile"] = compile_record("schedule", time.thread_time() - scheduling
+                                                    - (self.overhead() - overhead), schedule_passes)
+                rec["schedule_passes"] = schedule_passes if stages else None
                 rec["schedule"] = [self.item(i, ast, rec["missing"]) for i, ast in enumerate(asts)]
                 for item in rec["schedule"]:
                     if context:
@@ -217,9 +228,14 @@ class CaseRunner:
             prog["error"] = f"renderer unavailable: {self.lowering.errors.get(rname, 'not built')}"
             return prog
         try:
-            with self.passes(rname in self.options.stage_renderers) as passes:
+            stages = rname in self.options.stage_renderers
+            overhead, start = self.overhead(), time.thread_time()
+            with self.passes(stages) as passes:
                 lowered = self.lowering.lower(ast, renderer)
-            prog["passes"] = passes
+            if self.options.compile_times:
+                prog["compile"] = compile_record(rname, time.thread_time() - start - (self.overhead() - overhead),
+                                                 passes)
+            prog["passes"] = passes if stages else None
             prog["name"], prog["source"] = lowered.name, lowered.source
             if lowered.uops is not None:
                 prog["uops"] = self.encoder.nodes(lowered.uops)
@@ -228,6 +244,14 @@ class CaseRunner:
         except Exception:
             prog["error"] = clean(traceback.format_exc(limit=-8))
         return prog
+
+
+def compile_record(renderer: str, seconds: float, passes: list[dict[str, Any]] | None) -> dict[str, Any]:
+    """How long tinygrad took to schedule a case or lower a kernel for a renderer, in CPU seconds of this thread (a
+    loaded machine's waits for a core left out, and the recording's own work), and each named pass's share:
+    [name, depth, seconds] in the order they ran (nested passes are inside their parent's time)."""
+    return {"renderer": renderer, "seconds": round(max(0.0, seconds), 6),
+            "passes": [[e["name"], e["depth"], e.get("seconds", 0.0)] for e in passes or []]}
 
 
 def relowering_context(context: dict[str, Any]) -> dict[str, Any]:

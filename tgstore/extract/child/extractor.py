@@ -23,7 +23,7 @@ from .timing import KernelTimer
 class Extractor:
     def __init__(self, root: pathlib.Path, write: Callable[[dict], None], renderers: list[str],
                  stage_renderers: list[str], rewrites: int, debug: int,
-                 timing: tuple[str, int | None, float] | None = None) -> None:
+                 timing: tuple[str, int | None, float] | None = None, compile_times: bool = False) -> None:
         import tinygrad
 
         tg_file = pathlib.Path(tinygrad.__file__).resolve()
@@ -40,25 +40,28 @@ class Extractor:
         self.lowering.build_renderers(renderers)
         self.unimportable = import_compiler_modules(tg)
         self.recorder: PassRecorder | None = None
-        if stage_renderers:
+        if stage_renderers or compile_times:  # compile times: the passes timed, not described
             recorder = PassRecorder(tg, self.encoder, lambda digest, nodes: write(
                 {"kind": "graph", "hash": digest, "nodes": nodes}), steps)
             if recorder.available:
                 self.recorder = recorder
-                if rewrites and not self.patterns.counts:
+                if rewrites and stage_renderers and not self.patterns.counts:
                     self.add_missing("rewrites", "rewrite steps are recorded by counting matches, which this "
                                                  "tinygrad's PatternMatcher does not allow")
-            else:
+            elif stage_renderers:
                 self.add_missing("passes", "this tinygrad's graph_rewrite takes no name: its passes are unnamed")
+            else:
+                self.add_missing("compile_passes", "this tinygrad's passes are unnamed: compile times are totals")
         canonical = None
-        if self.recorder is not None:
+        if self.recorder is not None and stage_renderers:
             canonical = CanonicalCapture(tg, self.recorder)
         self.timer: KernelTimer | None = None
         if timing is not None:
             self.timer = KernelTimer(tg, self.lowering, *timing)
             if self.timer.kind is None:
                 self.add_missing("timing", self.timer.reason or "this tinygrad cannot time kernels")
-        self.runner = CaseRunner(tg, Options(renderers, stage_renderers if self.recorder else [], debug),
+        options = Options(renderers, stage_renderers if self.recorder else [], debug, compile_times)
+        self.runner = CaseRunner(tg, options,
                                  self.lowering, self.scheduler, self.patterns, self.recorder, self.encoder,
                                  canonical, self.timer if self.timer and self.timer.kind else None)
         self.runner.graph_caches.scan()
@@ -89,7 +92,7 @@ class Extractor:
             "upat_location": self.patterns.has_location,
             "target": getattr(tg.helpers, "Target", None) is not None,
             "name_counter": self.runner.names.counter is not None,
-            "passes": self.recorder is not None,
+            "passes": self.recorder is not None and bool(self.runner.options.stage_renderers),
             "graph_caches": ",".join(self.runner.graph_caches.names),
             "unimportable_modules": ",".join(self.unimportable),
             "device_env": ",".join(f"{k}={os.environ[k]}" for k in ("DEV", "CPU", "CLANG") if k in os.environ),

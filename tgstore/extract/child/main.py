@@ -54,6 +54,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--tinygrad-root", default=None, help="dir holding tinygrad/ (default: first PYTHONPATH entry)")
     ap.add_argument("--time", action="store_true",
                     help="also compile every kernel with the device's compiler and time it (timing.py)")
+    ap.add_argument("--compile-times", action="store_true",
+                    help="record how long scheduling and each kernel's lowering took, per named pass (implied by "
+                         "--time)")
     ap.add_argument("--time-runs", type=int, default=None,
                     help="timed runs per kernel after the warm-up (default: as many as fit ~0.15 s, 5 to 50)")
     ap.add_argument("--time-threads", type=int, default=None,
@@ -201,7 +204,7 @@ def import_tinygrad(args: argparse.Namespace, inputs: Inputs, header: dict[str, 
     try:
         return Extractor(inputs.root, out.write, inputs.renderers, inputs.stage_renderers, args.rewrites, args.debug,
                          timing=(args.backend, args.time_runs, args.time_timeout, args.time_threads) if args.time
-                         else None)
+                         else None, compile_times=args.time or args.compile_times)
     except Exception:
         out.write(header)
         out.write({"kind": "missing", "feature": "tinygrad", "reason": clean(traceback.format_exc()), "case": None})
@@ -213,7 +216,7 @@ def import_tinygrad(args: argparse.Namespace, inputs: Inputs, header: dict[str, 
 def write_header(ex: Extractor, args: argparse.Namespace, header: dict[str, Any], out: BundleWriter) -> None:
     """The header with what the import found (features, the timing block), then what this era lacks."""
     header["features"] = ex.features
-    if args.time:
+    if args.time or args.compile_times:  # the machine the times belong to
         header["timing"] = timing_header(ex, args)
     out.write(header)
     for m in ex.missing:
@@ -271,13 +274,13 @@ def timing_header(ex: Extractor, args: argparse.Namespace) -> dict[str, Any]:
     """The header's `timing` block: the machine, tinygrad's timer in this era, and the calibration figure."""
     threads = ex.timer.threads if ex.timer else None
     return {"machine": machine(args.backend, threads=threads), "timer": ex.timer.kind if ex.timer else None,
-            "runs": args.time_runs, "warmup": WARMUP,
-            "calibration_ns": calibrate() if ex.timer and ex.timer.kind else None}
+            "runs": args.time_runs, "warmup": WARMUP if args.time else None,  # None: compile times only
+            "calibration_ns": calibrate() if (ex.timer and ex.timer.kind) or args.compile_times else None}
 
 
 def end_record(ex: Extractor, cases: int, failed: int) -> dict[str, Any]:
     record: dict[str, Any] = {"kind": "end", "finished_at": now(), "cases": cases, "failed_cases": failed}
-    if ex.timer is not None and ex.timer.kind:
+    if (ex.timer is not None and ex.timer.kind) or ex.runner.options.compile_times:
         record["calibration_end_ns"] = calibrate()  # the same loop after the run: did the load change meanwhile?
     return record
 

@@ -4,7 +4,8 @@ tinygrad runs its pipeline as a sequence of `graph_rewrite(sink, pm, ..., name="
 replaces `graph_rewrite` (and `graph_rewrite_map`) in every tinygrad module that holds it (modules import it by
 name, so each binding is patched; modules imported later are patched by a rescan), and while a scope is open
 records each named call: its position (order of entry), name, nesting depth, the node count and graph of its
-output, whether it changed the graph (UOps are hash-consed, so "changed" is `out is not sink`), and its time.
+output, whether it changed the graph (UOps are hash-consed, so "changed" is `out is not sink`), and its time (the
+thread's CPU time, less what recording took: compile times).
 
 Era table (what differs):
 * names: `graph_rewrite(..., name=)` exists from 0.11; 0.10's passes are unnamed -> `passes` recorded missing.
@@ -49,6 +50,9 @@ class PassRecorder:
         self.steps = steps
         self.step_encoder = StepEncoder()  # one per scope: its memo (and the UOps it keeps alive) last one case
         self.seen_graphs: set[str] = set()
+        # seconds spent recording (encoding graphs and steps) so far: taken out of each pass's time, so that a pass's
+        # `seconds` is tinygrad's own work however much of it is recorded (nested passes are described inside it)
+        self.overhead = 0.0
 
     @property
     def available(self) -> bool:
@@ -95,14 +99,16 @@ class PassRecorder:
             if steps is not None:
                 steps.enter(self.describing)  # a scope only observed (canonical documents) keeps no steps
             collected = None
-            start = time.perf_counter()
+            overhead = self.overhead
+            start = time.thread_time()  # CPU time: waiting for a core on a loaded machine is not the pass's
             try:
                 out = original(*args, **kwargs)
             finally:
                 self.depth -= 1
                 if steps is not None:
                     collected = steps.leave()
-            entry["seconds"] = round(time.perf_counter() - start, 6)
+            finished = time.thread_time()
+            entry["seconds"] = round(max(0.0, finished - start - (self.overhead - overhead)), 6)
             result = out.get(sink, sink) if is_map and isinstance(out, dict) else out
             for observe in self.observers:
                 observe(entry["name"], sink, result)
@@ -110,6 +116,7 @@ class PassRecorder:
                 self._describe(entry, sink, result)
             if collected is not None:
                 entry["rewrites"] = self.step_encoder.encode(collected)
+            self.overhead += time.thread_time() - finished
             return out
 
         wrapper.__wrapped__ = original  # type: ignore[attr-defined]

@@ -1,7 +1,7 @@
 """runs.code_hash: the hash of the tgstore code that stored a run
 
-Revision ID: 0019
-Revises: 0014
+Revision ID: 0018
+Revises: 0017
 Create Date: 2026-12-04 03:45:00
 
 `tgstore_version` stays 0.1.0 while the code changes; `code_hash` (tgstore.resources.code_hash: the package's *.py,
@@ -13,8 +13,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0019"
-down_revision: str | None = "0014"
+revision: str = "0018"
+down_revision: str | None = "0017"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -1,0 +1,51 @@
+"""`tgstore check --against REV --time`: the working tree's kernels and REV's timed on this machine, interleaved. On an
+unchanged tree nothing is slower; with the kernels compiled at -O0 in the working tree, the slower kernel is listed,
+`--fail-on slower` exits 1 and `--report md` says it in Markdown."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from cli import tgstore
+from git_history import build_release_history
+
+needs_clang = pytest.mark.skipif(shutil.which("clang") is None, reason="timing compiles kernels with clang")
+
+CASES = ("from tinygrad import Tensor\n\n\ndef case_matmul():\n"
+         "    return Tensor.ones(128, 128).contiguous() @ Tensor.ones(128, 128).contiguous()\n")
+
+
+@pytest.mark.slow
+@needs_clang
+def test_check_time_quiet_on_an_unchanged_tree_and_failing_on_a_slower_one(tmp_path, tinygrad_release):
+    repo = tmp_path / "repo"
+    (sha,) = build_release_history(repo, [("0.14.0", "release")], tinygrad_release)
+    cases = tmp_path / "cases.py"
+    cases.write_text(CASES)
+    db = tmp_path / "t.db"
+    stored = tgstore("ingest", "--db", db, "--tinygrad", repo, "--cases", cases, "--renderers", "C")
+    assert stored.returncode == 0, stored.stderr
+    check = ("check", "--db", db, "--against", sha[:10], "--tinygrad", repo, "--cases", cases, "--time",
+             "--rounds", "2")
+
+    quiet = tgstore(*check, "--fail-on", "slower", "--json")
+    assert quiet.returncode == 0, quiet.stderr
+    speed = json.loads(quiet.stdout)["speed"]
+    judged = [k for k in speed["kernels"] if k["verdict"] != "too short"]
+    assert judged and not [k for k in judged if k["verdict"] == "slower"], speed
+    assert all(len(k["ns"]) == len(k["base_ns"]) == 2 for k in judged)
+
+    compiler = repo / "tinygrad" / "runtime" / "support" / "compiler_cpu.py"
+    compiler.write_text(compiler.read_text().replace("'-O2'", "'-O0'"))  # uncommitted: the working tree only
+    slow = tgstore(*check, "--fail-on", "slower", "--report", "md")
+    assert slow.returncode == 1, slow.stderr
+    assert "**Output:** no kernel changed" in slow.stdout  # same source: only its speed changed
+    (row,) = [line for line in slow.stdout.splitlines() if line.startswith("| matmul[2]")]
+    assert float(row.split("|")[4].strip().rstrip("x")) > 1.5
+    # the default --fail-on changed: the output did not change, so the check passes
+    assert tgstore(*check).returncode == 0
+    refused = tgstore("check", "--db", db, "--against", sha[:10], "--tinygrad", repo, "--cases", cases,
+                      "--fail-on", "slower")
+    assert refused.returncode == 2 and "needs --time" in refused.stderr
