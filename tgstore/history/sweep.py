@@ -267,7 +267,8 @@ class CommitQueue:
                  skip: bool = True):
         self.engine, self.repo, self.plan = engine, repo, plan
         self.pending = deque(todo)
-        # capture runs the commit's own tests, and a timed sweep wants each commit's own timings (compile times too): none copies
+        # capture runs the commit's own tests, and a timed sweep wants each commit's own timings (compile times
+        # too): none copies
         copies = skip and plan.capture is None and not (plan.time or plan.compile_times)
         self.keys = package_keys(repo, [c.sha for c in todo] + sorted(stored)) if copies else {}
         self.stored = {self.keys[sha]: sha for sha in sorted(stored) if sha in self.keys}
