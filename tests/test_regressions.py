@@ -14,7 +14,7 @@ import pytest
 from cli import tgstore
 from git_history import build_release_history, git
 
-from tgstore.history.stepfit import Series, analyse, fits, mann_whitney
+from tgstore.compare.stepfit import Series, analyse, fits, mann_whitney
 
 needs_clang = pytest.mark.skipif(shutil.which("clang") is None, reason="timing compiles kernels with clang")
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tgstore import tempdirs
+from tgstore.compare.stepfit import mann_whitney
 from tgstore.pipeline import ExtractionPlan, extract_bundle
 from tgstore.store.timings import MIN_KERNEL_NS  # shorter kernels are launch overhead: not judged
 from tgstore.units import format_ns
@@ -94,7 +95,7 @@ def time_once(root: Path, plan: ExtractionPlan, out: Path) -> dict[tuple[str, in
 
 
 def judge(kernel: KernelSpeed, threshold: float) -> None:
-    from tgstore.history.stepfit import mann_whitney
+
 
     if not kernel.ns or not kernel.base_ns:
         kernel.verdict = "same"

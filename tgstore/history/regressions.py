@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from tgstore.history.stepfit import MIN_NOISE, Analysis, Series, Step, analyse
+from tgstore.compare.stepfit import MIN_NOISE, Analysis, Series, Step, analyse
 from tgstore.store.timings import MIN_KERNEL_NS  # shorter kernels are launch overhead: not judged
 
 METRICS = ("time", "compile")

@@ -19,6 +19,8 @@ from sqlalchemy import Connection, insert, text
 
 from tgstore.bundle import Bundle
 from tgstore.db.models import CompilePassList, CompileTime
+from tgstore.store.rows import kernel_rows
+from tgstore.store.timings import CaseTimes, TimingError
 
 SCHEDULE = "schedule"  # the renderer column of a case's scheduling row (position -1)
 
@@ -38,8 +40,6 @@ def compile_rows(bundle: Bundle) -> list[tuple[str, int, dict[str, Any], dict[st
 
 def store_compile_times(conn: Connection, bundle: Bundle, session_id: int, case_ids: dict[str, int]) -> int:
     """The bundle's compile records as rows of `session_id`; returns how many."""
-    from tgstore.store.ingest import BundleStore
-
     found = compile_rows(bundle)
     if not found:
         return 0
@@ -54,7 +54,7 @@ def store_compile_times(conn: Connection, bundle: Bundle, session_id: int, case_
         if digest not in known:
             known[digest] = conn.execute(insert(CompilePassList).values(hash=digest, names=names)
                                          ).inserted_primary_key[0]
-    hashes = {id(item): BundleStore.kernel_rows(item)[0] for _c, _p, _r, item in found if item is not None}
+    hashes = {id(item): kernel_rows(item)[0] for _c, _p, _r, item in found if item is not None}
     wanted = sorted(set(hashes.values()))
     kernel_ids = dict(conn.exec_driver_sql(
         f"SELECT hash, id FROM kernels WHERE hash IN ({','.join('?' * len(wanted))})", tuple(wanted)).fetchall()) \
@@ -112,8 +112,6 @@ def as_case_times(conn: Connection, case: str, sha: str, machine: str | None, re
     """`case`'s compile times at `sha` as a timings.CaseTimes (each kernel's lowering for `renderer` as its ns), so
     that bisect --metric compile runs the time bisect's search and confirmation unchanged. No spread is known (one
     lowering per extraction): the confirmation by re-timing is what tells noise."""
-    from tgstore.store.timings import CaseTimes, TimingError
-
     machines = compile_machines(conn, sha, case)
     if machine is not None:
         machines = [m for m in machines if m.startswith(machine)]

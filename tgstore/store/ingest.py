@@ -24,6 +24,7 @@ from tgstore.bundle import Bundle, BundleError
 from tgstore.db.models import Run, RunMissing, Suite, TinygradCommit
 from tgstore.resources import code_hash
 from tgstore.store.commits import rank_commits, to_utc, version_key
+from tgstore.store.compile_times import store_compile_times
 from tgstore.store.content import ContentStore, canonical_json, content_hash, document_hash, sha256_text
 from tgstore.store.rows import (
     FAILED,
@@ -597,8 +598,11 @@ def store_bundle_timings(conn: Connection, bundle: Bundle, sha: str, run_id: int
     commit_id = conn.execute(select(TinygradCommit.id).where(TinygradCommit.sha == sha)).scalar_one()
     suite = bundle.header["suite"]
     suite_id = get_or_create(conn, Suite, {"hash": suite["hash"]}, {"name": suite["name"]})
-    store_timings(conn, bundle, commit_id=commit_id, suite_id=suite_id, run_id=run_id,
-                  case_ids=case_ids(conn, [case["name"] for case in bundle.cases]), now=now_iso())
+    cases = case_ids(conn, [case["name"] for case in bundle.cases])
+    session_id = store_timings(conn, bundle, commit_id=commit_id, suite_id=suite_id, run_id=run_id, case_ids=cases,
+                               now=now_iso())
+    if session_id is not None:  # compile times belong to the timing session and its machine
+        store_compile_times(conn, bundle, session_id, cases)
 
 
 def record_failed_run(engine: Engine, *, sha: str, tree_hash: str, version: str | None, git: dict[str, Any],

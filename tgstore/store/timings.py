@@ -64,9 +64,6 @@ def store_timings(conn: Connection, bundle: Bundle, *, commit_id: int, suite_id:
                          "mem_bytes": t.get("mem"), "error": error})
     if rows:
         conn.execute(insert(KernelTiming), rows)
-    from tgstore.store.compile_times import store_compile_times
-
-    store_compile_times(conn, bundle, session_id, case_ids)
     return session_id
 
 
