@@ -26,6 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT)]
 
+from common import case_file  # noqa: E402
+
 CORE = ROOT / "tests" / "fixtures" / "cases" / "core.py"
 
 
@@ -76,9 +78,14 @@ def main() -> None:
     ap.add_argument("--cases", type=Path, default=CORE)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--unchanged", type=int, default=20, help="unchanged commits ingested for the bytes figures")
+    ap.add_argument("--smallest", action="store_true", help="one run each and 2 unchanged commits, on the softmax "
+                    "case: a check that the bench still runs to its figures")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
+        if args.smallest:
+            args.repeats, args.unchanged = 1, 2
+            args.cases = case_file(["softmax"], work / "smallest.py")
         plain, timed = [], []
         for i in range(args.repeats):  # interleaved
             plain.append(extract(work / f"plain{i}.jsonl", args, False))

@@ -15,13 +15,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT)]
+
+from common import case_file  # noqa: E402
 
 # first-parent commits v0.10.0..master and those that change tinygrad/ (docs/history-plan.md)
 HISTORY_COMMITS, PACKAGE_COMMITS = 7576, 5321
@@ -78,17 +83,47 @@ def copies(db: Path) -> dict[str, int]:
     return found
 
 
+def smallest_history(repo: Path) -> tuple[Path, list[str]]:
+    """Two commits of the installed tinygrad: as installed, then with a comment added to the AMD runtime, which a CPU
+    extraction never reads (so the skip copies it)."""
+    from tgstore.extract.runner import locate_installed_tinygrad
+
+    shutil.copytree(locate_installed_tinygrad() / "tinygrad", repo / "tinygrad",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+
+    def git(*words: str) -> str:
+        return subprocess.run(["git", "-C", str(repo), "-c", "user.name=bench", "-c", "user.email=bench@localhost",
+                               *words], check=True, capture_output=True, text=True).stdout.strip()
+
+    git("init", "-q")
+    git("add", "-A")
+    git("commit", "-qm", "installed tinygrad")
+    with (repo / "tinygrad" / "runtime" / "ops_amd.py").open("a", encoding="utf-8") as f:
+        f.write("\n# an edit no CPU extraction reads\n")
+    git("commit", "-qam", "edit the AMD runtime")
+    return repo, [git("rev-parse", "HEAD~1"), git("rev-parse", "HEAD")]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--repo", type=Path, required=True)
-    ap.add_argument("--rev", action="append", required=True)
+    ap.add_argument("--repo", type=Path)
+    ap.add_argument("--rev", action="append")
     ap.add_argument("--cases", type=Path, action="append")
     ap.add_argument("--renderers", default="C")
     ap.add_argument("--stages", default="none")
     ap.add_argument("-j", "--jobs", type=int, default=1)
     ap.add_argument("--dir", type=Path, default=Path("/tmp/tgstore-bench-skip"))
     ap.add_argument("--keep", action="store_true", help="reuse the databases already in --dir")
+    ap.add_argument("--smallest", action="store_true", help="a built history of the installed tinygrad (a commit, "
+                    "then one that edits a file no CPU extraction reads) and the softmax case: a check that the bench "
+                    "still runs to its figures")
     args = ap.parse_args()
+    if args.smallest:
+        args.dir = Path(tempfile.mkdtemp(prefix="tgstore-bench-skip-"))
+        args.repo, args.rev = smallest_history(args.dir / "tinygrad")
+        args.cases = [case_file(["softmax"], args.dir / "smallest.py")]
+    elif args.repo is None or not args.rev:
+        ap.error("--repo and --rev are needed (or --smallest)")
     args.dir.mkdir(parents=True, exist_ok=True)
     skip_seconds = sweep(args.dir / "skip.db", args)
     full_seconds = sweep(args.dir / "full.db", args, "--no-skip")

@@ -48,7 +48,16 @@ def main(count: int, seed: int) -> None:
     print(f"{count} inputs (seed {seed}): {read} read, {refused} refused (tests interleaved); {stored} stored, "
           f"{stored_refused} refused with nothing written; db check ok after each; {seconds:.1f} s, "
           f"{1000 * seconds / count:.2f} ms per input")
+    print(f"figure svod_fuzz_inputs {count}  # each read with no traceback (a traceback ends the bench)")
+    print(f"figure svod_fuzz_ms_per_input {1000 * seconds / count:.4g}")
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 50000, int(sys.argv[2]) if len(sys.argv) > 2 else 1)
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("count", type=int, nargs="?", default=50000, help="mutated logs (default 50,000)")
+    ap.add_argument("seed", type=int, nargs="?", default=1)
+    ap.add_argument("--smallest", action="store_true", help="200 inputs: a check that the bench still runs")
+    args = ap.parse_args()
+    main(200 if args.smallest else args.count, args.seed)
