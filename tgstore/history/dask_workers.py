@@ -155,7 +155,11 @@ class DaskWorkers:
         return remote.described, result, remote.checkout_seconds
 
     def stop(self) -> None:
-        self.executor.shutdown(wait=False)
+        try:
+            self.executor.shutdown(wait=False)  # cancels what has not started
+        except Exception:  # noqa: BLE001 - with the scheduler gone there is nothing left to cancel (ClosedClientError)
+            if self.client.status == "running":
+                raise
         self.close()
 
     def close(self) -> None:
