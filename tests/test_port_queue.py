@@ -74,6 +74,10 @@ def test_every_renderer_like_for_like_with_commands_that_run_and_a_report(histor
     assert [c["sha"] for c in found["commits"]] == [shas[3]]
     renderers = {c["renderer"] for c in found["commits"][0]["changes"] if c.get("renderer")}
     assert renderers == {"C", "LLVM"}
+    # the rules involved, from the rewrite steps the endpoints recorded (ingest's default --rewrites) and the fill too
+    with_rules = [c for c in found["commits"][0]["changes"] if c.get("rules")]
+    assert with_rules, found["commits"][0]["changes"]
+    assert all(rule[0] in "+-(" and ":" in rule for c in with_rules for rule in c["rules"] if rule[0] != "(")
     for command in {c["diff"] for c in found["commits"][0]["changes"]}:
         args = shlex.split(command)
         assert args[:2] == ["tgstore", "diff"]
@@ -88,3 +92,25 @@ def test_every_renderer_like_for_like_with_commands_that_run_and_a_report(histor
     page = tgstore("port-queue", "softmax", "--from", shas[0], "--to", shas[-1], "--repo", repo, "--report", "html",
                    "--db", db).stdout
     assert f"id='c{shas[3][:12]}'" in page and page.rstrip().endswith("</html>")
+
+
+def test_fill_compares_with_endpoints_recorded_another_way(history, tmp_path: Path) -> None:
+    """Endpoints ingested with the porter's own case file and more renderers than --renderers names: --fill extracts
+    the endpoints' renderers (else nothing it adds compares with them) and the endpoints again with the named cases
+    only, then names the commit; nothing is left as a gap 'not compared'."""
+    repo, shas = history
+    db = tmp_path / "pq.db"
+    own = tmp_path / "mine.py"  # another suite than port-queue's own file: same case, other bytes
+    own.write_text("from tinygrad import Tensor\n\n\ndef case_softmax():\n"
+                   "    return Tensor.empty(4, 16).softmax(axis=-1)\n")
+    ends = tgstore("ingest", "--db", db, "--repo", repo, "--rev", shas[0], "--rev", shas[-1], "--cases", own,
+                   "--renderers", "C,LLVM", "--stages", "C")
+    assert ends.returncode == 0, ends.stderr
+    proc = tgstore("port-queue", "softmax", "--from", shas[0], "--to", shas[-1], "--repo", repo, "--fill",
+                   "--renderers", "C", "--json", "--db", db)
+    assert proc.returncode == 0, proc.stderr
+    found = json.loads(proc.stdout)
+    assert [c["sha"] for c in found["commits"]] == [shas[3]], (found, proc.stderr)
+    assert not [g for g in found["gaps"] if g.get("reason") or g["changes"]]
+    assert proc.stderr.count("(an endpoint, again with the named cases only and renderers C,LLVM") == 2
+    assert "--fill: 4 commits extracted" in proc.stderr

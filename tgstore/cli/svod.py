@@ -167,7 +167,13 @@ def port_queue(
     Without --repo, gaps cannot be counted and every pair of stored commits is a gap."""
     from tgstore.store.commits import CommitNotFound
     from tgstore.svod.parity import ParityError
-    from tgstore.svod.portqueue import case_file_for, endpoint_renderers, fill
+    from tgstore.svod.portqueue import (
+        case_file_for,
+        endpoint_recording,
+        endpoint_renderers,
+        endpoint_rewrites,
+        fill,
+    )
     from tgstore.svod.portqueue import port_queue as build
     from tgstore.svod.portreport import RENDER
 
@@ -183,8 +189,13 @@ def port_queue(
         try:
             with open_db(db, migrate=False, writer=False).connect() as conn:
                 held = wanted or endpoint_renderers(conn, cases, from_, to) or ["C"]
-            plan = ExtractionPlan(case_files=[case_file_for(cases, [suite_file("builtin")])], renderers=held,
-                                  stages=",".join(held))
+                recorded = endpoint_recording(conn, cases, from_, to)
+                rewrites = endpoint_rewrites(conn, cases, from_, to)
+            # the renderers and backend the endpoints' runs recorded, so that the commits filled compare with them
+            every = [r for r in recorded[2].split(",") if r] if recorded else []
+            plan = ExtractionPlan(case_files=[case_file_for(cases, [suite_file("builtin")])],
+                                  renderers=every or held, stages=",".join(held),
+                                  backend=recorded[1] if recorded else "CPU", rewrites=rewrites)
             note(f"--fill: extracting {', '.join(held)} passes (what the endpoints recorded)")
             count = fill(open_db(db), repo, cases, from_, to, plan, note, wanted)
         except (ParityError, CommitNotFound) as exc:
@@ -211,7 +222,10 @@ def port_queue(
         knock = f" (+{c['knock_on']} later passes changed with it)" if c.get("knock_on") else ""
         stage = c["svod_stage"] if c["svod_stage"].startswith("no Svod stage") else f"Svod {c['svod_stage']}"
         change = c["change"].removeprefix("kernel ")
-        return f"    {c['case']} {where}: {what} {change} -> {stage}{knock}"
+        rules = c.get("rules") or []
+        involved = f"; rules {' '.join(rules[:6])}{f' (+{len(rules) - 6} more)' if len(rules) > 6 else ''}" \
+            if rules else ""
+        return f"    {c['case']} {where}: {what} {change} -> {stage}{knock}{involved}"
 
     emit(f"{len(found['commits'])} commits to port, {len(found['gaps'])} gaps ({found['compared']} stored commits "
          f"compared, {found['from'][:12]}..{found['to'][:12]})")

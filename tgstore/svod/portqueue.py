@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import difflib
 import hashlib
+import json
 import subprocess
 import tempfile
 from collections.abc import Callable
@@ -49,11 +50,13 @@ Recording = tuple[str, str, str]  # (suite hash, backend, renderers): what a run
 
 
 def _snapshots(conn: Connection, cases: list[str], lo: int, hi: int, renderers: set[str] | None
-               ) -> dict[str, dict[Recording, dict[tuple, Any]]]:
+               ) -> tuple[dict[str, dict[Recording, dict[tuple, Any]]], dict[tuple[str, Recording], int]]:
     """sha -> recording -> {(case, scope, position, renderer): [(pass name, output hash, depth)],
-    (case, 'canonical', pos, stage): hash}: per recording (suite, backend, renderers), the newest run of each."""
+    (case, 'canonical', pos, stage): hash}: per recording (suite, backend, renderers), the newest run of each; and
+    (sha, recording) -> that run's id."""
     out: dict[str, dict[Recording, dict[tuple, Any]]] = {}
     recordings: dict[int, Recording] = {}
+    run_ids: dict[tuple[str, Recording], int] = {}
     for case in cases:
         for sha, run_id, suite, backend, run_renderers, scope, position, renderer, name, norm, depth in conn.execute(
                 text("""
@@ -71,6 +74,7 @@ def _snapshots(conn: Connection, cases: list[str], lo: int, hi: int, renderers: 
                 continue
             recording = (suite, backend, run_renderers)
             recordings[run_id] = recording
+            run_ids[(sha, recording)] = run_id
             out.setdefault(sha, {}).setdefault(recording, {}).setdefault((case, scope, position, renderer), []) \
                 .append((name, norm, depth))
         for sha, run_id, position, stage, doc_hash in conn.execute(text("""
@@ -81,7 +85,7 @@ def _snapshots(conn: Connection, cases: list[str], lo: int, hi: int, renderers: 
                 WHERE k.name = :case AND c.history_rank BETWEEN :lo AND :hi"""), {"case": case, "lo": lo, "hi": hi}):
             if run_id in recordings and recordings[run_id] in out.get(sha, {}):
                 out[sha][recordings[run_id]][(case, "canonical", position, stage)] = doc_hash
-    return out
+    return out, run_ids
 
 
 def suite_name(conn: Connection, suite_hash: str) -> str:
@@ -142,15 +146,56 @@ def _changes(before: dict[tuple, Any], after: dict[tuple, Any]) -> list[dict[str
     return changes
 
 
+def _rule_counts(conn: Connection, run_id: int, change: dict[str, Any]) -> tuple[dict, bool] | None:
+    """(file, UPat) -> (label, steps) of the rules that matched in the change's pass in one run, and whether the
+    recorded steps are all the pass made; None where the pass's steps were not recorded (`--rewrites 0`)."""
+    from tgstore.compare.rewrite_steps import case_steps
+
+    found = case_steps(conn, run_id, change["case"], kernel=change["kernel"], pass_name=change["pass"],
+                       renderer=change.get("renderer"), schedule=change.get("scope") == "schedule")
+    passes = [p for k in found for p in k.passes]
+    if not passes:
+        return {}, True
+    if not all(p.recorded for p in passes):
+        return None
+    counts: dict[tuple, tuple[str, int]] = {}
+    for step in (step for p in passes for step in p.steps):
+        where = f"{(step.file or '?').removeprefix('tinygrad/')}:{step.line if step.line is not None else '?'}"
+        key = (step.file, step.upat if step.upat else step.line)
+        counts[key] = (counts.get(key, (where, 0))[0], counts.get(key, (where, 0))[1] + 1)
+    return counts, all(p.total is None or p.limit is None or p.total <= p.limit for p in passes)
+
+
+def _rules(conn: Connection, change: dict[str, Any], run_before: int, run_after: int) -> list[str] | None:
+    """The rules of a pass added, removed, moved or changed whose matches differ between the two runs, from the
+    rewrite steps both recorded: '+file:line' matched more after, '-file:line' matched more before (the later
+    commit's line where it has the rule); None where either run recorded no steps for the pass."""
+    if not change.get("pass") or change.get("canonical"):
+        return None
+    sides = [_rule_counts(conn, run, change) for run in (run_before, run_after)]
+    if sides[0] is None or sides[1] is None:
+        return None
+    (old, old_all), (new, new_all) = sides
+    out = []
+    for key in dict.fromkeys([*new, *old]):
+        before, after = old.get(key, ("", 0)), new.get(key, ("", 0))
+        if before[1] != after[1]:
+            out.append(("+" if after[1] > before[1] else "-") + (after[0] or before[0]))
+    if not (old_all and new_all):
+        out.append("(steps past the recorded limit not seen)")
+    return out
+
+
 def port_queue(conn: Connection, cases: list[str], ref_from: str, ref_to: str, repo: Path | None,
-               renderers: list[str] | None = None) -> dict[str, Any]:
+               renderers: list[str] | None = None, rules: bool = True) -> dict[str, Any]:
     """Changes between consecutive stored commits, compared only between runs that recorded the same thing (suite,
-    backend, renderers); `renderers` narrows the kernel passes compared (schedule passes are always compared)."""
+    backend, renderers); `renderers` narrows the kernel passes compared (schedule passes are always compared);
+    `rules`: name the rules involved in each change (from the rewrite steps recorded)."""
     start, end = resolve_commit(conn, ref_from), resolve_commit(conn, ref_to)
     if (start.history_rank or 0) >= (end.history_rank or 0):
         raise ParityError(f"{ref_to} ({end.short}) is not after {ref_from} ({start.short}) in history order")
     wanted = {r.upper() for r in renderers} if renderers else None
-    snaps = _snapshots(conn, cases, start.history_rank or 0, end.history_rank or 0, wanted)
+    snaps, run_ids = _snapshots(conn, cases, start.history_rank or 0, end.history_rank or 0, wanted)
     if start.sha not in snaps:
         raise ParityError(f"no stored passes of {', '.join(cases)} at {start.short}; ingest it with stages first")
     order = [start.sha]
@@ -178,7 +223,11 @@ def port_queue(conn: Connection, cases: list[str], ref_from: str, ref_to: str, r
             continue
         changes = _changes(snaps[before][recording], snaps[after][recording])
         suite = suite_name(conn, recording[0])
-        for change in changes:  # the command that shows the change (the first differing pass), runnable as printed
+        for change in changes:  # the rules involved; the command that shows the change, runnable as printed
+            involved = _rules(conn, change, run_ids[(before, recording)], run_ids[(after, recording)]) \
+                if rules else None
+            if involved is not None:
+                change["rules"] = involved
             change["diff"] = (f"tgstore diff {before[:12]} {after[:12]} --case {change['case']} --stages "
                               f"--suite {recording[0]} --backend {recording[1]}"
                               + (f" --renderer {change['renderer']}" if change.get("renderer") else ""))
@@ -208,6 +257,40 @@ def endpoint_renderers(conn: Connection, cases: list[str], ref_from: str, ref_to
                 'SELECT DISTINCT renderer FROM v_passes WHERE sha = :sha AND "case" = :case AND renderer IS NOT NULL'),
                 {"sha": sha, "case": case})}
     return sorted(found)
+
+
+def endpoint_recording(conn: Connection, cases: list[str], ref_from: str, ref_to: str) -> Recording | None:
+    """What the two endpoints both recorded passes of the cases with (suite hash, backend, renderers), the one with
+    most renderers when several: what --fill extracts, so the commits it adds compare like for like."""
+    found = []
+    for ref in (ref_from, ref_to):
+        sha = resolve_commit(conn, ref).sha
+        found.append({(suite, backend, renderers) for suite, backend, renderers in conn.execute(text(
+            """SELECT DISTINCT su.hash, r.backend, coalesce(r.renderers, '') FROM v_passes p
+               JOIN runs r ON r.id = p.run_id JOIN suites su ON su.id = r.suite_id
+               WHERE p.sha = :sha AND p."case" IN (SELECT value FROM json_each(:cases))"""),
+            {"sha": sha, "cases": json.dumps(cases)})})
+    common = found[0] & found[1]
+    return max(common, key=lambda r: (len(r[2].split(",")), r)) if common else None
+
+
+def endpoint_rewrites(conn: Connection, cases: list[str], ref_from: str, ref_to: str) -> int:
+    """The most rewrite steps per pass the endpoints' runs recorded for the cases (`--rewrites`; 0: none), so that
+    the commits --fill adds name the rules of their changes as the endpoints do."""
+    limit = 0
+    for ref in (ref_from, ref_to):
+        sha = resolve_commit(conn, ref).sha
+        for (trace,) in conn.execute(text(
+                """SELECT b.text FROM runs r JOIN v_commits c ON c.commit_id = r.commit_id
+                   JOIN run_cases rc ON rc.run_id = r.id JOIN cases k ON k.id = rc.case_id
+                   JOIN schedule_items si ON si.case_result_id = rc.case_result_id
+                   JOIN programs pr ON pr.schedule_item_id = si.id
+                   JOIN pass_entries pe ON pe.pass_list_id = pr.pass_list_id JOIN blobs b ON b.id = pe.rewrites_blob_id
+                   WHERE c.sha = :sha AND r.is_current = 1 AND k.name IN (SELECT value FROM json_each(:cases))
+                   LIMIT 1"""),
+                {"sha": sha, "cases": json.dumps(cases)}):
+            limit = max(limit, int(json.loads(trace).get("limit") or 0))
+    return limit
 
 
 def case_file_for(names: list[str], sources: list[Path]) -> Path:
@@ -249,10 +332,30 @@ def fill(engine: Engine, repo: Path, cases: list[str], ref_from: str, ref_to: st
     from tgstore.pipeline import ingest_result
 
     extracted = 0
+    # the endpoints must hold what the fill extracts (suite, backend, renderers), else nothing it adds compares with
+    # them: an endpoint recorded otherwise (the whole suite, other renderers) is extracted again the fill's way
+    recording = (plan.suite["hash"], plan.backend, ",".join(plan.effective_renderers))
+    for ref in (ref_from, ref_to):
+        with engine.connect() as conn:
+            sha = resolve_commit(conn, ref).sha
+            held = conn.execute(text(
+                """SELECT 1 FROM runs r JOIN suites su ON su.id = r.suite_id
+                   JOIN v_commits c ON c.commit_id = r.commit_id
+                   WHERE c.sha = :sha AND su.hash = :suite AND r.backend = :backend AND r.is_current = 1
+                   AND coalesce(r.renderers, '') = :renderers"""),
+                {"sha": sha, "suite": recording[0], "backend": recording[1], "renderers": recording[2]}).first()
+        if held is None:
+            commit = single(repo, sha)
+            log(f"extracting {commit.sha[:10]} {commit.subject} (an endpoint, again with the named cases only and "
+                f"renderers {recording[2]}, to compare like for like)")
+            with tempdirs.owned("port-queue") as tmp:
+                described, result = extract_commit(repo, commit, plan, Path(tmp))
+                ingest_result(engine, result, described, plan)
+            extracted += 1
     tried: set[str] = set()
     while True:
         with engine.connect() as conn:
-            queue = port_queue(conn, cases, ref_from, ref_to, repo, renderers)
+            queue = port_queue(conn, cases, ref_from, ref_to, repo, renderers, rules=False)
         open_gaps = [g for g in queue["gaps"] if g["changes"] and g["unstored"]]
         if not open_gaps:
             return extracted

@@ -13,7 +13,17 @@ def _change_cells(c: dict[str, Any]) -> list[str]:
     what = f"canonical {c['canonical']}" if c.get("canonical") else (c.get("pass") or "the kernel")
     knock = f" (+{c['knock_on']} knock-on)" if c.get("knock_on") else ""
     return [c["case"], where, c.get("renderer") or "-", what, c["change"] + knock, c["svod_stage"],
-            ", ".join(c.get("rules") or []) or "-", c.get("diff", "")]
+            _rules_cell(c), c.get("diff", "")]
+
+
+def _rules_cell(c: dict[str, Any]) -> str:
+    """The rules whose matches differ ('+' more after, '-' more before), at most 8; '?' for a pass whose steps were
+    not recorded (extract with --rewrites N)."""
+    rules = c.get("rules")
+    if rules is None and c.get("pass") and not c.get("canonical"):
+        return "? (no rewrite steps recorded)"
+    rules = rules or []
+    return (", ".join(rules[:8]) + (f" (+{len(rules) - 8} more)" if len(rules) > 8 else "")) or "-"
 
 
 HEADER = ["case", "where", "renderer", "pass", "change", "Svod stage", "rules", "show"]
