@@ -55,7 +55,10 @@ def test_every_renderer_like_for_like_with_commands_that_run_and_a_report(histor
     """Endpoints recorded C and LLVM: --fill extracts both (what the endpoints hold), changes are named per
     renderer, every printed diff command runs as printed, and the md/html reports name the commit. A commit stored
     only with another suite is a gap with its reason, never a change."""
+    import os
     import shlex
+    import subprocess
+    import sys
 
     from tgstore.cases import suite_file
     from tgstore.svod.portqueue import case_file_for
@@ -78,11 +81,21 @@ def test_every_renderer_like_for_like_with_commands_that_run_and_a_report(histor
     with_rules = [c for c in found["commits"][0]["changes"] if c.get("rules")]
     assert with_rules, found["commits"][0]["changes"]
     assert all(rule[0] in "+-(" and ":" in rule for c in with_rules for rule in c["rules"] if rule[0] != "(")
-    for command in {c["diff"] for c in found["commits"][0]["changes"]}:
+    for command in {c["diff"] for c in found["commits"][0]["changes"]
+                    if not c.get("canonical") and c.get("scope") != "schedule"}:
         args = shlex.split(command)
         assert args[:2] == ["tgstore", "diff"]
         shown = tgstore(*args[1:], "--db", db)
         assert shown.returncode == 0, (command, shown.stderr)
+    # a canonical document's or a scheduler pass's change is shown by diffing the two documents or pass lists
+    # (`tgstore diff` compares neither: it would print no change)
+    documents = {c["diff"] for c in found["commits"][0]["changes"]
+                 if c.get("canonical") or c.get("scope") == "schedule"}
+    assert documents and all(command.startswith("diff <(tgstore ") for command in documents)
+    for command in documents:
+        shown = subprocess.run(["bash", "-c", command], capture_output=True, text=True, env={
+            **os.environ, "TGSTORE_DB": str(db), "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"})
+        assert shown.returncode == 1 and shown.stdout, (command, shown.returncode, shown.stderr)  # 1: they differ
     only_c = json.loads(tgstore("port-queue", "softmax", "--from", shas[0], "--to", shas[-1], "--repo", repo,
                                 "--renderers", "C", "--json", "--db", db).stdout)
     assert {c["renderer"] for c in only_c["commits"][0]["changes"] if c.get("renderer")} == {"C"}

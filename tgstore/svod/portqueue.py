@@ -186,6 +186,20 @@ def _rules(conn: Connection, change: dict[str, Any], run_before: int, run_after:
     return out
 
 
+def _show_command(change: dict[str, Any], before: str, after: str, recording: Recording) -> str:
+    """The command that shows the change, runnable as printed (in bash): a kernel pass's, `tgstore diff --stages`
+    (the first differing pass); a canonical document's or a scheduler pass's, the two documents or pass lists
+    compared with diff (`tgstore diff` compares neither, so it would print no change)."""
+    if change.get("canonical") or change.get("scope") == "schedule":
+        kernel = f" --kernel {change['kernel']}" if change.get("kernel") is not None else ""
+        what = f"canonical {change['case']} --stage {change['canonical']}{kernel}" if change.get("canonical") \
+            else f"stages {change['case']} --schedule"
+        one = [f"tgstore {what} --commit {sha[:12]}" for sha in (before, after)]
+        return f"diff <({one[0]}) <({one[1]})"
+    return (f"tgstore diff {before[:12]} {after[:12]} --case {change['case']} --stages --suite {recording[0]} "
+            f"--backend {recording[1]}" + (f" --renderer {change['renderer']}" if change.get("renderer") else ""))
+
+
 def port_queue(conn: Connection, cases: list[str], ref_from: str, ref_to: str, repo: Path | None,
                renderers: list[str] | None = None, rules: bool = True) -> dict[str, Any]:
     """Changes between consecutive stored commits, compared only between runs that recorded the same thing (suite,
@@ -228,9 +242,7 @@ def port_queue(conn: Connection, cases: list[str], ref_from: str, ref_to: str, r
                 if rules else None
             if involved is not None:
                 change["rules"] = involved
-            change["diff"] = (f"tgstore diff {before[:12]} {after[:12]} --case {change['case']} --stages "
-                              f"--suite {recording[0]} --backend {recording[1]}"
-                              + (f" --renderer {change['renderer']}" if change.get("renderer") else ""))
+            change["diff"] = _show_command(change, before, after, recording)
             change["suite"] = suite
         if unstored == 0:
             if changes and touches.get(after) is False:  # outside tinygrad/: not a change to port
