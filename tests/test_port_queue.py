@@ -4,6 +4,7 @@ commits that make a change exact, names the commit that changed tinygrad, and ne
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import pytest
@@ -33,10 +34,14 @@ def test_fill_names_the_commit_that_changed_a_pass(history, tmp_path: Path) -> N
     before = json.loads(tgstore("port-queue", "softmax", "cat_stack", "--from", shas[0], "--to", shas[-1], "--repo",
                                 repo, "--json", "--db", db).stdout)
     assert before["commits"] == [] and [(g["unstored"], bool(g["changes"])) for g in before["gaps"]] == [(3, True)]
-    proc = tgstore("port-queue", "softmax", "cat_stack", "--from", shas[0], "--to", shas[-1], "--repo", repo, "--fill",
-                   "--json", "--db", db)
+    # the gap's fill command runs as printed and fills it like for like (the named cases, what the endpoints recorded)
+    command = before["gaps"][0]["fill"]
+    assert command == (f"tgstore port-queue softmax cat_stack --from {shas[0][:12]} --to {shas[-1][:12]} --repo "
+                       f"{repo} --fill")
+    proc = tgstore(*shlex.split(command)[1:], "--db", db)
     assert proc.returncode == 0, proc.stderr
-    found = json.loads(proc.stdout)
+    found = json.loads(tgstore("port-queue", "softmax", "cat_stack", "--from", shas[0], "--to", shas[-1], "--repo",
+                               repo, "--json", "--db", db).stdout)
     assert [c["sha"] for c in found["commits"]] == [shas[3]]  # 0.14.0, not a README edit around it
     assert all(c["touches_tinygrad"] for c in found["commits"])
     assert not [g for g in found["gaps"] if g["changes"]]
@@ -56,7 +61,6 @@ def test_every_renderer_like_for_like_with_commands_that_run_and_a_report(histor
     renderer, every printed diff command runs as printed, and the md/html reports name the commit. A commit stored
     only with another suite is a gap with its reason, never a change."""
     import os
-    import shlex
     import subprocess
     import sys
 

@@ -163,8 +163,8 @@ def port_queue(
     cases: a pass added, removed, or whose output changed first (later passes that changed with it counted as
     knock-on), a schedule pass, a canonical document; each with the Svod stage it maps to (or "no Svod stage: new
     pass"). Where stored commits are not adjacent in git, the change is reported as a gap with the number of unstored
-    commits, never blamed on the later commit; sweep the gap (`tgstore ingest --repo R --rev A..B`) and ask again.
-    Without --repo, gaps cannot be counted and every pair of stored commits is a gap."""
+    commits, never blamed on the later commit; fill the gap (`--fill`, or the command printed with it) and ask
+    again. Without --repo, gaps cannot be counted and every pair of stored commits is a gap."""
     from tgstore.store.commits import CommitNotFound
     from tgstore.svod.parity import ParityError
     from tgstore.svod.portqueue import (

@@ -5,7 +5,7 @@ renderer and at schedule scope: a pass added, removed, moved, or whose output ch
 pass whose output changed is a cause; the passes after it that changed too are knock-on changes, counted under it.
 Canonical documents are compared the same way. When the two stored commits are not adjacent in git, the change lies
 somewhere in the commits between them: it is reported as a gap with the number of unstored commits, never blamed on
-the later commit (`tgstore ingest --repo R --rev A..B --cases ...` or bisect fills it).
+the later commit (`tgstore port-queue CASES --from A --to B --repo R --fill`, printed with the gap, fills it).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import ast
 import difflib
 import hashlib
 import json
+import shlex
 import subprocess
 import tempfile
 from collections.abc import Callable
@@ -224,6 +225,11 @@ def port_queue(conn: Connection, cases: list[str], ref_from: str, ref_to: str, r
         order += [sha for sha in snaps if sha != start.sha]
         position = None
     commits, gaps, unexplained = [], [], []
+
+    def fill_command(a: str, b: str) -> str:
+        """What fills the gap a..b like for like, runnable as printed (without --repo: with TGSTORE_REPO set)."""
+        where = f" --repo {shlex.quote(str(repo))}" if repo is not None else ""
+        return f"tgstore port-queue {' '.join(cases)} --from {a[:12]} --to {b[:12]}{where} --fill"
     for before, after in zip(order, order[1:], strict=False):
         unstored = (position[after] - position[before] - 1) if position is not None else None
         recording = _alike(snaps[before], snaps[after])
@@ -231,7 +237,7 @@ def port_queue(conn: Connection, cases: list[str], ref_from: str, ref_to: str, r
             seen = {sha: sorted(f"{suite_name(conn, r[0])}/{r[1]}/{r[2] or '-'}" for r in snaps[sha])
                     for sha in (before, after)}
             gaps.append({"after": before, "before": after, "unstored": unstored, "changes": [],
-                         "fill": f"tgstore ingest --repo REPO --rev {before[:12]}..{after[:12]}",
+                         "fill": fill_command(before, after),
                          "reason": f"no runs alike (suite/backend/renderers): {before[:12]} has "
                                    f"{', '.join(seen[before])}; {after[:12]} has {', '.join(seen[after])}"})
             continue
@@ -254,7 +260,7 @@ def port_queue(conn: Connection, cases: list[str], ref_from: str, ref_to: str, r
                                 "changes": changes})
         else:
             gaps.append({"after": before, "before": after, "unstored": unstored, "changes": changes,
-                         "fill": f"tgstore ingest --repo REPO --rev {before[:12]}..{after[:12]}"})
+                         "fill": fill_command(before, after)})
     return {"cases": cases, "from": start.sha, "to": end.sha, "compared": len(order), "commits": commits,
             "gaps": gaps, "unexplained": unexplained, "renderers": sorted(wanted) if wanted else None}
 
