@@ -175,7 +175,7 @@ def port_queue(
         fill,
     )
     from tgstore.svod.portqueue import port_queue as build
-    from tgstore.svod.portreport import RENDER
+    from tgstore.svod.portreport import RENDER, rules_text
 
     if report is not None and report not in RENDER:
         raise fail(f"--report {report}: give md or html")
@@ -223,8 +223,7 @@ def port_queue(
         stage = c["svod_stage"] if c["svod_stage"].startswith("no Svod stage") else f"Svod {c['svod_stage']}"
         change = c["change"].removeprefix("kernel ")
         rules = c.get("rules") or []
-        involved = f"; rules {' '.join(rules[:6])}{f' (+{len(rules) - 6} more)' if len(rules) > 6 else ''}" \
-            if rules else ""
+        involved = f"; rules {rules_text(rules, 6, ' ')}" if rules else ""
         return f"    {c['case']} {where}: {what} {change} -> {stage}{knock}{involved}"
 
     emit(f"{len(found['commits'])} commits to port, {len(found['gaps'])} gaps ({found['compared']} stored commits "

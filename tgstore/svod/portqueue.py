@@ -163,7 +163,8 @@ def _rule_counts(conn: Connection, run_id: int, change: dict[str, Any]) -> tuple
     for step in (step for p in passes for step in p.steps):
         where = f"{(step.file or '?').removeprefix('tinygrad/')}:{step.line if step.line is not None else '?'}"
         key = (step.file, step.upat if step.upat else step.line)
-        counts[key] = (counts.get(key, (where, 0))[0], counts.get(key, (where, 0))[1] + 1)
+        label, seen = counts.get(key, (where, 0))
+        counts[key] = (label, seen + 1)
     return counts, all(p.total is None or p.limit is None or p.total <= p.limit for p in passes)
 
 
@@ -344,12 +345,20 @@ def fill(engine: Engine, repo: Path, cases: list[str], ref_from: str, ref_to: st
     """Extract, for the named cases only, the commits that make every change exact: each gap whose ends differ is
     split at its middle commit (like `tgstore bisect`) until the change sits between adjacent commits. Returns the
     number of commits extracted. A change that is undone inside a gap whose ends are equal is not looked for."""
-    from tgstore import tempdirs
     from tgstore.git import line_of, single
-    from tgstore.history.sweep import extract_commit
-    from tgstore.pipeline import ingest_result
+    from tgstore.history.bisect import extract_and_store
 
     extracted = 0
+
+    def extract(sha: str, why: str) -> None:
+        """Extract and store one commit (a commit the clone cannot give whole is logged as untestable, as bisect
+        does, and stays unstored)."""
+        nonlocal extracted
+        commit = single(repo, sha)
+        log(f"extracting {commit.sha[:10]} {commit.subject} ({why})")
+        extract_and_store(engine, repo, commit, plan, log)
+        extracted += 1
+
     # the endpoints must hold what the fill extracts (suite, backend, renderers), else nothing it adds compares with
     # them: an endpoint recorded otherwise (the whole suite, other renderers) is extracted again the fill's way
     recording = (plan.suite["hash"], plan.backend, ",".join(plan.effective_renderers))
@@ -363,13 +372,8 @@ def fill(engine: Engine, repo: Path, cases: list[str], ref_from: str, ref_to: st
                    AND coalesce(r.renderers, '') = :renderers"""),
                 {"sha": sha, "suite": recording[0], "backend": recording[1], "renderers": recording[2]}).first()
         if held is None:
-            commit = single(repo, sha)
-            log(f"extracting {commit.sha[:10]} {commit.subject} (an endpoint, again with the named cases only and "
-                f"renderers {recording[2]}, to compare like for like)")
-            with tempdirs.owned("port-queue") as tmp:
-                described, result = extract_commit(repo, commit, plan, Path(tmp))
-                ingest_result(engine, result, described, plan)
-            extracted += 1
+            extract(sha, f"an endpoint, again with the named cases only and renderers {recording[2]}, to compare "
+                         "like for like")
     tried: set[str] = set()
     while True:
         with engine.connect() as conn:
@@ -383,14 +387,9 @@ def fill(engine: Engine, repo: Path, cases: list[str], ref_from: str, ref_to: st
             line = [c for c in line if c.sha not in tried]
             if not line:
                 continue
-            commit = line[len(line) // 2]
-            tried.add(commit.sha)
-            commit = single(repo, commit.sha)
-            log(f"extracting {commit.sha[:10]} {commit.subject} ({gap['unstored']} unstored in the gap)")
-            with tempdirs.owned("port-queue") as tmp:
-                described, result = extract_commit(repo, commit, plan, Path(tmp))
-                ingest_result(engine, result, described, plan)
-            extracted += 1
+            middle = line[len(line) // 2].sha
+            tried.add(middle)
+            extract(middle, f"{gap['unstored']} unstored in the gap")
             progressed = True
         if not progressed:
             return extracted

@@ -16,14 +16,18 @@ def _change_cells(c: dict[str, Any]) -> list[str]:
             _rules_cell(c), c.get("diff", "")]
 
 
+def rules_text(rules: list[str], shown: int, sep: str = ", ") -> str:
+    """The first `shown` rules and how many more ('' for none)."""
+    return sep.join(rules[:shown]) + (f" (+{len(rules) - shown} more)" if len(rules) > shown else "")
+
+
 def _rules_cell(c: dict[str, Any]) -> str:
     """The rules whose matches differ ('+' more after, '-' more before), at most 8; '?' for a pass whose steps were
     not recorded (extract with --rewrites N)."""
     rules = c.get("rules")
     if rules is None and c.get("pass") and not c.get("canonical"):
         return "? (no rewrite steps recorded)"
-    rules = rules or []
-    return (", ".join(rules[:8]) + (f" (+{len(rules) - 8} more)" if len(rules) > 8 else "")) or "-"
+    return rules_text(rules or [], 8) or "-"
 
 
 HEADER = ["case", "where", "renderer", "pass", "change", "Svod stage", "rules", "show"]
