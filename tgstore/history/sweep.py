@@ -40,7 +40,7 @@ from typing import Protocol
 from sqlalchemy import Engine, select
 
 from tgstore import tempdirs
-from tgstore.db.models import Run, Suite, TinygradCommit
+from tgstore.db.models.run_tables import Run, Suite, TinygradCommit
 from tgstore.extract import child
 from tgstore.extract.runner import ExtractionResult, TinygradNotFound, resolve_tinygrad_root
 from tgstore.git import (

@@ -21,7 +21,7 @@ from sqlalchemy import Connection, Engine, delete, insert, select, update
 
 from tgstore import __version__
 from tgstore.bundle import Bundle, BundleError
-from tgstore.db.models import Run, RunMissing, Suite, TinygradCommit
+from tgstore.db.models.run_tables import Run, RunMissing, Suite, TinygradCommit
 from tgstore.resources import code_hash
 from tgstore.store.commits import rank_commits, to_utc, version_key
 from tgstore.store.compile_times import store_compile_times
