@@ -12,12 +12,15 @@ are left out: tinygrad's stored graphs do not carry them.
 from __future__ import annotations
 
 import functools
+import json
 import math
 import re
 import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
+
+from tgstore.store.content import sha256_text
 
 USIZE_MAX = 2**64 - 1
 
@@ -240,3 +243,9 @@ def normalize_tinygrad(nodes: list) -> tuple[list[list], list[str]]:
         out.append([nop, ndtype, narg, list(src)])
         unknown += [m for m in missing if m not in unknown]
     return out, unknown
+
+
+def norm_hash(nodes: list) -> str:
+    """A stored tinygrad graph's hash in the spelling Svod's trees are compared in (`kernels.norm_hash`,
+    `graphs.norm_hash`): equal to a Svod tree's hash (`svod_trees.hash`) when the two graphs are."""
+    return sha256_text(json.dumps(normalize_tinygrad(nodes)[0], ensure_ascii=False, separators=(",", ":")))
