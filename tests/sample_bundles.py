@@ -23,7 +23,8 @@ from typing import Any
 
 from tgstore.bundle import read_bundle
 from tgstore.db import open_engine, upgrade
-from tgstore.store.ingest import ExtractionOutcome, ingest_bundle
+from tgstore.store.ingest import ingest_bundle
+from tgstore.store.runs import ExtractionOutcome
 
 SHA_A = "a1" * 20
 SHA_B = "b2" * 20

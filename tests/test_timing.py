@@ -88,7 +88,7 @@ def times_json(db: Path, case: str, *extra: str) -> dict:
 @needs_clang
 def test_thread_count_is_part_of_the_machine():
     """Times taken with another CPU thread count are another machine's: never compared silently."""
-    from tgstore.extract.child.timing import machine, timing_threads
+    from tgstore.extract.child.machine import machine, timing_threads
     from tgstore.store.timings import this_machine
 
     cores = len(os.sched_getaffinity(0))

@@ -215,7 +215,7 @@ def commit_archive(repo: Path, sha: str, *, whole_tree: bool = False) -> bytes:
 def package_keys(repo: Path, shas: list[str]) -> dict[str, str]:
     """Each commit's package identity: git's object ids of its PACKAGE_PATHS ("missing" where absent), one
     `git cat-file --batch-check` for all of them. An extraction sees only those paths (package_checkout), so
-    commits with equal keys produce equal output: a sweep copies the run of one to the others (ingest.copy_run)
+    commits with equal keys produce equal output: a sweep copies the run of one to the others (runs.copy_run)
     instead of extracting them; about 30% of tinygrad's first-parent commits (docs, tests, CI) keep the package."""
     if not shas:
         return {}

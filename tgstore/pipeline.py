@@ -16,7 +16,7 @@ from tgstore.extract.runner import BUILTIN_CASES, Echo, ExtractionResult, run_ex
 if TYPE_CHECKING:  # the database side is imported where it is used: `extract` alone never opens a database
     from sqlalchemy import Engine
 
-    from tgstore.store.ingest import ExtractionOutcome, IngestReport
+    from tgstore.store.runs import ExtractionOutcome, IngestReport
 
 
 class CaseFileError(ValueError):
@@ -100,7 +100,8 @@ def extract_and_ingest(engine: Engine, tinygrad_root: Path, plan: ExtractionPlan
 
     `git` ({sha, date, subject, position}) names the commit when the caller knows it better than the checkout does.
     """
-    from tgstore.store.ingest import IngestReport, commit_key, find_run
+    from tgstore.store.commits import commit_key
+    from tgstore.store.runs import IngestReport, find_run
 
     described = child.describe_tinygrad(tinygrad_root, git)
     sha = commit_key(described)
@@ -130,7 +131,8 @@ def ingest_result(engine: Engine, result: ExtractionResult, described: dict, pla
                   force: bool = False) -> IngestReport:
     """Store what an extraction left: its bundle (complete or truncated), else a failed run saying why."""
     from tgstore.bundle import BundleError, read_bundle
-    from tgstore.store.ingest import ExtractionOutcome, ingest_bundle
+    from tgstore.store.ingest import ingest_bundle
+    from tgstore.store.runs import ExtractionOutcome
 
     outcome = ExtractionOutcome(result.status, result.returncode, result.stderr)
     try:
@@ -146,7 +148,8 @@ def ingest_result(engine: Engine, result: ExtractionResult, described: dict, pla
 def record_failure(engine: Engine, described: dict, plan: ExtractionPlan, outcome: ExtractionOutcome,
                    error: str) -> IngestReport:
     """A failed run of the tinygrad `described` (child.describe_tinygrad's form) for this plan."""
-    from tgstore.store.ingest import commit_key, record_failed_run
+    from tgstore.store.commits import commit_key
+    from tgstore.store.runs import record_failed_run
 
     suite = plan.suite
     return record_failed_run(engine, sha=commit_key(described), tree_hash=described.get("tree_hash") or "",

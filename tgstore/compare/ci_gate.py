@@ -16,8 +16,9 @@ from tgstore.bundle import BundleError, read_bundle
 from tgstore.compare.diff import CommitDiff, DiffError, diff_commits
 from tgstore.extract import child
 from tgstore.pipeline import ExtractionPlan, extract_bundle
-from tgstore.store.commits import CommitNotFound, CommitRow, resolve_commit
-from tgstore.store.ingest import ExtractionOutcome, commit_key, store_bundle
+from tgstore.store.commits import CommitNotFound, CommitRow, commit_key, resolve_commit
+from tgstore.store.ingest import store_bundle
+from tgstore.store.runs import ExtractionOutcome
 
 
 class CheckError(Exception):

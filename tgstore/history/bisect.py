@@ -15,8 +15,8 @@ from tgstore.git import Commit, is_ancestor, line_of, single, verify_rev
 from tgstore.history.skip import record_missing_paths
 from tgstore.history.sweep import SweepError, extract_commit
 from tgstore.pipeline import CaseFileError, ExtractionPlan, ingest_result, read_case_names
-from tgstore.store.ingest import find_run
 from tgstore.store.rows import FAILED
+from tgstore.store.runs import find_run
 
 
 class BisectError(Exception):

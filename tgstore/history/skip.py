@@ -1,5 +1,5 @@
 """Skip by what ran: a commit whose tree gives the extraction the same bytes to read as its parent's stored run read
-is not extracted; that run is copied to it (`store.ingest.copy_run`, with `copied_from` and the reason).
+is not extracted; that run is copied to it (`store.runs.copy_run`, with `copied_from` and the reason).
 
 Each extraction records its inputs (`extract/child/inputs.py`): the git blob id of every file under `tinygrad/` it
 loaded or opened, the entries of every directory it listed or loaded a module from, the version files, and its

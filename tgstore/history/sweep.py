@@ -40,7 +40,7 @@ from typing import Protocol
 from sqlalchemy import Engine, select
 
 from tgstore import tempdirs
-from tgstore.db.models import Run, Suite, TinygradCommit
+from tgstore.db.models.run_tables import Run, Suite, TinygradCommit
 from tgstore.extract import child
 from tgstore.extract.runner import ExtractionResult, TinygradNotFound, resolve_tinygrad_root
 from tgstore.git import (
@@ -58,8 +58,8 @@ from tgstore.git import (
 )
 from tgstore.history import skip as skip_by
 from tgstore.pipeline import ExtractionPlan, extract_bundle, ingest_result, record_failure
-from tgstore.store.ingest import ExtractionOutcome, StoredRun, copy_run
 from tgstore.store.rows import FAILED
+from tgstore.store.runs import ExtractionOutcome, StoredRun, copy_run
 from tgstore.store.timings import this_machine, timed_commits
 
 # git's one-line errors are a sweep's (the CLI catches SweepError for both)

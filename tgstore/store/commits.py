@@ -1,4 +1,5 @@
-"""tinygrad commits: naming one, and putting them in history order. The one place both live.
+"""tinygrad commits: naming one (a bundle's key, a user's reference), storing one, and putting them in history
+order. The one place these live.
 
 History order is what "first", "previous" and "over time" mean in every query, view and listing:
 
@@ -26,7 +27,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, text, update
+
+from tgstore.db.models.run_tables import TinygradCommit
+from tgstore.store.rows import get_or_create
 
 HEX = re.compile(r"^[0-9a-fA-F]+$")
 MIN_PREFIX = 4  # a shorter hex prefix is almost always a typo rather than a sha
@@ -164,3 +168,35 @@ RANK_COMMITS = """
 def rank_commits(conn: Any) -> None:
     """Recompute every commit's history_rank (a few ms for a thousand commits; only changed ranks are written)."""
     conn.exec_driver_sql(RANK_COMMITS)
+
+
+def commit_key(tinygrad: dict[str, Any]) -> str:
+    """The `tinygrad_commits.sha` of a bundle's tinygrad: its git sha (plus its tree hash when the checkout has
+    uncommitted changes), else its source tree hash."""
+    git = tinygrad.get("git") or {}
+    if git.get("sha") and git.get("dirty"):
+        # a checkout with uncommitted changes to tinygrad/ is not that commit: one key per distinct tree
+        return f"{git['sha']}+{tinygrad['tree_hash'][:16]}"
+    if git.get("sha"):
+        return git["sha"]
+    if not tinygrad.get("tree_hash"):
+        raise ValueError("the bundle's header names neither a git sha nor a tree hash for its tinygrad")
+    return f"tree:{tinygrad['tree_hash']}"
+
+
+def upsert_commit(conn: Connection, sha: str, tree_hash: str, version: str | None, git: dict[str, Any]) -> int:
+    """The commit's id, created if new; what an earlier, less informed ingest did not know is filled in."""
+    values = {"version": version, "committed_at": git.get("date"), "subject": git.get("subject"),
+              "committed_utc": to_utc(git.get("date")), "git_position": git.get("position"),
+              "version_key": version_key(version)}
+    commit_id = get_or_create(conn, TinygradCommit, {"sha": sha}, {"tree_hash": tree_hash, **values})
+    for column, value in values.items():
+        if value is not None:
+            conn.execute(update(TinygradCommit).where(TinygradCommit.id == commit_id,
+                                                      getattr(TinygradCommit, column).is_(None))
+                         .values({column: value}))
+    if tree_hash:  # a checkout that failed stored none
+        conn.execute(update(TinygradCommit).where(TinygradCommit.id == commit_id, TinygradCommit.tree_hash == "")
+                     .values(tree_hash=tree_hash))
+    rank_commits(conn)
+    return commit_id

@@ -18,7 +18,7 @@ from typing import Any
 from sqlalchemy import Connection, insert, text
 
 from tgstore.bundle import Bundle
-from tgstore.db.models import CompilePassList, CompileTime
+from tgstore.db.models.timing_tables import CompilePassList, CompileTime
 from tgstore.store.rows import kernel_rows
 from tgstore.store.timings import CaseTimes, TimingError
 

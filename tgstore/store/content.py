@@ -2,7 +2,7 @@
 
 Inside a writer's transaction (tgstore's writers take the write lock when they begin), new rows get explicit ids
 counted up from the table's largest, so a parent's id is known before its children are inserted, without a
-round trip per row. Statements are per table, not per row (see ingest.py for the tables' order).
+round trip per row. Statements are per table, not per row (see artifacts.py for the tables' order).
 """
 
 from __future__ import annotations

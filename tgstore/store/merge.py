@@ -202,7 +202,7 @@ class Merger:
 
     def keyed_by_parts(self, table: Table) -> int:
         """case_sets: each source set's hash recomputed over its members with the destination's ids, as ingest
-        (tgstore.store.ingest.store_case_set) would compute it had it stored those runs here."""
+        (tgstore.store.artifacts.store_case_set) would compute it had it stored those runs here."""
         parts = KEYED_BY_PARTS[table.name]
         map_name = self.new_map(table)
         members: dict[int, list[list]] = {}
@@ -271,7 +271,7 @@ class Merger:
 
     def make_room(self, run: dict) -> bool:
         """Whether the incoming current run becomes current; if so the destination's current run steps aside as
-        ingest's make_room has it (a failed one kept as an attempt, an ok or partial one deleted). It takes over
+        runs.make_room has it (a failed one kept as an attempt, an ok or partial one deleted). It takes over
         from a worse run, or from an equally good one ingested earlier whose renderers it covers; a run that would
         take a renderer's sources away is kept as an attempt instead, so merging never loses what either side
         stored."""

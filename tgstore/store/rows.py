@@ -9,7 +9,7 @@ from typing import Any
 
 from sqlalchemy import Connection, insert, select
 
-from tgstore.db.models import Case
+from tgstore.db.models.run_tables import Case
 from tgstore.store.content import content_hash
 
 # Run statuses. An ok run is only replaced by an ok run: a worse status never takes the place of a better one.

@@ -15,8 +15,8 @@ from typing import Any
 from sqlalchemy import Connection, insert, text
 
 from tgstore.bundle import Bundle
-from tgstore.db.models import KernelTiming, Machine, TimingSession
-from tgstore.extract.child.timing import codegen_thread_env, machine
+from tgstore.db.models.timing_tables import KernelTiming, Machine, TimingSession
+from tgstore.extract.child.machine import codegen_thread_env, machine
 from tgstore.store.rows import get_or_create, insert_returning_id, kernel_rows
 
 

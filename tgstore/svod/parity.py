@@ -19,10 +19,8 @@ from sqlalchemy import Connection, text
 from tgstore.compare.canonical import aligned_diff, document_hash
 from tgstore.store.commits import CommitRow
 from tgstore.svod.emission import switch_for
-from tgstore.svod.spelling import maps, normalize_tinygrad
+from tgstore.svod.spelling import maps, normalize_tinygrad, renderer_of, same_spelling, tinygrad_document
 from tgstore.svod.treediff import tree_diff
-
-BACKEND_RENDERER = {"clang": "C", "c": "C", "llvm": "LLVM", "cuda": "CUDA", "metal": "METAL", "amd": "HIP"}
 
 
 class ParityError(LookupError):
@@ -265,15 +263,6 @@ def compare_trees(label: str, svod: SvodSide | None, graph: list | None, tinygra
                         tinygrad_pass=tinygrad_pass)
 
 
-def same_spelling(document: dict[str, Any]) -> dict[str, Any]:
-    """The document with Svod's two spellings of the register address space made one: its Rust serializer writes
-    `register`, its Python reference script `reg`."""
-    text = json.dumps(document)
-    if '"reg"' not in text:
-        return document
-    return json.loads(text.replace('"address_space": "reg"', '"address_space": "register"'))
-
-
 def compare_canonical(label: str, svod: SvodSide | None, found: dict[str, Any] | None, paired: bool = True,
                       absent: str | None = None) -> StageVerdict:
     if svod is None or svod.document is None:
@@ -365,10 +354,9 @@ def renderer_for(svod_kernel: dict | None, explicit: str | None) -> str:
         return explicit.upper()
     if svod_kernel:
         backend = (svod_kernel.get("test") or "").rsplit("::", 1)[-1].lower()
-        if backend in BACKEND_RENDERER:
-            return BACKEND_RENDERER[backend]
-        if svod_kernel.get("code_kind") in BACKEND_RENDERER:
-            return BACKEND_RENDERER[svod_kernel["code_kind"]]
+        renderer = renderer_of(backend) or renderer_of(svod_kernel.get("code_kind"))
+        if renderer:
+            return renderer
     return "C"
 
 
@@ -424,7 +412,7 @@ def parity_report(conn: Connection, case: str, *, svod_run: int | None = None, c
                                           tg.stage_graph(stage, None, None, None), stage.get("pass")))
     for canonical, _ in SCHEDULE_CANONICAL_ROWS:
         # Svod's kernel_ast is the whole kernel graph: tinygrad's side is the case-level `kernel_graph` document
-        found = tg.canonical(-1, "kernel_graph" if canonical == "kernel_ast" else canonical)
+        found = tg.canonical(-1, tinygrad_document(canonical))
         sched.stages.append(compare_canonical(canonical, schedule_sides.get(canonical), found,
                                               absent=KERNEL_GRAPH_ABSENT if canonical == "kernel_ast" else None))
     report.schedule = sched

@@ -1,6 +1,15 @@
-"""One spelling for both sides: a Svod tree node and a tinygrad graph node become (op, dtype, arg) in tinygrad's
-spelling, with canonical dtype names and args reduced to what both print. The tables are data (maps.toml); what
-neither table knows is reported in `unknown`, never guessed.
+"""One spelling for both sides, the one place Svod's spelling is mapped to tinygrad's: a Svod tree node and a
+tinygrad graph node become (op, dtype, arg) in tinygrad's spelling, with canonical dtype names and args reduced to
+what both print; a canonical document's address spaces, a Svod canonical dump's tinygrad document and a Svod
+backend's tinygrad renderer are named here too. The tables are data (maps.toml, with the stage map every Svod module
+reads through `maps()`); what neither table knows is reported in `unknown`, never guessed.
+
+Where it is applied, once per stored fact where the schema holds the result: a Svod tree at Svod ingest
+(svod/store.py stores its graph in this spelling, `svod_trees`); a tinygrad kernel AST or pass graph at ingest
+(store/artifacts.py stores `norm_hash`, the hash of its graph in this spelling, which queries/parity_matrix.sql
+compares with `svod_trees.hash`). The database keeps only that hash of a tinygrad graph, so parity (svod/parity.py)
+and the graph page spell a tinygrad graph again when they need its nodes (a diff, node counts, unknown spellings);
+canonical documents are stored as each side wrote them and `same_spelling` is applied when two are compared.
 
 What is compared, per op: CONST its value; RANGE its axis path and type; PARAM its slot; BUFFER its slot and address
 space; REDUCE its op and axis count; SINK whether it is a kernel; SPECIAL its name; PERMUTE/FLIP their axes;
@@ -12,12 +21,15 @@ are left out: tinygrad's stored graphs do not carry them.
 from __future__ import annotations
 
 import functools
+import json
 import math
 import re
 import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
+
+from tgstore.store.content import sha256_text
 
 USIZE_MAX = 2**64 - 1
 
@@ -225,6 +237,30 @@ def device_text(value: str) -> str:
     return "CPU" if value.lower() == "cpu" else value
 
 
+def same_spelling(document: dict[str, Any]) -> dict[str, Any]:
+    """A canonical document with Svod's spellings of an address space made the one tinygrad's side writes
+    ([canonical_address_spaces]: Svod's Rust serializer writes `register`, its Python reference script `reg`)."""
+    text = json.dumps(document)
+    spaces = {svod: tg for svod, tg in maps()["canonical_address_spaces"].items() if f'"{svod}"' in text}
+    if not spaces:
+        return document
+    for svod, tg in spaces.items():
+        text = text.replace(f'"address_space": "{svod}"', f'"address_space": "{tg}"')
+    return json.loads(text)
+
+
+def tinygrad_document(svod_stage: str) -> str:
+    """The stage of the stored tinygrad canonical document a Svod canonical dump is compared with
+    ([canonical_documents])."""
+    return maps()["canonical_documents"].get(svod_stage, svod_stage)
+
+
+def renderer_of(backend: str | None) -> str | None:
+    """tinygrad's renderer for a Svod backend (a test name's last part, or a generated code's kind; [renderers]),
+    None when the table does not name it."""
+    return maps()["renderers"].get(backend) if backend else None
+
+
 @functools.lru_cache(maxsize=65536)
 def _tinygrad_node(op: str, dtype: str, arg: str) -> tuple[str, str, str, tuple[str, ...]]:
     speller = Speller()
@@ -240,3 +276,9 @@ def normalize_tinygrad(nodes: list) -> tuple[list[list], list[str]]:
         out.append([nop, ndtype, narg, list(src)])
         unknown += [m for m in missing if m not in unknown]
     return out, unknown
+
+
+def norm_hash(nodes: list) -> str:
+    """A stored tinygrad graph's hash in the spelling Svod's trees are compared in (`kernels.norm_hash`,
+    `graphs.norm_hash`): equal to a Svod tree's hash (`svod_trees.hash`) when the two graphs are."""
+    return sha256_text(json.dumps(normalize_tinygrad(nodes)[0], ensure_ascii=False, separators=(",", ":")))

@@ -19,7 +19,7 @@ from sqlalchemy import Connection, Engine, delete, select, update
 
 from tgstore import __version__
 from tgstore.compare.canonical import document_hash, validate
-from tgstore.db.models import SvodEvent, SvodKernel, SvodProblem, SvodRun, SvodStage, SvodStageMap
+from tgstore.db.models.svod_tables import SvodEvent, SvodKernel, SvodProblem, SvodRun, SvodStage, SvodStageMap
 from tgstore.store.content import ContentStore
 from tgstore.store.rows import case_ids, insert_returning_id, now_iso
 from tgstore.svod.readers import InterleavedTests, Problem, Stage, SvodLog, read_runs

@@ -10,8 +10,9 @@ renderer (compilers are replaced by a stub), recording the graph after each name
 
 One module per tinygrad surface, each opening with its table of eras: `schedule` (tensors -> kernel ASTs),
 `lower` (AST + renderer -> program; renderers; the kernel-name counter), `passes` (graph_rewrite wrapping),
-`canonical` (Svod's canonical JSON), `patterns` (PatternMatcher rules and match counts). `extractor` assembles them,
-`case` runs one case, `main` writes the bundle. This file and `header` import no tinygrad: the parent uses them.
+`canonical` (Svod's canonical JSON), `patterns` (PatternMatcher rules and match counts), `timing` (tinygrad's timer;
+`machine`: the machine record, no tinygrad; `buffers`: a timed kernel's buffers). `extractor` assembles them, `case`
+runs one case, `main` writes the bundle. This file and `header` import no tinygrad: the parent uses them.
 """
 
 from .header import capture_identity, describe_tinygrad, run_settings, suite_identity

@@ -26,8 +26,9 @@ from .extractor import Extractor
 from .header import capture_identity, describe_tinygrad, device_env, run_settings, suite_identity
 from .inputs import InputWatch
 from .lower import selected_renderers
+from .machine import calibrate, codegen_thread_env, machine
 from .text import BundleWriter, clean, now, set_root
-from .timing import WARMUP, calibrate, codegen_thread_env, machine
+from .timing import WARMUP
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

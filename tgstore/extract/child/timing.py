@@ -9,38 +9,34 @@ Eras, detected by feature (newest first):
                   bufs_from_lin over a Kernel (0.10 - 0.11).
   ESTIMATES       ops and memory bytes: ProgramSpec.estimates / PROGRAM sink's info.estimates (0.11+) or
                   op_estimate / mem_estimate (0.10).
-No timer: the run records `timing` as missing. The machine record (`machine()`) and the calibration loop import no
-tinygrad; nothing here runs a kernel in the extraction child itself (its state stays as a fresh process's).
+No timer: the run records `timing` as missing. The machine record and the calibration loop are in machine.py (no
+tinygrad), the buffers' sizes and contents in buffers.py; nothing here runs a kernel in the extraction child itself
+(its state stays as a fresh process's).
 """
 
 from __future__ import annotations
 
-import array
 import contextlib
 import ctypes
 import errno
 import faulthandler
-import fcntl
-import hashlib
 import inspect
 import json
 import os
-import platform
 import select
-import shutil
 import signal
 import statistics
-import struct
-import subprocess
 import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from .api import Tinygrad
+from .buffers import fill, global_buffers
 from .lower import Lowering
+from .machine import timing_lock, timing_threads
 from .text import clean
 
 SEARCH_MODULES = ["tinygrad.codegen.opt.search", "tinygrad.engine.search"]
@@ -54,13 +50,8 @@ KERNEL_CLASSES = [("tinygrad.codegen.opt.kernel", "Kernel"), ("tinygrad.codegen.
 # Compiled programs kept per process: after a fork they belong to devices whose threads did not come along
 RUNTIME_CACHES = [("tinygrad.engine.realize", "runtime_cache"), ("tinygrad.engine.realize", "method_cache")]
 SYM_INFER = [("tinygrad.uop.ops", "sym_infer"), ("tinygrad.ops", "sym_infer")]
-# env settings that change what a kernel is or how it runs: part of the machine record
-SETTINGS = ("DEV", "CPU", "CLANG", "LLVM", "CPU_LLVM", "CPU_COUNT", "NUM_CPU_THREADS", "THREADS", "CUDA", "NV",
-            "PTX", "NOOPT", "BEAM", "OMP_NUM_THREADS")
 # The CPU renderer's thread-count setting, newest first (renamed mid-2026): kernels get a THREAD opt up to it
 THREAD_SETTINGS = [("tinygrad.helpers", "NUM_CPU_THREADS"), ("tinygrad.helpers", "CPU_COUNT")]
-CODEGEN_THREADS = 8  # the extraction child's fixed NUM_CPU_THREADS (main.tinygrad_env): the stored kernels' threads
-DEFAULT_LOCK = os.path.join(tempfile.gettempdir(), "tgstore-timing.lock")
 WARMUP = 2
 # --time-runs not given: as many runs as fit this budget per kernel, within these bounds
 RUN_BUDGET_S, MIN_RUNS, MAX_RUNS = 0.15, 5, 50
@@ -69,123 +60,6 @@ RUN_BUDGET_S, MIN_RUNS, MAX_RUNS = 0.15, 5, 50
 # softmax kernel ran at 213 or 288 µs per process, steady within one), so one process is one draw of that.
 PROCESSES = 3
 STDERR_KEEP = 8000
-
-
-def codegen_thread_env(environ: dict[str, str] | None = None) -> dict[str, str]:
-    """The thread settings the extraction child fixes, so stored CPU kernels do not depend on the machine's cores:
-    the setting is CPU_COUNT (default: the usable cores) from Sep 2025 and NUM_CPU_THREADS from 28 Jul 2026."""
-    threads = (os.environ if environ is None else environ).get("NUM_CPU_THREADS", str(CODEGEN_THREADS))
-    return {"NUM_CPU_THREADS": threads, "CPU_COUNT": threads}
-
-
-# ---------------------------------------------------------------------------------------------------------------------
-# the machine and the calibration loop (no tinygrad)
-# ---------------------------------------------------------------------------------------------------------------------
-
-def _first_line(argv: list[str]) -> str | None:
-    if shutil.which(argv[0]) is None:
-        return None
-    with contextlib.suppress(Exception):
-        out = subprocess.run(argv, capture_output=True, text=True, timeout=20).stdout.strip()
-        return out.splitlines()[0] if out else None
-    return None
-
-
-def cpu_model() -> str:
-    with contextlib.suppress(OSError), open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.lower().startswith(("model name", "hardware", "cpu model")):
-                return line.split(":", 1)[1].strip()
-    return platform.processor() or platform.machine()
-
-
-# The compiler each backend's kernels go through: how to ask its version.
-COMPILERS: dict[str, tuple[str, list[str]]] = {
-    "CPU": ("clang", ["clang", "--version"]), "CLANG": ("clang", ["clang", "--version"]),
-    "LLVM": ("llvm", ["llvm-config", "--version"]),
-    "CUDA": ("nvrtc", ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"]),
-    "NV": ("nvrtc", ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"]),
-}
-
-
-# env vars that only select the device (their spelling changed between eras: CLANG=1, DEV=CPU): not in the identity
-DEVICE_SELECTORS = ("DEV", "CPU", "CLANG", "CUDA", "NV")
-
-
-def usable_cores() -> int:
-    """The cores this process may run on (its affinity; os.cpu_count() where there is none)."""
-    if hasattr(os, "sched_getaffinity"):
-        return max(1, len(os.sched_getaffinity(0)))
-    return os.cpu_count() or 1
-
-
-def timing_threads(environ: dict[str, str] | None = None) -> int:
-    """The CPU threads a timed kernel may use: the child's thread setting, capped at the usable cores. More threads
-    than cores makes a threaded kernel wait for a core; fewer wastes cores (tinygrad's own default is the cores)."""
-    environ = os.environ if environ is None else environ
-    try:
-        setting = int(environ.get("NUM_CPU_THREADS", CODEGEN_THREADS))
-    except ValueError:
-        setting = CODEGEN_THREADS
-    return max(1, min(setting, usable_cores()))
-
-
-def machine(backend: str, environ: dict[str, str] | None = None, threads: int | None = None) -> dict[str, Any]:
-    """What a time depends on besides the code: where it ran. `fingerprint` identifies the machine; times are only
-    compared between runs with the same fingerprint. `environ`: the extraction child's environment (default: this
-    process's), so the parent can name the machine a child will report. `threads`: the CPU threads kernels are timed
-    with (default: timing_threads()); part of the identity, so times taken with other thread counts never mix."""
-    environ = os.environ if environ is None else environ
-    backend = {"CLANG": "CPU"}.get(backend.upper(), backend.upper())
-    compiler, version_argv = COMPILERS.get(backend, (backend.lower(), []))
-    gpu = _first_line(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"]) \
-        if backend in ("CUDA", "NV") else None
-    affinity = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
-    threads = timing_threads(environ) if threads is None else threads
-    record = {
-        "hostname": platform.node(), "cpu_model": cpu_model(), "cores": os.cpu_count(), "usable_cores": affinity,
-        "arch": platform.machine(), "system": platform.system(), "device": backend.upper(), "gpu": gpu,
-        "compiler": compiler, "compiler_version": _first_line(version_argv) if version_argv else None,
-        "settings": {k: environ[k] for k in SETTINGS if k in environ},
-        "timing_threads": threads if backend in ("CPU", "LLVM") else None,
-    }
-    identity = {k: record[k] for k in ("hostname", "cpu_model", "cores", "usable_cores", "arch", "device", "gpu",
-                                       "compiler", "compiler_version", "timing_threads")}
-    identity["settings"] = {k: v for k, v in record["settings"].items() if k not in DEVICE_SELECTORS}
-    record["fingerprint"] = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
-    return record
-
-
-def reference_loop() -> int:
-    """A fixed amount of interpreter work (the same in every era): its time tracks this machine's speed and load."""
-    acc = 0
-    for i in range(200_000):
-        acc = (acc + i * i) % 1_000_003
-    return acc
-
-
-def calibrate(samples: int = 5) -> int:
-    """The reference loop's best time in ns, under the timing lock (so it is measured like a kernel)."""
-    with timing_lock():
-        times = []
-        for _ in range(samples):
-            start = time.perf_counter_ns()
-            reference_loop()
-            times.append(time.perf_counter_ns() - start)
-    return min(times)
-
-
-@contextlib.contextmanager
-def timing_lock(path: str | None = None) -> Iterator[None]:
-    """One timing at a time on this machine, whatever else runs (parallel sweeps, other users of tgstore): an
-    exclusive flock, released by the kernel even when the holder crashes."""
-    path = path or os.environ.get("TGSTORE_TIMING_LOCK") or DEFAULT_LOCK
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -505,32 +379,6 @@ class KernelTimer:
         return failure("error", error, stderr.replace(error, "").strip())
 
 
-def global_buffers(ast: Any, dev_name: str) -> list[Any] | None:
-    """Buffers sized by the AST's DEFINE_GLOBAL / PARAM pointer types, in argument order; None if a size is
-    unknown."""
-    from tinygrad.device import Buffer
-
-    seen: dict[int, Any] = {}
-    stack, visited = [ast], set()
-    while stack:
-        u = stack.pop()
-        if id(u) in visited:
-            continue
-        visited.add(id(u))
-        stack.extend(u.src)
-        if getattr(u.op, "name", "") in ("DEFINE_GLOBAL", "PARAM") and isinstance(u.arg, int):
-            seen[u.arg] = u
-    if not seen or sorted(seen) != list(range(len(seen))):
-        return None
-    bufs = []
-    for _, u in sorted(seen.items()):
-        size = getattr(u.dtype, "size", -1)
-        if not isinstance(size, int) or size <= 0:
-            return None
-        bufs.append(Buffer(dev_name, size, u.dtype.base))
-    return bufs
-
-
 def _waitpid_nohang(pid: int) -> tuple[bool, int]:
     while True:
         try:
@@ -564,48 +412,3 @@ def spread(ns: list[int]) -> float:
     return round((q1 - ns[0]) / ns[0], 4)
 
 
-# ---------------------------------------------------------------------------------------------------------------------
-# deterministic buffer contents
-# ---------------------------------------------------------------------------------------------------------------------
-
-def values(fmt: str, count: int) -> bytes:
-    """`count` deterministic values of struct format `fmt`: small floats in [-1, 1), small non-negative integers
-    (indexes stay in small buffers' bounds), alternating booleans."""
-    if fmt in ("f", "d"):
-        return array.array(fmt, (((i * 7919) % 2000) / 1000.0 - 1.0 for i in range(count))).tobytes()
-    if fmt == "e":
-        return struct.pack(f"<{count}e", *(((i * 7919) % 2000) / 1000.0 - 1.0 for i in range(count)))
-    if fmt == "?":
-        return bytes(i % 2 for i in range(count))
-    size = struct.calcsize(fmt)
-    return array.array("B", ((i * 13) % 3 if k == 0 else 0 for i in range(count) for k in range(size))).tobytes()
-
-
-def fill(buf: Any) -> None:
-    """Allocate `buf` and copy deterministic data in; formats struct cannot write (bfloat16, fp8, images) get
-    a byte pattern of small values."""
-    allocated = buf.ensure_allocated() if hasattr(buf, "ensure_allocated") else buf.allocate()
-    buf = allocated or buf
-    fmt = getattr(buf.dtype, "fmt", None)
-    nbytes = buf.nbytes
-    itemsize = getattr(buf.dtype, "itemsize", 1) or 1
-    try:
-        data = values(fmt, nbytes // itemsize) if fmt else None
-    except Exception:
-        data = None
-    if data is None or len(data) != nbytes:
-        data = bytes((i * 37) % 61 for i in range(nbytes))
-    copy_in(buf, memoryview(bytearray(data)))
-
-
-def copy_in(buf: Any, data: memoryview) -> None:
-    """Host bytes into a device buffer, the way this era's Buffer offers: copyin (<= 0.14), else a copy from a
-    PYTHON-device buffer wrapping the bytes (later), else the allocator's own _copyin."""
-    if callable(getattr(buf, "copyin", None)):
-        buf.copyin(data)
-        return
-    if callable(getattr(buf, "copy_from", None)):
-        with contextlib.suppress(Exception):
-            buf.copy_from(type(buf)("PYTHON", buf.size, buf.dtype, opaque=data))
-            return
-    buf.allocator._copyin(buf._buf, data)
