@@ -93,6 +93,11 @@ def parity(
     renderer: Annotated[str | None, typer.Option("--renderer", help="tinygrad's renderer to compare with (C, "
                                                  "LLVM). Default: the Svod kernel's backend (clang -> C, llvm -> "
                                                  "LLVM), else C.")] = None,
+    rules: Annotated[bool, typer.Option("--rules", help="Compare rule activity instead: per kernel and pass, "
+                                        "Svod's `pattern matched` events (RUST_LOG=svod_ir::pattern::simplified="
+                                        "trace) beside tinygrad's rewrite steps (extracted with --rewrites N), by "
+                                        "the op of the node rewritten, naming the ops matched on one side only.")]
+    = False,
     db: DbOption = Path("tgstore.db"),
     as_json: JsonOption = False,
 ) -> None:
@@ -102,11 +107,32 @@ def parity(
     checked). Every stage in Svod's pipeline order with the tinygrad pass it maps to: equal, differs, not in this log
     (with the Svod setting that prints it), no tinygrad counterpart, not comparable; the headline is the first
     observed divergence and how many stages before it the log does not hold. Exits 1 exactly when a stage
-    differs."""
+    differs.
+
+    With --rules: Svod names no rule in its events, only the op of the node rewritten, so each pass's matches are
+    counted by that op on both sides, with tinygrad's rules (function, file:line) listed; ops matched on one side
+    only are named, and the exit status is 1 when there are any. Where the log lacks the events, one line says
+    which RUST_LOG setting to rerun with."""
     from tgstore.store.commits import CommitNotFound
     from tgstore.svod.parity import ParityError, format_parity, parity_report
 
     engine = open_db(db, migrate=False, writer=False)
+    if rules:
+        from tgstore.svod.rules import format_rules, rules_report
+
+        try:
+            with engine.connect() as conn:
+                found = rules_report(conn, case, svod_run=svod, commit=commit, renderer=renderer)
+        except (ParityError, CommitNotFound) as exc:
+            raise fail(str(exc)) from None
+        if as_json:
+            typer.echo(json.dumps(found.to_json(), ensure_ascii=False, indent=1))
+        else:
+            for line in format_rules(found):
+                emit(line)
+        if found.one_sided:
+            raise typer.Exit(1)
+        return
     try:
         with engine.connect() as conn:
             report = parity_report(conn, case, svod_run=svod, commit=commit, renderer=renderer)
