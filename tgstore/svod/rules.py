@@ -185,10 +185,11 @@ class TinygradSteps:
                 op = nodes[drawing[-1]][0] if drawing and drawing[-1] < len(nodes) else None
                 counts[(op, step.get("file"), step.get("line"))] += 1
 
-    def after_last(self, names: set[str]) -> list[str]:
-        """The passes after the last one named in `names` (a kernel's code generation, after Svod's last stage)."""
-        last = max((i for i, n in enumerate(self.order) if n in names), default=None)
-        return [] if last is None else list(dict.fromkeys(self.order[last + 1:]))
+    def after_last(self, main: set[str], mapped: set[str]) -> list[str]:
+        """A kernel's code generation (after Svod's last stage): the passes after the last one a Svod stage is
+        (`main`), less those a stage also covers (`mapped`)."""
+        last = max((i for i, n in enumerate(self.order) if n in main), default=None)
+        return [] if last is None else [n for n in dict.fromkeys(self.order[last + 1:]) if n not in mapped]
 
 
 def _rule_names(conn: Connection, run_id: int) -> dict[tuple[str, int], dict[str, Any]]:
@@ -236,9 +237,37 @@ def compare_pass(label: str, since: str | None, svod: dict[str, int], passes: li
 
 def _svod_fires(conn: Connection, run_id: int) -> list[dict[str, Any]]:
     return _rows(conn, """
-        SELECT kernel_index, label, since, unattributed, op_key, sum(count) AS count, min(seq) AS first
+        SELECT kernel_index, stage_seq, label, since, unattributed, op_key, sum(count) AS count
         FROM svod_rule_fires WHERE run_id = :run
         GROUP BY kernel_index, stage_seq, label, since, unattributed, op_key ORDER BY min(seq)""", run=run_id)
+
+
+def _stretches(conn: Connection, run_id: int, fires: list[dict[str, Any]], traced: bool
+               ) -> dict[int | None, list[tuple[str, str | None, dict[str, int]]]]:
+    """Per kernel (None: the schedule), each stage's stretch of matches in order: (label, the stage before it,
+    op_key -> count); with `traced` (the log has pattern events) stages with no match too, and `codegen` for a
+    kernel with generated code."""
+    by_seq: dict[int | None, dict[str, int]] = {}
+    codegen: dict[int, dict[str, int]] = {}
+    for f in fires:
+        if f["unattributed"] or f["label"] is None:
+            continue
+        target = codegen.setdefault(f["kernel_index"], {}) if f["label"] == "codegen" else \
+            by_seq.setdefault(f["stage_seq"], {})
+        target[f["op_key"]] = target.get(f["op_key"], 0) + f["count"]
+    out: dict[int | None, list[tuple[str, str | None, dict[str, int]]]] = {}
+    previous: dict[int | None, str] = {}
+    for st in _rows(conn, "SELECT seq, kernel_index, label FROM svod_stages WHERE run_id = :run AND NOT unattributed "
+                          "ORDER BY seq", run=run_id):
+        since = previous.get(st["kernel_index"])
+        previous[st["kernel_index"]] = st["label"]
+        if st["seq"] in by_seq or (traced and since != st["label"]):
+            out.setdefault(st["kernel_index"], []).append((st["label"], since, by_seq.get(st["seq"], {})))
+    coded = {r["kernel_index"] for r in _rows(conn, "SELECT kernel_index FROM svod_kernels WHERE run_id = :run AND "
+                                                    "code_kind IS NOT NULL", run=run_id)}
+    for kernel in sorted(set(codegen) | (coded if traced else set())):
+        out.setdefault(kernel, []).append(("codegen", "codegen", codegen.get(kernel, {})))
+    return out
 
 
 def _hint(conn: Connection, run_id: int, fires: list[dict[str, Any]]) -> str | None:
@@ -248,7 +277,7 @@ def _hint(conn: Connection, run_id: int, fires: list[dict[str, Any]]) -> str | N
     rules = maps()["rules"]
     if not has_events(switches, rules["target"]):
         return (f"the log has no `pattern matched` events ({rules['target']} is not traced): rerun with "
-                f"{rules['hint']} added to RUST_LOG")
+                f"{rules['hint'].removeprefix('RUST_LOG=')} added to RUST_LOG")
     if fires and all(f["unattributed"] for f in fires) and not has_events(switches, "svod_schedule::optimizer"):
         return ("the log's `pattern matched` events have no pass events around them: add "
                 "svod_schedule::optimizer=debug to RUST_LOG")
@@ -267,14 +296,14 @@ def rules_report(conn: Connection, case: str, *, svod_run: int | None = None, co
     tg = TinygradSide(conn, tg_run, case)
     svod_kernels = _rows(conn, "SELECT kernel_index, name, test, code_kind FROM svod_kernels WHERE run_id = :run "
                                "ORDER BY kernel_index", run=run_id)
-    stretches: dict[int | None, dict[tuple[str, str | None], dict[str, int]]] = {}
     for f in fires:
         if f["unattributed"] or f["label"] is None:
             report.loose[f["op_key"]] = report.loose.get(f["op_key"], 0) + f["count"]
-            continue
-        stretch = stretches.setdefault(f["kernel_index"], {}).setdefault((f["label"], f["since"]), {})
-        stretch[f["op_key"]] = stretch.get(f["op_key"], 0) + f["count"]
-    lower_passes = {p for label in _order("lower")[0] for p in _order("lower")[1][label]}
+    traced = report.hint is None and bool(fires)
+    stretches = _stretches(conn, run_id, fires, traced)
+    order, passes_of = _order("lower")
+    main = {s["pass"] for s in maps()["stages"] if s["scope"] == "lower" and s.get("pass")}
+    mapped = {p for label in order for p in passes_of[label]}
     for sk, tk, _how in pair_kernels(svod_kernels, tg.kernels):
         if sk is None:
             continue
@@ -282,10 +311,11 @@ def rules_report(conn: Connection, case: str, *, svod_run: int | None = None, co
         kr = KernelRules(sk["kernel_index"], sk["name"], tk["position"] if tk else None,
                          tk["kernel_name"] if tk else None, ren)
         steps = TinygradSteps(conn, tg_run, case, tk["position"], ren) if tk else None
-        for (label, since), svod in stretches.get(sk["kernel_index"], {}).items():
-            passes = (steps.after_last(lower_passes) if steps else None) if label == "codegen" else \
+        for label, since, svod in stretches.get(sk["kernel_index"], []):
+            passes = (steps.after_last(main, mapped) if steps else None) if label == "codegen" else \
                 span_passes("lower", since, label)
-            kr.passes.append(compare_pass(label, since, svod, passes, steps, names))
+            if svod or passes:
+                kr.passes.append(compare_pass(label, since, svod, passes, steps, names))
         report.kernels.append(kr)
         if steps is not None and not steps.traced:
             report.notes.append(f"tinygrad's run {tg_run} recorded no rewrite steps for kernel {tk['position']}: "
@@ -293,9 +323,10 @@ def rules_report(conn: Connection, case: str, *, svod_run: int | None = None, co
     if None in stretches:
         steps = TinygradSteps(conn, tg_run, case, None, None)
         schedule = KernelRules(None, None, None, None, None)
-        for (label, since), svod in stretches[None].items():
-            schedule.passes.append(compare_pass(label, since, svod, span_passes("schedule", since, label), steps,
-                                                names))
+        for label, since, svod in stretches[None]:
+            passes = span_passes("schedule", since, label)
+            if svod or passes:
+                schedule.passes.append(compare_pass(label, since, svod, passes, steps, names))
         report.kernels.append(schedule)
     return report
 
@@ -312,6 +343,8 @@ def format_rules(report: RulesReport) -> list[str]:
                      f"kernel {kr.index}: svod {kr.svod_name or '-'} / tinygrad [{kr.tinygrad_position}] "
                      f"{kr.tinygrad_name or '-'} ({kr.renderer})")
         for p in kr.passes:
+            if not p.svod and not p.tinygrad:
+                continue
             mapped = "no tinygrad pass mapped" if not p.passes else ", ".join(p.passes)
             span = f" (since {p.since})" if p.since and p.since != "codegen" else ""
             lines.append(f"  {p.label}{span} [{mapped}]: svod {p.svod}, tinygrad {p.tinygrad}"
