@@ -143,3 +143,8 @@ def test_a_log_without_pattern_events_says_which_setting_prints_them(rules_db: P
                      "rerun with svod_ir::pattern::simplified=trace added to RUST_LOG"]
     report = json.loads(tgstore("parity", CASE, "--rules", "--svod", "2", "--json", "--db", rules_db).stdout)
     assert report["one_side_only"] == 0 and all(p["svod"] == 0 for k in report["kernels"] for p in k["passes"])
+
+
+def test_the_readme_example_log_is_the_fixture() -> None:
+    example = Path(__file__).resolve().parent.parent / "docs" / "examples" / "svod-sum_rows-rules.log"
+    assert example.read_text() == rules_log()
