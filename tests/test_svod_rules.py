@@ -148,3 +148,22 @@ def test_a_log_without_pattern_events_says_which_setting_prints_them(rules_db: P
 def test_the_readme_example_log_is_the_fixture() -> None:
     example = Path(__file__).resolve().parent.parent / "docs" / "examples" / "svod-sum_rows-rules.log"
     assert example.read_text() == rules_log()
+
+
+@pytest.mark.slow
+def test_matches_without_pass_events_say_which_target_places_them(rules_db: Path, tmp_path: Path) -> None:
+    """RUST_LOG=svod_ir::pattern::simplified=trace alone: matches, but no pass event to tie them to."""
+    lines = rules_log().splitlines()
+    events = [line.partition(" ... ")[2] if line.startswith("test ") else line for line in lines
+              if line.startswith(("test ", "{"))]
+    only = [e for e in events if f'"target":"{PATTERN}"' in e]
+    log = tmp_path / "only.log"
+    log.write_text("\n".join([f"test ops::sum_rows::llvm ... {only[0]}", *only[1:], "ok", ""]))
+    assert tgstore("ingest-svod", log, "--case", CASE, "--db", rules_db).returncode == 0
+    run = rows(rules_db, "SELECT max(id) FROM svod_runs")[0][0]
+    assert rows(rules_db, "SELECT sum(count), min(unattributed) FROM svod_rule_fires WHERE run_id = ?", run) == \
+        [(93, 1)]
+    report = json.loads(tgstore("parity", CASE, "--rules", "--svod", str(run), "--json", "--db", rules_db).stdout)
+    assert report["hint"] == ("the log's `pattern matched` events have no pass events around them: add "
+                              "svod_schedule::optimizer=debug to RUST_LOG")
+    assert sum(report["loose"].values()) == 93 and report["loose"]["Binary(Add)"] == 17

@@ -275,7 +275,7 @@ def _hint(conn: Connection, run_id: int, fires: list[dict[str, Any]]) -> str | N
     switches = [(r["target"], r["level"]) for r in _rows(
         conn, "SELECT DISTINCT target, level FROM svod_events WHERE run_id = :run", run=run_id)]
     rules = maps()["rules"]
-    if not has_events(switches, rules["target"]):
+    if not fires and not has_events(switches, rules["target"]):
         return (f"the log has no `pattern matched` events ({rules['target']} is not traced): rerun with "
                 f"{rules['hint'].removeprefix('RUST_LOG=')} added to RUST_LOG")
     if fires and all(f["unattributed"] for f in fires) and not has_events(switches, "svod_schedule::optimizer"):
