@@ -115,35 +115,21 @@ def parity(
     which RUST_LOG setting to rerun with."""
     from tgstore.store.commits import CommitNotFound
     from tgstore.svod.parity import ParityError, format_parity, parity_report
+    from tgstore.svod.rules import format_rules, rules_report
 
+    build, render = (rules_report, format_rules) if rules else (parity_report, format_parity)
     engine = open_db(db, migrate=False, writer=False)
-    if rules:
-        from tgstore.svod.rules import format_rules, rules_report
-
-        try:
-            with engine.connect() as conn:
-                found = rules_report(conn, case, svod_run=svod, commit=commit, renderer=renderer)
-        except (ParityError, CommitNotFound) as exc:
-            raise fail(str(exc)) from None
-        if as_json:
-            typer.echo(json.dumps(found.to_json(), ensure_ascii=False, indent=1))
-        else:
-            for line in format_rules(found):
-                emit(line)
-        if found.one_sided:
-            raise typer.Exit(1)
-        return
     try:
         with engine.connect() as conn:
-            report = parity_report(conn, case, svod_run=svod, commit=commit, renderer=renderer)
+            report = build(conn, case, svod_run=svod, commit=commit, renderer=renderer)
     except (ParityError, CommitNotFound) as exc:
         raise fail(str(exc)) from None
     if as_json:
         typer.echo(json.dumps(report.to_json(), ensure_ascii=False, indent=1))
     else:
-        for line in format_parity(report):
+        for line in render(report):
             emit(line)
-    if report.differs:
+    if (report.one_sided if rules else report.differs):
         raise typer.Exit(1)
 
 
