@@ -8,11 +8,12 @@ svod_codegen=trace SVOD_THREADS=1 cargo test -p svod-tensor --lib NAME::llvm -- 
   (`Binary(Add)`, `Load`, ...; `#[derive(Debug)]` on the generated enum, macros' pattern_enum codegen). No rule name,
   no pass. The svod-debug skill (.claude/skills/svod-debug/SKILL.md) lists `svod_ir::pattern::simplified=trace` as
   "one `pattern matched` event per rewrite (matches only, not attempts)".
-* schedule/src/rangeify/kernel.rs `kernel_graph_pre_cut` / `try_get_kernel_graph`: DEBUG `kernel split:
-  pm_add_buffers complete`, TRACE `after pm_add_buffers` (field `tree`), DEBUG `kernel split: pm_flatten_range
-  pre-pass complete`, per kernel TRACE `split_store: entering` and DEBUG `split_store: created call` (call_id,
-  num_sources, map_size, vars_size), DEBUG `kernel split: split_all_stores complete` and `kernel split: fix_assign
-  complete`, each with `elapsed_ms`; target `svod_schedule::rangeify::kernel`.
+* schedule/src/rangeify/kernel.rs (target `svod_schedule::rangeify::kernel`), in `kernel_graph_pre_cut`: DEBUG
+  `kernel split: pm_add_buffers complete` (:539), TRACE `after pm_add_buffers` (field `tree`, :541), DEBUG `kernel
+  split: pm_flatten_range pre-pass complete` (:550); then in `try_get_kernel_graph`, per kernel TRACE `split_store:
+  entering` (:269) and DEBUG `split_store: created call` (:348; call_id, num_sources, map_size, vars_size), DEBUG
+  `kernel split: split_all_stores complete` (:487) and `kernel split: fix_assign complete` (:493); the `kernel split`
+  events carry `elapsed_ms`.
 * schedule/src/optimizer/mod.rs: each post-opt pass is `graph_rewrite(...)` then its DEBUG event, so a pass's
   matches are printed before its event.
 

@@ -115,9 +115,10 @@ def _pattern_matched(tracker: Segmenter, record: dict[str, Any], file: int, line
 
 
 def _kernel_split(tracker: Segmenter, record: dict[str, Any], file: int, line_no: int) -> bool:
-    """`tracing::debug!(elapsed_ms, "kernel split: ... complete")` in `kernel_graph_pre_cut` and
-    `try_get_kernel_graph` (schedule/src/rangeify/kernel.rs, target `svod_schedule::rangeify::kernel`): a schedule
-    stage without a tree, the matches printed before it its pass's."""
+    """`tracing::debug!(elapsed_ms, "kernel split: ... complete")` in `kernel_graph_pre_cut` (pm_add_buffers
+    schedule/src/rangeify/kernel.rs:539, pm_flatten_range pre-pass :550) and `try_get_kernel_graph` (split_all_stores
+    :487, fix_assign :493), target `svod_schedule::rangeify::kernel`: a schedule stage without a tree, the matches
+    printed before it its pass's."""
     fields = record["fields"]
     elapsed = fields.get("elapsed_ms")
     tracker.schedule(Stage(str(fields["message"]), "event", file, line_no, message=str(fields["message"]),
