@@ -37,6 +37,7 @@ def test_matches_belong_to_the_pass_whose_event_follows_them() -> None:
     total = sum(sum(f.counts.values()) for f in [*(s.fires for s in kernel.stages + log.schedule_stages if s.fires),
                                                   kernel.code_fires])
     assert total == sum(1 for e in log.events if e.record["target"] == PATTERN) == 93
+    assert log.pattern_matches == (93, 0)
 
 
 def test_matches_of_kernels_optimized_in_parallel_are_not_tied_to_a_kernel() -> None:
@@ -52,7 +53,7 @@ def test_matches_of_kernels_optimized_in_parallel_are_not_tied_to_a_kernel() -> 
     (log,) = read_runs([("threads.log", "\n".join(out))])
     assert all(s.fires is None for k in log.kernels for s in k.stages) and all(k.code_fires is None
                                                                                 for k in log.kernels)
-    assert sum(sum(f.counts.values()) for f in log.loose_fires) == 3
+    assert sum(sum(f.counts.values()) for f in log.loose_fires) == 3 and log.pattern_matches == (0, 3)
     (problem,) = [p for p in log.problems if "pattern matched" in p.message]
     assert "SVOD_THREADS=1" in problem.message and problem.message.startswith("3 ")
 

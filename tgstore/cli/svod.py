@@ -70,11 +70,13 @@ def ingest_svod(
             continue
         log = report.log
         colour = "yellow" if report.problems else "green"
+        tied, loose = log.pattern_matches
+        matched = f"{tied + loose} pattern matches ({loose} not tied to a pass), " if tied + loose else ""
         outcome = f" [{log.outcome or 'no result'}]" if log.test else ""
         line = Text(safe(f"{where}: svod run {report.run_id} for case {report.case!r}{test_name}{outcome}"
                          f"{' (read again)' if report.reparsed else ''}: {len(log.kernels)} kernels "
                          f"({', '.join(k.name or '?' for k in log.kernels)}), {log.stage_count} stages, "
-                         f"{len(log.events)} events, {report.new_trees} new trees, "))
+                         f"{len(log.events)} events, {matched}{report.new_trees} new trees, "))
         line.append(f"{len(report.problems)} problems", style=colour)
         err.print(line)
         files = [name for name, _kind, _text in log.files]

@@ -69,6 +69,7 @@ class SvodIngestReport:
                 else None, "failed_kernel": log.failed_kernel if log else None,
                 "last_stage": log.last_stage if log else None,
                 "unattributed_stages": len(log.unattributed) if log else 0, "kernels": kernels,
+                "pattern_matches": dict(zip(("tied", "loose"), log.pattern_matches, strict=True)) if log else None,
                 "problems": [{"line": p.line, "message": p.message,
                               "file": files[p.file] if p.file < len(files) else None} for p in self.problems]}
 

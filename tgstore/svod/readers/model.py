@@ -100,6 +100,13 @@ class SvodLog:
     loose_fires: list[Fires] = field(default_factory=list)  # matches no pass event ties to a kernel and pass
 
     @property
+    def pattern_matches(self) -> tuple[int, int]:
+        """`pattern matched` events read: (tied to a kernel or the schedule and a pass, loose)."""
+        tied = [s.fires for s in [*self.schedule_stages, *(s for k in self.kernels for s in k.stages)] if s.fires]
+        tied += [k.code_fires for k in self.kernels if k.code_fires]
+        return sum(sum(f.counts.values()) for f in tied), sum(sum(f.counts.values()) for f in self.loose_fires)
+
+    @property
     def stage_count(self) -> int:
         return len(self.schedule_stages) + len(self.unplaced) + len(self.unattributed) + \
             sum(len(k.stages) for k in self.kernels)
