@@ -168,3 +168,22 @@ def test_matches_without_pass_events_say_which_target_places_them(rules_db: Path
     assert report["hint"] == ("the log's `pattern matched` events have no pass events around them: add "
                               "svod_schedule::optimizer=debug to RUST_LOG")
     assert sum(report["loose"].values()) == 93 and report["loose"]["Binary(Add)"] == 17
+
+
+@pytest.mark.slow
+def test_partial_tinygrad_steps_are_said_and_name_no_svod_only_op(tmp_path: Path) -> None:
+    """Extracted with --rewrites 2: a pass with more matches is partial, and an op only Svod matched there is not
+    called one-sided (tinygrad's later steps may hold it)."""
+    cases = tmp_path / "cases.py"
+    cases.write_text(CASE_SOURCE)
+    db = tmp_path / "p.db"
+    assert tgstore("ingest", "--db", db, "--cases", cases, "--renderers", "LLVM", "--rewrites", "2").returncode == 0
+    log = tmp_path / "rules.log"
+    log.write_text(rules_log())
+    assert tgstore("ingest-svod", log, "--case", CASE, "--db", db).returncode == 0
+    report = json.loads(tgstore("parity", CASE, "--rules", "--json", "--db", db).stdout)
+    passes = {p["svod_stage"]: p for p in report["kernels"][0]["passes"]}
+    final = passes["20-final_rewrite"]
+    assert final["tinygrad_partial"] == "final rewrite: first 2 of 3" and final["tinygrad"] == 2
+    assert {o["op"]: o["side"] for o in final["ops"]}["CAST"] == "svod only" and final["one_side_only"] == []
+    assert passes["13-pm_add_loads"]["tinygrad_partial"] == "*** expand broadcast / add loads: first 2 of 10"

@@ -80,14 +80,20 @@ class PassRules:
     tinygrad: int = 0
     partial: str | None = None  # tinygrad recorded only the first steps of some pass
     ops: list[OpRow] = field(default_factory=list)
+    recorded: bool = True  # tinygrad's run recorded rewrite steps for the kernel
 
     @property
     def one_sided(self) -> list[OpRow]:
-        return [o for o in self.ops if o.side in ("svod only", "tinygrad only")] if self.passes else []
+        """Ops matched on one side only, where that can be told: passes mapped and steps recorded; an op only Svod
+        matched is not named where tinygrad recorded only a pass's first steps."""
+        if not self.passes or not self.recorded:
+            return []
+        return [o for o in self.ops if o.side == "tinygrad only" or (o.side == "svod only" and not self.partial)]
 
     def to_json(self) -> dict[str, Any]:
         return {"svod_stage": self.label, "since": self.since, "tinygrad_passes": self.passes, "svod": self.svod,
-                "tinygrad": self.tinygrad, "tinygrad_partial": self.partial, "ops": [o.to_json() for o in self.ops],
+                "tinygrad": self.tinygrad, "tinygrad_partial": self.partial, "tinygrad_recorded": self.recorded,
+                "ops": [o.to_json() for o in self.ops],
                 "one_side_only": [{"op": o.op, "side": o.side} for o in self.one_sided]}
 
 
@@ -207,7 +213,7 @@ def _rule_names(conn: Connection, run_id: int) -> dict[tuple[str, int], dict[str
 
 def compare_pass(label: str, since: str | None, svod: dict[str, int], passes: list[str] | None,
                  steps: TinygradSteps | None, names: dict[tuple[str, int], dict[str, Any]]) -> PassRules:
-    result = PassRules(label, since, passes, svod=sum(svod.values()))
+    result = PassRules(label, since, passes, svod=sum(svod.values()), recorded=steps is not None and steps.traced)
     rows: dict[str | None, OpRow] = {}
     unmapped: list[OpRow] = []
     for op_key, count in sorted(svod.items()):
@@ -352,7 +358,7 @@ def format_rules(report: RulesReport) -> list[str]:
             for o in p.ops:
                 keys = ", ".join(f"{k} {n}" for k, n in o.op_keys.items())
                 rules = "; ".join(f"{r['function'] or '?'} {r['file']}:{r['line']} x{r['count']}" for r in o.rules)
-                side = o.side if p.passes else "svod" if o.svod else "tinygrad"
+                side = o.side if p.passes and p.recorded else "svod" if o.svod else "tinygrad"
                 lines.append(f"    {o.op or '(unmapped)':<10} {side:<13} svod {o.svod:<3} tinygrad {o.tinygrad:<3}"
                              f"{f' [{keys}]' if keys else ''}{f' {rules}' if rules else ''}")
     if report.loose:
