@@ -70,11 +70,13 @@ def ingest_svod(
             continue
         log = report.log
         colour = "yellow" if report.problems else "green"
+        tied, loose = log.pattern_matches
+        matched = f"{tied + loose} pattern matches ({loose} not tied to a pass), " if tied + loose else ""
         outcome = f" [{log.outcome or 'no result'}]" if log.test else ""
         line = Text(safe(f"{where}: svod run {report.run_id} for case {report.case!r}{test_name}{outcome}"
                          f"{' (read again)' if report.reparsed else ''}: {len(log.kernels)} kernels "
                          f"({', '.join(k.name or '?' for k in log.kernels)}), {log.stage_count} stages, "
-                         f"{len(log.events)} events, {report.new_trees} new trees, "))
+                         f"{len(log.events)} events, {matched}{report.new_trees} new trees, "))
         line.append(f"{len(report.problems)} problems", style=colour)
         err.print(line)
         files = [name for name, _kind, _text in log.files]
@@ -93,6 +95,11 @@ def parity(
     renderer: Annotated[str | None, typer.Option("--renderer", help="tinygrad's renderer to compare with (C, "
                                                  "LLVM). Default: the Svod kernel's backend (clang -> C, llvm -> "
                                                  "LLVM), else C.")] = None,
+    rules: Annotated[bool, typer.Option("--rules", help="Compare rule activity instead: per kernel and pass, "
+                                        "Svod's `pattern matched` events (RUST_LOG=svod_ir::pattern::simplified="
+                                        "trace) beside tinygrad's rewrite steps (extracted with --rewrites N), by "
+                                        "the op of the node rewritten, naming the ops matched on one side only.")]
+    = False,
     db: DbOption = Path("tgstore.db"),
     as_json: JsonOption = False,
 ) -> None:
@@ -102,22 +109,29 @@ def parity(
     checked). Every stage in Svod's pipeline order with the tinygrad pass it maps to: equal, differs, not in this log
     (with the Svod setting that prints it), no tinygrad counterpart, not comparable; the headline is the first
     observed divergence and how many stages before it the log does not hold. Exits 1 exactly when a stage
-    differs."""
+    differs.
+
+    With --rules: Svod names no rule in its events, only the op of the node rewritten, so each pass's matches are
+    counted by that op on both sides, with tinygrad's rules (function, file:line) listed; ops matched on one side
+    only are named, and the exit status is 1 when there are any. Where the log lacks the events, one line says
+    which RUST_LOG setting to rerun with."""
     from tgstore.store.commits import CommitNotFound
     from tgstore.svod.parity import ParityError, format_parity, parity_report
+    from tgstore.svod.rules import format_rules, rules_report
 
+    build, render = (rules_report, format_rules) if rules else (parity_report, format_parity)
     engine = open_db(db, migrate=False, writer=False)
     try:
         with engine.connect() as conn:
-            report = parity_report(conn, case, svod_run=svod, commit=commit, renderer=renderer)
+            report = build(conn, case, svod_run=svod, commit=commit, renderer=renderer)
     except (ParityError, CommitNotFound) as exc:
         raise fail(str(exc)) from None
     if as_json:
         typer.echo(json.dumps(report.to_json(), ensure_ascii=False, indent=1))
     else:
-        for line in format_parity(report):
+        for line in render(report):
             emit(line)
-    if report.differs:
+    if (report.one_sided if rules else report.differs):
         raise typer.Exit(1)
 
 

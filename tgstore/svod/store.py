@@ -19,7 +19,15 @@ from sqlalchemy import Connection, Engine, delete, select, update
 
 from tgstore import __version__
 from tgstore.compare.canonical import document_hash, validate
-from tgstore.db.models.svod_tables import SvodEvent, SvodKernel, SvodProblem, SvodRun, SvodStage, SvodStageMap
+from tgstore.db.models.svod_tables import (
+    SvodEvent,
+    SvodKernel,
+    SvodProblem,
+    SvodRuleFire,
+    SvodRun,
+    SvodStage,
+    SvodStageMap,
+)
 from tgstore.store.content import ContentStore
 from tgstore.store.rows import case_ids, insert_returning_id, now_iso
 from tgstore.svod.readers import InterleavedTests, Problem, Stage, SvodLog, read_runs
@@ -27,7 +35,8 @@ from tgstore.svod.readers.sessions import case_from_test, variant_of
 from tgstore.svod.spelling import Speller, maps
 from tgstore.svod.tree import graph_hash, graph_text
 
-PARSER_VERSION = 3  # 2: kernel boundaries from Svod's emission order; 3: a run per test, threads, failures
+PARSER_VERSION = 4  # 2: kernel boundaries from Svod's emission order; 3: a run per test, threads, failures;
+# 4: pattern matches and the kernel cut's events
 MAX_FILE_BYTES = 512 * 1024 * 1024
 
 
@@ -68,6 +77,7 @@ class SvodIngestReport:
                 else None, "failed_kernel": log.failed_kernel if log else None,
                 "last_stage": log.last_stage if log else None,
                 "unattributed_stages": len(log.unattributed) if log else 0, "kernels": kernels,
+                "pattern_matches": dict(zip(("tied", "loose"), log.pattern_matches, strict=True)) if log else None,
                 "problems": [{"line": p.line, "message": p.message,
                               "file": files[p.file] if p.file < len(files) else None} for p in self.problems]}
 
@@ -216,6 +226,16 @@ class _Writer:
                      [(self.run_id, e.file, e.line, _str(e.record.get("timestamp")), _str(e.record.get("level")),
                        _str(e.record.get("target")), _str(e.record["fields"].get("message")),
                        json.dumps(e.record["fields"], ensure_ascii=False, default=str)) for e in log.events])
+        seqs = {id(s): seq for seq, (_kernel, s) in enumerate(stages)}
+        fires = [(kernel, seqs[id(s)], s.label, s.fires, id(s) in unattributed) for kernel, s in stages if s.fires]
+        fires += [(k.index, None, "codegen", k.code_fires, False) for k in log.kernels if k.code_fires]
+        fires += [(None, None, None, f, True) for f in log.loose_fires]
+        rows = [(kernel, stage_seq, None if loose else label, None if loose else f.since, op_key, count, f.file,
+                 f.first_line, f.last_line, loose)
+                for kernel, stage_seq, label, f, loose in fires for op_key, count in sorted(f.counts.items())]
+        store.insert("svod_rule_fires", ("run_id", "seq", "kernel_index", "stage_seq", "label", "since", "op_key",
+                                         "count", "file_position", "first_line", "last_line", "unattributed"),
+                     [(self.run_id, seq, *row) for seq, row in enumerate(rows)])
         store.insert("svod_problems", ("run_id", "file_position", "line_no", "message", "text"),
                      [(self.run_id, p.file, p.line, p.message, p.text) for p in log.problems])
 
@@ -291,7 +311,7 @@ def _store_run(conn: Connection, log: SvodLog, case: str, svod_commit: str | Non
                                 svod_commit=svod_commit or found.svod_commit)
     if found is not None:  # read by an older reader: read again, same run id
         run_id = found.id
-        for table in (SvodKernel, SvodStage, SvodEvent, SvodProblem):
+        for table in (SvodKernel, SvodStage, SvodEvent, SvodProblem, SvodRuleFire):
             conn.execute(delete(table).where(table.run_id == run_id))
         conn.execute(update(SvodRun).where(SvodRun.id == run_id).values(
             **_counts(log), svod_commit=svod_commit or found.svod_commit, ingested_at=now_iso()))

@@ -97,6 +97,8 @@ TABLES: dict[str, dict[str, Any]] = {
     "svod_events": {"title": "Svod tracing events", "facets": ["level", "target"]},
     "svod_problems": {"title": "Svod problems", "description": "Lines that could not be parsed, with file and line; "
                       "everything else was kept."},
+    "svod_rule_fires": {"title": "Svod pattern matches", "description": "Svod's `pattern matched` events counted "
+                        "per kernel, stage and op key (`tgstore parity --rules`).", "facets": ["label", "op_key"]},
     "svod_stage_map": {"title": "Svod stage map", "description": "Svod's stage labels and messages, the tinygrad "
                        "pass and canonical stage each corresponds to (tgstore/svod/maps.toml)."},
     "alembic_version": {"hidden": True},

@@ -118,6 +118,26 @@ class SvodEvent(Base):
     fields: Mapped[str] = mapped_column(Text)  # JSON object, trees included
 
 
+class SvodRuleFire(Base):
+    """Svod's `pattern matched` events (one per rewrite, naming only the rewritten node's OpKey) counted per op key
+    over a stretch between two pass events: the stage they precede (`label`, `stage_seq`; `codegen` for those
+    before a kernel's generated code) and the stage before them (`since`). Loose matches: no kernel, no label."""
+
+    __tablename__ = "svod_rule_fires"
+    run_id: Mapped[int] = mapped_column(ForeignKey("svod_runs.id", ondelete="CASCADE"), primary_key=True)
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True)
+    kernel_index: Mapped[int | None] = mapped_column(Integer)
+    stage_seq: Mapped[int | None] = mapped_column(Integer)  # svod_stages.seq of the stage they precede
+    label: Mapped[str | None] = mapped_column(String(200))
+    since: Mapped[str | None] = mapped_column(String(200))
+    op_key: Mapped[str] = mapped_column(String(200))
+    count: Mapped[int] = mapped_column(Integer)
+    file_position: Mapped[int] = mapped_column(Integer)
+    first_line: Mapped[int] = mapped_column(Integer)
+    last_line: Mapped[int] = mapped_column(Integer)
+    unattributed: Mapped[bool] = mapped_column(Boolean, server_default=false(), default=False)
+
+
 class SvodProblem(Base):
     """Something a reader could not take as it is, with its file and 1-based line; the text is kept."""
 

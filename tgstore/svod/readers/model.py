@@ -31,6 +31,25 @@ class Stage:
     canonical: dict[str, Any] | None = None
     message: str | None = None
     elapsed_ms: int | None = None
+    fires: Fires | None = None  # the `pattern matched` events printed since the previous pass's event
+
+
+@dataclass
+class Fires:
+    """Svod's `pattern matched` TRACE events (target `svod_ir::pattern::simplified`, field `op_key` only: Svod's
+    event names no rule, ir/src/pattern/simplified.rs:252) between two pass-completion events of one program: they
+    are the rewrites of the passes after `since` up to the stage they precede (Svod prints a pass's event after its
+    graph_rewrite returns, schedule/src/optimizer/mod.rs)."""
+
+    file: int
+    first_line: int
+    last_line: int
+    counts: dict[str, int] = field(default_factory=dict)  # op_key (OpKey's Debug, e.g. `Binary(Add)`) -> matches
+    since: str | None = None  # the label of the previous pass event of the same kernel or schedule (None: none)
+
+    def add(self, op_key: str, line: int) -> None:
+        self.counts[op_key] = self.counts.get(op_key, 0) + 1
+        self.last_line = line
 
 
 @dataclass
@@ -43,6 +62,7 @@ class Kernel:
     code: str | None = None
     code_kind: str | None = None
     stages: list[Stage] = field(default_factory=list)
+    code_fires: Fires | None = None  # matches after its last optimize-phase stage, up to its generated code
 
 
 @dataclass
@@ -77,6 +97,14 @@ class SvodLog:
     panic: Any = None  # sessions.Panic
     failed_kernel: int | None = None
     last_stage: str | None = None
+    loose_fires: list[Fires] = field(default_factory=list)  # matches no pass event ties to a kernel and pass
+
+    @property
+    def pattern_matches(self) -> tuple[int, int]:
+        """`pattern matched` events read: (tied to a kernel or the schedule and a pass, loose)."""
+        tied = [s.fires for s in [*self.schedule_stages, *(s for k in self.kernels for s in k.stages)] if s.fires]
+        tied += [k.code_fires for k in self.kernels if k.code_fires]
+        return sum(sum(f.counts.values()) for f in tied), sum(sum(f.counts.values()) for f in self.loose_fires)
 
     @property
     def stage_count(self) -> int:

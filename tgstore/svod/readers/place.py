@@ -4,15 +4,25 @@ kernels in sink-id order."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from tgstore.svod.readers.linear import read_linear_dump
 from tgstore.svod.readers.model import Kernel, Problem, Stage, SvodLog, kernel_name_of
 
 
+def has_events(events: Iterable[tuple[str | None, str | None]], target: str, level: str | None = None) -> bool:
+    """Whether a log's events (target, level) show RUST_LOG enabled `target` (a prefix) at `level`: a hint checks
+    the log's own switches before suggesting one."""
+    return any(str(t or "").startswith(target) and (level is None or lv == level) for t, lv in events)
+
+
+def event_switches(log: SvodLog) -> list[tuple[str | None, str | None]]:
+    return [(e.record.get("target"), e.record.get("level")) for e in log.events]
+
+
 def _naming_hint(log: SvodLog) -> str:
     """Why the log names no such kernel, checked against the log's own switches before suggesting one."""
-    traced = any(str(e.record.get("target", "")).startswith("svod_codegen") and e.record.get("level") == "TRACE"
-                 for e in log.events)
+    traced = has_events(event_switches(log), "svod_codegen", "TRACE")
     named = sorted({k.name for k in log.kernels if k.name})
     if traced:
         return (f"the log has svod_codegen traces, and they name {', '.join(named) or 'no kernel'}: the file is of "

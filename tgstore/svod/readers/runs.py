@@ -171,4 +171,5 @@ def read_files(files: list[tuple[str, str]]) -> SvodLog:
         merged.tests += log.tests
         merged.unplaced += log.unplaced
         merged.unattributed += log.unattributed
+        merged.loose_fires += log.loose_fires
     return merged

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from tgstore.svod.emission import code_place, place
-from tgstore.svod.readers.model import Kernel, Problem, Stage, SvodLog, kernel_name_of
+from tgstore.svod.readers.model import Fires, Kernel, Problem, Stage, SvodLog, kernel_name_of
 from tgstore.svod.readers.threads import attribute, document_name
 from tgstore.svod.spelling import maps
 
@@ -35,6 +35,19 @@ class Segmenter:
         self.code_last: int | None = None
         self.schedule_last: int | None = None
         self.opt_stages: list[tuple[Stage, str]] = []  # every optimize-phase stage in log order, with its read label
+        self.fires: Fires | None = None  # `pattern matched` events since the last stage or code event
+
+    def fire(self, op_key: str, file: int, line: int) -> None:
+        """A `pattern matched` event: it belongs to the pass whose stage (or code) is printed next."""
+        if self.fires is None:
+            self.fires = Fires(file, line, line)
+        self.fires.add(op_key, line)
+
+    def _take(self, since: Stage | None) -> Fires | None:
+        fires, self.fires = self.fires, None
+        if fires is not None:
+            fires.since = since.label if since is not None else None
+        return fires
 
     def start_test(self, name: str) -> None:
         if name not in self.log.tests:
@@ -62,11 +75,14 @@ class Segmenter:
         elif where.phase == "opt":
             if not self.opt or self.opt_last is None or where.position <= self.opt_last:
                 self.opt.append(self._kernel(stage.file, stage.line))
+            stage.fires = self._take(self.opt[-1].stages[-1] if self.opt[-1].stages else None)
             self.opt[-1].stages.append(stage)
             self.opt_last = where.position
             self.opt_stages.append((stage, read_label))
         else:
-            self._code_section(where.position, stage.file, stage.line).stages.append(stage)
+            section = self._code_section(where.position, stage.file, stage.line)
+            self._code_fires(section)
+            section.stages.append(stage)
 
     def _code_section(self, position: int, file: int, line: int) -> Kernel:
         if not self.code or self.code_last is None or position <= self.code_last:
@@ -82,12 +98,27 @@ class Segmenter:
                                              "stages; compare one realize per log", None))
         if position is not None:
             self.schedule_last = position
+        stage.fires = self._take(self.log.schedule_stages[-1] if self.log.schedule_stages else None)
         self.log.schedule_stages.append(stage)
 
     def code_text(self, text: str, kind: str, file: int, line: int) -> None:
         section = self._code_section(code_place("code").position, file, line)
+        self._code_fires(section)
         section.code, section.code_kind = text, kind
         section.name = kernel_name_of(text)
+
+    def _code_fires(self, section: Kernel) -> None:
+        """Matches before a code-generation event: program_from_sink, linearize and render of that kernel."""
+        fires = self._take(None)
+        if fires is None:
+            return
+        fires.since = "codegen"
+        if section.code_fires is None:
+            section.code_fires = fires
+        else:
+            for key, count in fires.counts.items():
+                section.code_fires.counts[key] = section.code_fires.counts.get(key, 0) + count
+            section.code_fires.last_line = fires.last_line
 
     def code_name(self, name: str, file: int, line: int) -> None:
         """A runtime event naming the kernel it compiles (`kernel.name`), after its code was rendered."""
@@ -99,9 +130,12 @@ class Segmenter:
         the cut by emission order is not consistent (kernels optimized in parallel), attribute by evidence
         (tgstore.svod.readers.threads)."""
         opt, code = self.opt, self.code
+        if self.fires is not None:  # after the program's last pass event: no pass to tie them to
+            self.log.loose_fires.append(self._take(None))
         if not self._consistent(opt, code):
             for stage, read_label in self.opt_stages:
                 stage.label = read_label
+            self._loosen(code)
             kernels = attribute(self.log, self.test, [s for s, _label in self.opt_stages], code)
         else:
             kernels = []
@@ -111,6 +145,7 @@ class Segmenter:
                     section = code[i]
                     kernel.stages += section.stages
                     kernel.code, kernel.code_kind, kernel.name = section.code, section.code_kind, section.name
+                    kernel.code_fires = section.code_fires
                 kernels.append(kernel)
         for kernel in kernels:  # no code names it: its program/linearized documents do (the final name)
             kernel.name = kernel.name or next((document_name(s.canonical) for s in kernel.stages
@@ -119,6 +154,22 @@ class Segmenter:
             kernel.index = len(self.log.kernels)
             self.log.kernels.append(kernel)
         self._reset()
+
+    def _loosen(self, code: list[Kernel]) -> None:
+        """Kernels optimized and compiled at the same time: a `pattern matched` event names no kernel, so the
+        matches before a stage may be another kernel's; they are kept loose, with one problem."""
+        loose = [s.fires for s, _label in self.opt_stages if s.fires] + [k.code_fires for k in code if k.code_fires]
+        for stage, _label in self.opt_stages:
+            stage.fires = None
+        for section in code:
+            section.code_fires = None
+        if loose:
+            self.log.loose_fires += loose
+            count = sum(sum(f.counts.values()) for f in loose)
+            self.log.problems.append(Problem(
+                loose[0].file, loose[0].first_line, f"{count} `pattern matched` events of kernels optimized in "
+                "parallel: nothing in them names their kernel, so they are stored without kernel and pass; rerun "
+                "with SVOD_THREADS=1 for rule parity"))
 
     def _consistent(self, opt: list[Kernel], code: list[Kernel]) -> bool:
         """The cut by emission order holds when every kernel printed the same kinds of stage (every kernel went

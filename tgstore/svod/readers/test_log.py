@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
+from typing import Any
 
 from tgstore.svod.readers.model import Event, Problem, Stage, SvodLog, load_json, strip_ansi, tree_stage
 from tgstore.svod.readers.segment import Segmenter
+from tgstore.svod.spelling import maps
 
 KIND = "log"
 PER_STAGE = re.compile(r"^\[per-stage\] (?P<label>.+?) : node_count=(?P<count>\d+)\s*$")
@@ -100,6 +103,36 @@ def _dump_block(log: SvodLog, tracker: Segmenter, file: int, lines: list[tuple[i
     return n + 1 if closed else n
 
 
+def _pattern_matched(tracker: Segmenter, record: dict[str, Any], file: int, line_no: int) -> bool:
+    """`tracing::trace!(op_key = ?key, "pattern matched")` in `SimplifiedPatternMatcher::rewrite`
+    (ir/src/pattern/simplified.rs:252, target `svod_ir::pattern::simplified`): one event per rewrite, the matched
+    node's OpKey in Debug (`Binary(Add)`, `Load`); no rule name, no pass."""
+    op_key = record["fields"].get("op_key")
+    if not str(record.get("target", "")).endswith("::pattern::simplified") or not isinstance(op_key, str):
+        return False
+    tracker.fire(op_key, file, line_no)
+    return True
+
+
+def _kernel_split(tracker: Segmenter, record: dict[str, Any], file: int, line_no: int) -> bool:
+    """`tracing::debug!(elapsed_ms, "kernel split: ... complete")` in `kernel_graph_pre_cut` (pm_add_buffers
+    schedule/src/rangeify/kernel.rs:539, pm_flatten_range pre-pass :550) and `try_get_kernel_graph` (split_all_stores
+    :487, fix_assign :493), target `svod_schedule::rangeify::kernel`: a schedule stage without a tree, the matches
+    printed before it its pass's."""
+    fields = record["fields"]
+    elapsed = fields.get("elapsed_ms")
+    tracker.schedule(Stage(str(fields["message"]), "event", file, line_no, message=str(fields["message"]),
+                           elapsed_ms=elapsed if isinstance(elapsed, int) else None))
+    return True
+
+
+# events read as what they are, by message: a handler returns False when the event is not the kind after all
+EVENT_KINDS: dict[str, Callable[[Segmenter, dict[str, Any], int, int], bool]] = {
+    "pattern matched": _pattern_matched,
+    **{entry["message"]: _kernel_split for entry in maps()["rules"]["kernel_split"]},
+}
+
+
 def _event(log: SvodLog, tracker: Segmenter, file: int, line_no: int, line: str) -> None:
     try:
         record = load_json(line)
@@ -113,6 +146,9 @@ def _event(log: SvodLog, tracker: Segmenter, file: int, line_no: int, line: str)
     log.events.append(Event(file, line_no, record))
     fields = record["fields"]
     message = str(fields.get("message", ""))
+    kind = EVENT_KINDS.get(message)
+    if kind is not None and kind(tracker, record, file, line_no):
+        return
     for key, kind in CODE_FIELDS.items():
         if isinstance(fields.get(key), str):
             tracker.code_text(fields[key], kind, file, line_no)
