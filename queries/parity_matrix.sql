@@ -2,13 +2,14 @@
 -- description: For a case: every Svod run × every stored tinygrad commit (history order) × every Svod stage of
 --   every kernel, whether the two agree. A stage with a Svod tree is equal when its structure, in tinygrad's
 --   spelling with ids ignored, is that of the tinygrad graph after the mapped pass (svod_stage_map); a stage with
---   only a node count when the counts are. Kernels are paired by name, else by position; tinygrad's renderer is
---   the Svod kernel's backend (llvm -> LLVM, else C). `tgstore parity` shows the diffs.
+--   only a node count when the counts are (canonical documents: `tgstore parity`, `tgstore canonical`). Kernels are paired by name, else by position; tinygrad's renderer is
+--   the one stored with the Svod kernel (from its test's backend, else its code's kind). `tgstore parity` decides
+--   alike (tests/test_parity_agreement.py) and shows the diffs.
 -- parameters: case_name (case name, e.g. sum_rows), svod_run (optional: one Svod run id; empty for all),
 --   commit (optional: one tinygrad commit, sha, prefix or version; empty for all)
 WITH sv AS (
   SELECT s.run_id AS svod_run, s.kernel_index, k.name AS svod_name,
-         CASE WHEN k.test LIKE '%::llvm' OR k.code_kind = 'llvm' THEN 'LLVM' ELSE 'C' END AS renderer,
+         coalesce(k.renderer, 'C') AS renderer,
          s.label, m.position AS stage_position, m.pass_name, m.pass_input,
          max(t.hash) AS tree_hash, max(s.node_count) AS svod_nodes
   FROM svod_stages s JOIN svod_runs r ON r.id = s.run_id JOIN cases c ON c.id = r.case_id
@@ -16,6 +17,7 @@ WITH sv AS (
   LEFT JOIN svod_kernels k ON k.run_id = s.run_id AND k.kernel_index = s.kernel_index
   LEFT JOIN svod_trees t ON t.id = s.tree_id
   WHERE c.name = :case_name AND s.kernel_index IS NOT NULL AND (:svod_run = '' OR s.run_id = CAST(:svod_run AS INTEGER))
+    AND (s.tree_id IS NOT NULL OR s.node_count IS NOT NULL)
   GROUP BY s.run_id, s.kernel_index, s.label
 ), tg_kernels AS (
   SELECT k.run_id, k.sha, k.version, k.history_rank, k.position, k.kernel_name, k.kernel_id, kn.norm_hash,

@@ -1,5 +1,5 @@
 """Runs that can be trusted: names as a fresh process renders them, no ok run lost to a failed attempt, ids never
-reused, checkout failures stored (issue: history you can trust)."""
+reused, a commit missing a file it reads stored as an untestable run (issue: history you can trust)."""
 
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ from sqlalchemy import Connection, text
 from tgstore.compare.canonical import aligned_diff, document_hash
 from tgstore.store.commits import CommitRow
 from tgstore.svod.emission import switch_for
-from tgstore.svod.spelling import maps, normalize_tinygrad, renderer_of, same_spelling, tinygrad_document
+from tgstore.svod.spelling import maps, normalize_tinygrad, same_spelling, tinygrad_document
 from tgstore.svod.treediff import tree_diff
 
 
@@ -137,9 +137,13 @@ def svod_stages(conn: Connection, run_id: int) -> tuple[dict[int | None, dict[st
             side.node_count = r["node_count"]
         if side.node_count is None and side.graph is not None:
             side.node_count = len(side.graph)
-    kernels = _rows(conn, "SELECT kernel_index, name, test, code_kind FROM svod_kernels WHERE run_id = :run "
-                          "ORDER BY kernel_index", run=run_id)
-    return out, kernels
+    return out, svod_kernel_rows(conn, run_id)
+
+
+def svod_kernel_rows(conn: Connection, run_id: int) -> list[dict]:
+    """The Svod run's kernels, in order, with the renderer each is compared with (stored: spelling.kernel_renderer)."""
+    return _rows(conn, "SELECT kernel_index, name, test, code_kind, renderer FROM svod_kernels WHERE run_id = :run "
+                       "ORDER BY kernel_index", run=run_id)
 
 
 def choose_svod_run(conn: Connection, case: str, run: int | None) -> int:
@@ -350,14 +354,10 @@ def _pair_by_bare_name(unpaired: list[dict], tg_kernels: list[dict], used: set[i
 
 
 def renderer_for(svod_kernel: dict | None, explicit: str | None) -> str:
+    """`--renderer`, else the renderer stored with the Svod kernel (`spelling.kernel_renderer`), else C."""
     if explicit:
         return explicit.upper()
-    if svod_kernel:
-        backend = (svod_kernel.get("test") or "").rsplit("::", 1)[-1].lower()
-        renderer = renderer_of(backend) or renderer_of(svod_kernel.get("code_kind"))
-        if renderer:
-            return renderer
-    return "C"
+    return (svod_kernel or {}).get("renderer") or "C"
 
 
 # canonical documents Svod dumps per kernel beside the stages of maps.toml that carry one

@@ -21,7 +21,7 @@ from sqlalchemy import Connection, text
 
 from tgstore.compare.rewrite_steps import PASSES_SQL
 from tgstore.store.commits import CommitRow
-from tgstore.svod.parity import choose_svod_run, pair_kernels, renderer_for, tinygrad_run
+from tgstore.svod.parity import choose_svod_run, pair_kernels, renderer_for, svod_kernel_rows, tinygrad_run
 from tgstore.svod.readers.place import has_events
 from tgstore.svod.spelling import Speller, maps
 
@@ -300,8 +300,7 @@ def rules_report(conn: Connection, case: str, *, svod_run: int | None = None, co
     report = RulesReport(case, row, tg_run, run_id, hint=_hint(conn, run_id, fires))
     names = _rule_names(conn, tg_run)
     tg = TinygradSide(conn, tg_run, case)
-    svod_kernels = _rows(conn, "SELECT kernel_index, name, test, code_kind FROM svod_kernels WHERE run_id = :run "
-                               "ORDER BY kernel_index", run=run_id)
+    svod_kernels = svod_kernel_rows(conn, run_id)
     for f in fires:
         if f["unattributed"] or f["label"] is None:
             report.loose[f["op_key"]] = report.loose.get(f["op_key"], 0) + f["count"]

@@ -32,7 +32,7 @@ from tgstore.store.content import ContentStore
 from tgstore.store.rows import case_ids, insert_returning_id, now_iso
 from tgstore.svod.readers import InterleavedTests, Problem, Stage, SvodLog, read_runs
 from tgstore.svod.readers.sessions import case_from_test, variant_of
-from tgstore.svod.spelling import Speller, maps
+from tgstore.svod.spelling import Speller, kernel_renderer, maps
 from tgstore.svod.tree import graph_hash, graph_text
 
 PARSER_VERSION = 4  # 2: kernel boundaries from Svod's emission order; 3: a run per test, threads, failures;
@@ -210,9 +210,9 @@ class _Writer:
         doc_hashes = self.canonical([s for _k, s in stages])
         store.blobs([s.tree_text for _k, s in stages] + [k.code for k in log.kernels])
         store.insert("svod_kernels", ("run_id", "kernel_index", "test", "name", "file_position", "line_no",
-                                      "code_blob_id", "code_kind"),
-                     [(self.run_id, k.index, k.test, k.name, k.file, k.line, store.blob_id(k.code), k.code_kind)
-                      for k in log.kernels])
+                                      "code_blob_id", "code_kind", "renderer"),
+                     [(self.run_id, k.index, k.test, k.name, k.file, k.line, store.blob_id(k.code), k.code_kind,
+                       kernel_renderer(k.test, k.code_kind)) for k in log.kernels])
         store.insert("svod_stages", ("run_id", "seq", "kernel_index", "label", "source", "file_position", "line_no",
                                      "node_count", "tree_id", "text_blob_id", "canonical_doc_id", "message",
                                      "elapsed_ms", "unattributed"),

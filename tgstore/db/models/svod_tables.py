@@ -80,7 +80,8 @@ class SvodKernel(Base):
     file_position: Mapped[int] = mapped_column(Integer)
     line_no: Mapped[int] = mapped_column(Integer)
     code_blob_id: Mapped[int | None] = mapped_column(ForeignKey("blobs.id"))
-    code_kind: Mapped[str | None] = mapped_column(String(20))  # c | llvm
+    code_kind: Mapped[str | None] = mapped_column(String(20))  # c | llvm | nvptx | amdgpu
+    renderer: Mapped[str | None] = mapped_column(String(20))  # tinygrad's, compared with (spelling.kernel_renderer)
 
 
 class SvodStage(Base):

@@ -1,0 +1,131 @@
+"""Parity is decided alike by `tgstore parity` (tgstore/svod/parity.py) and the `parity_matrix` canned query: for
+every stored Svod run and every stored tinygrad commit, every (kernel, stage) cell that either compares has the
+same verdict, the same tinygrad kernel and the same renderer on both. The Svod runs are logs as Svod's developers
+make them: the worked example (one kernel, two with the counter's suffix, an altered tree), a serial `cargo test`
+session over four backends (two of them GPU skips), a panic mid-kernel, default threads, and switch combinations."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from cli import tgstore
+from svod_emission import Run, Switches
+from svod_fixtures import CASE, CASE_SOURCE, worked_example_log
+from svod_runs import panic_session, serial_session, threaded_log
+
+from tgstore.db.engine import open_engine
+from tgstore.svod.parity import parity_report
+
+QUERY = (Path(__file__).resolve().parent.parent / "queries" / "parity_matrix.sql").read_text(encoding="utf-8")
+COMPARED = ("equal", "differs")
+SWITCHES = [Switches("svod_schedule=trace,svod_codegen=trace", True, "", "", True, True),
+            Switches("svod_schedule::optimizer=debug", per_stage=True), Switches(None, per_stage=True),
+            Switches(None, dump_stage=""), Switches("svod_schedule=debug,svod_codegen=trace", canonical="")]
+
+
+def svod_logs(tmp: Path) -> list[list[Path]]:
+    """Each entry: the paths of one `ingest-svod` call."""
+    logs: list[list[Path]] = []
+
+    def write(name: str, text: str, files: dict[str, str] | None = None) -> None:
+        path = tmp / f"{name}.log"
+        path.write_text(text, encoding="utf-8")
+        entry = [path]
+        if files:
+            folder = tmp / f"{name}-dumps"
+            folder.mkdir()
+            for file, content in files.items():
+                (folder / file).write_text(content, encoding="utf-8")
+            entry.append(folder)
+        logs.append(entry)
+
+    write("one-kernel", worked_example_log())
+    write("two-kernels", worked_example_log(kernels=2))
+    write("altered", worked_example_log().replace("[116] CONST(Int(4)) : Scalar(WeakInt) shape=[]",
+                                                  "[116] CONST(Int(8)) : Scalar(WeakInt) shape=[]"))
+    write("serial-session", serial_session())
+    write("panic", panic_session())
+    write("default-threads", threaded_log(kernels=3, seed=7))
+    for i, switches in enumerate(SWITCHES):
+        text, files = Run(switches, 2).build()
+        write(f"switches-{i}", text, files)
+    return logs
+
+
+@pytest.fixture(scope="module")
+def agreement_db(tmp_path_factory, tinygrad_release) -> Path:
+    """tinygrad 0.13.0 and 0.14.0 (C and LLVM, stages) of the worked example's program, and every Svod log above."""
+    base = tmp_path_factory.mktemp("agreement")
+    cases = base / "cases.py"
+    cases.write_text(CASE_SOURCE)
+    db = base / "a.db"
+    for version in ("0.13.0", "0.14.0"):
+        proc = tgstore("ingest", "--db", db, "--tinygrad", tinygrad_release(version), "--cases", cases,
+                       "--renderers", "C,LLVM")
+        assert proc.returncode == 0, proc.stderr
+    for paths in svod_logs(base):
+        proc = tgstore("ingest-svod", *paths, "--case", CASE, "--db", db)
+        assert proc.returncode == 0, (paths, proc.stderr)
+    return db
+
+
+def matrix_cells(db: Path, run: int, sha: str) -> dict[tuple[int, str], tuple[str, int | None, str]]:
+    with sqlite3.connect(db) as conn:
+        conn.row_factory = sqlite3.Row
+        rows = conn.execute(QUERY, {"case_name": CASE, "svod_run": str(run), "commit": sha}).fetchall()
+    return {(r["kernel_index"], r["stage"]): (r["verdict"].split(" (")[0], r["tinygrad_position"], r["renderer"])
+            for r in rows}
+
+
+def test_parity_and_parity_matrix_agree_on_every_stored_pair(agreement_db: Path) -> None:
+    with sqlite3.connect(agreement_db) as conn:
+        runs = [r for (r,) in conn.execute("SELECT id FROM svod_runs WHERE kernel_count > 0 ORDER BY id")]
+        shas = [s for (s,) in conn.execute("SELECT DISTINCT c.sha FROM runs r JOIN tinygrad_commits c "
+                                           "ON c.id = r.commit_id WHERE r.is_current")]
+    assert len(runs) >= 10 and len(shas) == 2
+    engine = open_engine(agreement_db, writer=False)
+    compared_cells = 0
+    renderers: set[str] = set()
+    for run in runs:
+        for sha in shas:
+            with engine.connect() as conn:
+                report = parity_report(conn, CASE, svod_run=run, commit=sha)
+            decided = {(k.index, s.stage): (s.verdict, k.tinygrad_position, k.renderer)
+                       for k in report.kernels if k.index is not None for s in k.stages if s.basis != "canonical"}
+            cells = matrix_cells(agreement_db, run, sha)
+            for key, (verdict, position, renderer) in cells.items():
+                if verdict in COMPARED:
+                    assert decided.get(key) == (verdict, position, renderer), (run, sha, key, cells[key])
+            for key, (verdict, position, renderer) in decided.items():
+                if verdict in COMPARED:
+                    assert cells.get(key) == (verdict, position, renderer), (run, sha, key, decided[key])
+                    compared_cells += 1
+                    renderers.add(renderer)
+    assert compared_cells > 100 and renderers == {"C", "LLVM"}, (compared_cells, renderers)
+
+
+def test_renderers_of_runs_stored_before_0024_are_filled_by_the_same_rule(tmp_path: Path) -> None:
+    """A database from before `svod_kernels.renderer` (0019) gets, on upgrade, the renderer new rows are stored
+    with: the test's backend variant, else the code's kind, else C."""
+    from tgstore.db import downgrade, upgrade
+
+    db = tmp_path / "s.db"
+    log = tmp_path / "session.log"
+    log.write_text(serial_session(("clang", "llvm")), encoding="utf-8")
+    assert tgstore("ingest-svod", log, "--case", CASE, "--db", db).returncode == 0
+
+    def renderers() -> list[tuple[str, str | None, str | None]]:
+        with sqlite3.connect(db) as conn:
+            return conn.execute("SELECT k.test, k.code_kind, k.renderer FROM svod_kernels k "
+                                "ORDER BY k.run_id, k.kernel_index").fetchall()
+
+    stored = renderers()
+    assert [(test.rsplit("::", 1)[-1], renderer) for test, _kind, renderer in stored] == [("clang", "C"),
+                                                                                           ("llvm", "LLVM")]
+    engine = open_engine(db)
+    downgrade(engine, "0019")
+    assert "renderer" not in {row[1] for row in sqlite3.connect(db).execute("PRAGMA table_info(svod_kernels)")}
+    upgrade(engine)
+    assert renderers() == stored
