@@ -1,0 +1,69 @@
+"""browse speed: v_passes joins a case's case sets to their current runs once, in an order SQLite keeps
+
+Revision ID: 0021
+Revises: 0019
+Create Date: 2026-12-04 13:30:00
+
+* v_passes: the same rows and columns, from case_set_members joined once to runs (0006's went through the run_cases
+  view and joined runs a second time for is_current). `+r.is_current` keeps SQLite from building an automatic
+  index on is_current and starting there: a page of the view filtered by case and pass name (a Datasette page of
+  v_passes) took 0.3-0.8 s on the 10,000-commit bench database and takes a few ms; filtered by run, graph or sha
+  it is as fast or faster (bench/README.md, "Browsing at 10,000 commits").
+"""
+from collections.abc import Sequence
+
+from alembic import op
+
+revision: str = "0021"
+down_revision: str | None = "0019"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+MEMBERS_TO_CURRENT_RUNS = ("FROM case_set_members m JOIN runs r ON r.case_set_id = m.case_set_id "
+                           "AND +r.is_current = 1")
+V_PASSES = f"""
+    SELECT r.id AS run_id, c.sha, c.version, c.committed_at, c.history_rank, r.backend, k.name AS "case",
+           'lower' AS scope, si.position, kn.name AS kernel_name, p.renderer, pe.position AS pass_position,
+           pe.name AS pass_name, pe.depth, pe.node_count, pe.changed, g.hash AS graph_hash, pe.graph_id
+    {MEMBERS_TO_CURRENT_RUNS}
+    JOIN v_commits c ON c.commit_id = r.commit_id JOIN cases k ON k.id = m.case_id
+    JOIN schedule_items si ON si.case_result_id = m.case_result_id JOIN kernels kn ON kn.id = si.kernel_id
+    JOIN programs p ON p.schedule_item_id = si.id JOIN pass_entries pe ON pe.pass_list_id = p.pass_list_id
+    LEFT JOIN graphs g ON g.id = pe.graph_id
+    UNION ALL
+    SELECT r.id, c.sha, c.version, c.committed_at, c.history_rank, r.backend, k.name, 'schedule', NULL, NULL,
+           NULL, pe.position, pe.name, pe.depth, pe.node_count, pe.changed, g.hash, pe.graph_id
+    {MEMBERS_TO_CURRENT_RUNS}
+    JOIN v_commits c ON c.commit_id = r.commit_id JOIN cases k ON k.id = m.case_id
+    JOIN case_results cr ON cr.id = m.case_result_id
+    JOIN pass_entries pe ON pe.pass_list_id = cr.schedule_pass_list_id
+    LEFT JOIN graphs g ON g.id = pe.graph_id"""
+
+# 0006's definition, restored by downgrade
+OLD_V_PASSES = """
+    SELECT rc.run_id, c.sha, c.version, c.committed_at, c.history_rank, r.backend, k.name AS "case",
+           'lower' AS scope, si.position, kn.name AS kernel_name, p.renderer, pe.position AS pass_position,
+           pe.name AS pass_name, pe.depth, pe.node_count, pe.changed, g.hash AS graph_hash, pe.graph_id
+    FROM run_cases rc JOIN runs r ON r.id = rc.run_id AND r.is_current = 1
+    JOIN v_commits c ON c.commit_id = r.commit_id JOIN cases k ON k.id = rc.case_id
+    JOIN schedule_items si ON si.case_result_id = rc.case_result_id JOIN kernels kn ON kn.id = si.kernel_id
+    JOIN programs p ON p.schedule_item_id = si.id JOIN pass_entries pe ON pe.pass_list_id = p.pass_list_id
+    LEFT JOIN graphs g ON g.id = pe.graph_id
+    UNION ALL
+    SELECT rc.run_id, c.sha, c.version, c.committed_at, c.history_rank, r.backend, k.name, 'schedule', NULL, NULL,
+           NULL, pe.position, pe.name, pe.depth, pe.node_count, pe.changed, g.hash, pe.graph_id
+    FROM run_cases rc JOIN runs r ON r.id = rc.run_id AND r.is_current = 1
+    JOIN v_commits c ON c.commit_id = r.commit_id JOIN cases k ON k.id = rc.case_id
+    JOIN case_results cr ON cr.id = rc.case_result_id
+    JOIN pass_entries pe ON pe.pass_list_id = cr.schedule_pass_list_id
+    LEFT JOIN graphs g ON g.id = pe.graph_id"""
+
+
+def upgrade() -> None:
+    op.execute("DROP VIEW v_passes")
+    op.execute(f"CREATE VIEW v_passes AS {V_PASSES}")
+
+
+def downgrade() -> None:
+    op.execute("DROP VIEW v_passes")
+    op.execute(f"CREATE VIEW v_passes AS {OLD_V_PASSES}")
