@@ -393,8 +393,8 @@ def test_cli_lists_queries() -> None:
 
 
 def test_views_of_migration_0021_hold_the_rows_of_their_old_definitions(sample: SampleDb, tmp_path: Path) -> None:
-    """v_passes and v_pattern_matches, rewritten for speed (one join of case sets to current runs), list exactly
-    the rows their previous definitions did, a run that is not current left out by both."""
+    """v_passes, v_pattern_matches and v_run_cases, rewritten for speed (one join of case sets to current runs),
+    list exactly the rows their previous definitions did, a run that is not current left out by both."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("m0021", QUERIES_DIR.parent / "migrations" / "versions"
@@ -410,7 +410,8 @@ def test_views_of_migration_0021_hold_the_rows_of_their_old_definitions(sample: 
                      "is_current, case_set_id, case_seconds) SELECT commit_id, suite_id, backend, renderers, status, "
                      "ingested_at, tgstore_version, 0, case_set_id, case_seconds FROM runs WHERE is_current = 1 "
                      "AND case_set_id IS NOT NULL ORDER BY id LIMIT 1")
-        for view, old in (("v_passes", migration.OLD_V_PASSES), ("v_pattern_matches", migration.OLD_V_PATTERN_MATCHES)):
+        for view, old in (("v_passes", migration.OLD_V_PASSES), ("v_pattern_matches", migration.OLD_V_PATTERN_MATCHES),
+                          ("v_run_cases", migration.OLD_V_RUN_CASES)):
             new_rows = conn.execute(f"SELECT * FROM {view}").fetchall()
             assert new_rows, view
             assert sorted(new_rows, key=repr) == sorted(conn.execute(old).fetchall(), key=repr), view
