@@ -224,6 +224,7 @@ async def time_pages(db: Path) -> list[tuple[float, str]]:
               "/-/diff?a=0.12.0&b=0.14.0&case=softmax", "/-/diff?a=0.13.0&b=0.14.0&case=softmax&section=1:source-LLVM",
               "/-/diff?a=0.13.0&b=0.14.0&case=softmax&section=1:source-LLVM&fragment=1",
               *pass_pages(db), f"/{name}/v_passes?case=softmax&pass_name=expander",
+              f"/{name}/v_pattern_matches?case=softmax",
               "/-/chart?metric=uops&case=softmax", "/-/chart?metric=kernels&case=softmax",
               "/-/chart?metric=matches&case=softmax", "/-/chart?metric=pass_nodes&case=softmax",
               "/-/chart?metric=pass_nodes&case=softmax&series=codegen%3A+expander"]

@@ -390,3 +390,31 @@ def test_cli_lists_queries() -> None:
         for name in load_queries():
             assert name in result.stdout
         assert "[renderer]" in result.stdout  # optional parameters, not eaten as markup
+
+
+def test_views_of_migration_0021_hold_the_rows_of_their_old_definitions(sample: SampleDb, tmp_path: Path) -> None:
+    """v_passes, v_pattern_matches and v_run_cases, rewritten for speed (one join of case sets to current runs),
+    list exactly the rows their previous definitions did, a run that is not current left out by both."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("m0021", QUERIES_DIR.parent / "migrations" / "versions"
+                                                  / "0021_browse_speed.py")
+    assert spec is not None and spec.loader is not None
+    migration = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(migration)
+    copy = tmp_path / "copy.db"
+    with sqlite3.connect(sample.path) as src, sqlite3.connect(copy) as dst:
+        src.backup(dst)
+    with sqlite3.connect(copy) as conn:  # an older attempt at a stored commit: no longer current
+        conn.execute("INSERT INTO runs (commit_id, suite_id, backend, renderers, status, ingested_at, tgstore_version, "
+                     "is_current, case_set_id, case_seconds) SELECT commit_id, suite_id, backend, renderers, status, "
+                     "ingested_at, tgstore_version, 0, case_set_id, case_seconds FROM runs WHERE is_current = 1 "
+                     "AND case_set_id IS NOT NULL ORDER BY id LIMIT 1")
+        for view, old in (("v_passes", migration.OLD_V_PASSES), ("v_pattern_matches", migration.OLD_V_PATTERN_MATCHES),
+                          ("v_run_cases", migration.OLD_V_RUN_CASES)):
+            new_rows = conn.execute(f"SELECT * FROM {view}").fetchall()
+            assert new_rows, view
+            assert sorted(new_rows, key=repr) == sorted(conn.execute(old).fetchall(), key=repr), view
+            not_current = conn.execute(f"SELECT count(*) FROM {view} WHERE run_id IN (SELECT id FROM runs "
+                                       "WHERE is_current = 0)").fetchone()[0]
+            assert not_current == 0, view

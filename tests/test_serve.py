@@ -39,7 +39,8 @@ def test_metadata_has_every_query_and_table_titles(tmp_path: Path) -> None:
     assert database["tables"]["v_runs"]["facets"] and database["tables"]["v_runs"]["sort_desc"] == "history_rank"
     # the views with a row per case, kernel, program, pass or rule of every run: a default sort or facets would
     # cost seconds on a thousand commits
-    for view in ("v_run_cases", "v_kernels", "v_sources", "v_commit_patterns", "v_passes", "v_pattern_matches"):
+    for view in ("v_run_cases", "v_kernels", "v_sources", "v_commit_patterns", "v_passes", "v_pattern_matches",
+                 "run_cases"):
         assert database["tables"][view]["title"] and database["tables"][view]["description"]
         assert not {"facets", "sort", "sort_desc"} & set(database["tables"][view]), view
     with sqlite3.connect(tmp_path / "x.db") as conn:  # the metadata does not touch the file

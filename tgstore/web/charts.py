@@ -20,12 +20,20 @@ METRICS: dict[str, tuple[str, str, str]] = {
     "kernels": ("Kernels", "kernels", """
         SELECT run_id, sha, version, history_rank, 'kernels' AS series, kernel_count AS value FROM v_run_cases
         WHERE "case" = :case ORDER BY history_rank, run_id"""),
+    # summed once per distinct match set of the case, not once per run (0.2 s -> 0.02 s at 10,000 commits)
     "matches": ("Pattern matches", "matches", """
-        SELECT rc.run_id, c.sha, c.version, c.history_rank, 'matches' AS series,
-               coalesce((SELECT sum(pm.matches) FROM pattern_matches pm WHERE pm.match_set_id = rc.match_set_id), 0)
-        FROM run_cases rc JOIN runs r ON r.id = rc.run_id AND r.is_current = 1
-        JOIN v_commits c ON c.commit_id = r.commit_id JOIN cases k ON k.id = rc.case_id
-        WHERE k.name = :case ORDER BY c.history_rank, rc.run_id"""),
+        WITH members AS (
+          SELECT m.case_set_id, m.match_set_id FROM cases k CROSS JOIN case_set_members m ON m.case_id = k.id
+          WHERE k.name = :case
+        ), totals AS MATERIALIZED (
+          SELECT d.match_set_id, (SELECT sum(pm.matches) FROM pattern_matches pm WHERE pm.match_set_id = d.match_set_id)
+                 AS total
+          FROM (SELECT DISTINCT match_set_id FROM members) d
+        )
+        SELECT r.id, c.sha, c.version, c.history_rank, 'matches' AS series, coalesce(t.total, 0)
+        FROM members m CROSS JOIN runs r ON r.case_set_id = m.case_set_id AND r.is_current = 1
+        JOIN v_commits c ON c.commit_id = r.commit_id LEFT JOIN totals t ON t.match_set_id = m.match_set_id
+        ORDER BY c.history_rank, r.id"""),
     # read per distinct case result by pass_node_points (most commits share their predecessor's): the SQL is
     # PASS_NODES_RUNS and PASS_NODES_RESULTS below
     "pass_nodes": ("Nodes after each pass", "nodes", ""),
