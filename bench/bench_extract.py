@@ -11,6 +11,12 @@
 - stage_capture_ratio: extraction with the default stages (C, LLVM passes and canonical documents) over the same
   extraction without, all renderers.
 - ingest_parse_ratio: storing a bundle into a fresh database over reading (parsing and validating) it.
+- ingest_unchanged_cpu_seconds_{c,stages}: what the single writer of a sweep pays for a commit whose output did not
+  change: reading (parsing, validating) its bundle plus storing it as another commit when every artifact is already
+  there. `_c`: the C-only bundle without stages (the sweep's plan); `_stages`: all renderers with the default stages.
+  ingest_new_cpu_seconds_{c,stages}: reading plus storing into a fresh database (every artifact new: the most a
+  changed commit costs). CPU seconds of this process (time.process_time), medians of --repeat: steadier than wall
+  time on a shared machine; the read and store parts are printed.
 """
 
 from __future__ import annotations
@@ -125,6 +131,40 @@ def ingest_ratio(bundle: Path, repeat: int) -> tuple[float, float]:
     return statistics.median(parse), statistics.median(store)
 
 
+def ingest_cpu(bundle: Path, repeat: int) -> tuple[float, float, float]:
+    """CPU seconds (medians): reading `bundle`, storing it into a fresh database, storing it again as another commit
+    (a new tree hash: every artifact is already there, as for a commit whose output did not change)."""
+    from tgstore.bundle import read_bundle
+    from tgstore.db import open_engine, upgrade
+    from tgstore.store.ingest import ingest_bundle
+
+    read, new, unchanged = [], [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(repeat):
+            start = time.process_time()
+            loaded = read_bundle(bundle)
+            read.append(time.process_time() - start)
+            engine = open_engine(Path(tmp) / f"{i}.db")
+            upgrade(engine)
+            start = time.process_time()
+            ingest_bundle(engine, loaded)
+            new.append(time.process_time() - start)
+            loaded.header["tinygrad"] = {**loaded.tinygrad, "tree_hash": f"another-commit-{i}", "git": None}
+            start = time.process_time()
+            ingest_bundle(engine, loaded)
+            unchanged.append(time.process_time() - start)
+            engine.dispose()
+    return statistics.median(read), statistics.median(new), statistics.median(unchanged)
+
+
+def ingest_figures(label: str, bundle: Path, repeat: int) -> None:
+    read, new, unchanged = ingest_cpu(bundle, repeat)
+    print(f"# ingest of the {label} bundle ({bundle.stat().st_size / 1e6:.1f} MB), CPU seconds: read {read:.2f}, "
+          f"store into a fresh database {new:.2f}, store again as another commit {unchanged:.2f}", flush=True)
+    figure(f"ingest_unchanged_cpu_seconds_{label}", read + unchanged, "target well under 1")
+    figure(f"ingest_new_cpu_seconds_{label}", read + new, "reported, no target")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tinygrad", type=Path, default=None, help="default: the installed tinygrad")
@@ -158,6 +198,8 @@ def main() -> None:
             if ours_failed != base_failed:
                 print("# WARNING: the two sides skipped different kernels: the ratio compares unlike work")
             ratio_figures(f"extract_{label}_ratio", ours, base, "target <= " + ("1.05" if label == "c" else "1.0"))
+            if label == "c" and "ingest" in only:
+                ingest_figures("c", out, args.repeat)
         if "stages" not in only:
             return
         without, with_stages = median_pair(args.repeat, lambda: extract(root, cases, buildable, "none", out),
@@ -171,6 +213,7 @@ def main() -> None:
         print(f"# ingest of the bundle with stages ({out.stat().st_size / 1e6:.1f} MB): parse {parse:.2f} s, "
               f"store {store:.2f} s")
         figure("ingest_parse_ratio", store / parse, "target <= 4")
+        ingest_figures("stages", out, args.repeat)
 
 
 if __name__ == "__main__":
