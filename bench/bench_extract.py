@@ -111,58 +111,43 @@ def ratio_figures(name: str, ours: Seconds, base: Seconds, note: str) -> None:
     figure(name.replace("_ratio", "_cpu_ratio"), ours[1] / base[1], note + " (CPU seconds)")
 
 
-def ingest_ratio(bundle: Path, repeat: int) -> tuple[float, float]:
+def ingest_seconds(bundle: Path, repeat: int) -> dict[str, Seconds]:
+    """(wall, CPU) seconds, medians: reading `bundle` ("read"), storing it into a fresh database ("new"), storing
+    it again as another commit ("unchanged": a new tree hash, every artifact already there, as for a commit whose
+    output did not change). CPU seconds are this process's (time.process_time): ingestion runs in it."""
     from tgstore.bundle import read_bundle
     from tgstore.db import open_engine, upgrade
     from tgstore.store.ingest import ingest_bundle
 
-    parse, store = [], []
+    runs: dict[str, list[Seconds]] = {"read": [], "new": [], "unchanged": []}
+
+    def timed(step: str, work, *args):
+        wall, cpu = time.perf_counter(), time.process_time()
+        result = work(*args)
+        runs[step].append((time.perf_counter() - wall, time.process_time() - cpu))
+        return result
+
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(repeat):
-            start = time.perf_counter()
-            loaded = read_bundle(bundle)
-            parse.append(time.perf_counter() - start)
+            loaded = timed("read", read_bundle, bundle)
             engine = open_engine(Path(tmp) / f"{i}.db")
             upgrade(engine)
-            start = time.perf_counter()
-            ingest_bundle(engine, loaded)
-            store.append(time.perf_counter() - start)
-            engine.dispose()
-    return statistics.median(parse), statistics.median(store)
-
-
-def ingest_cpu(bundle: Path, repeat: int) -> tuple[float, float, float]:
-    """CPU seconds (medians): reading `bundle`, storing it into a fresh database, storing it again as another commit
-    (a new tree hash: every artifact is already there, as for a commit whose output did not change)."""
-    from tgstore.bundle import read_bundle
-    from tgstore.db import open_engine, upgrade
-    from tgstore.store.ingest import ingest_bundle
-
-    read, new, unchanged = [], [], []
-    with tempfile.TemporaryDirectory() as tmp:
-        for i in range(repeat):
-            start = time.process_time()
-            loaded = read_bundle(bundle)
-            read.append(time.process_time() - start)
-            engine = open_engine(Path(tmp) / f"{i}.db")
-            upgrade(engine)
-            start = time.process_time()
-            ingest_bundle(engine, loaded)
-            new.append(time.process_time() - start)
+            timed("new", ingest_bundle, engine, loaded)
             loaded.header["tinygrad"] = {**loaded.tinygrad, "tree_hash": f"another-commit-{i}", "git": None}
-            start = time.process_time()
-            ingest_bundle(engine, loaded)
-            unchanged.append(time.process_time() - start)
+            timed("unchanged", ingest_bundle, engine, loaded)
             engine.dispose()
-    return statistics.median(read), statistics.median(new), statistics.median(unchanged)
+    return {step: (statistics.median(w for w, _ in xs), statistics.median(c for _, c in xs))
+            for step, xs in runs.items()}
 
 
-def ingest_figures(label: str, bundle: Path, repeat: int) -> None:
-    read, new, unchanged = ingest_cpu(bundle, repeat)
+def ingest_figures(label: str, bundle: Path, repeat: int) -> dict[str, Seconds]:
+    took = ingest_seconds(bundle, repeat)
+    read, new, unchanged = (took[step][1] for step in ("read", "new", "unchanged"))
     print(f"# ingest of the {label} bundle ({bundle.stat().st_size / 1e6:.1f} MB), CPU seconds: read {read:.2f}, "
           f"store into a fresh database {new:.2f}, store again as another commit {unchanged:.2f}", flush=True)
     figure(f"ingest_unchanged_cpu_seconds_{label}", read + unchanged, "target well under 1")
     figure(f"ingest_new_cpu_seconds_{label}", read + new, "reported, no target")
+    return took
 
 
 def main() -> None:
@@ -209,11 +194,11 @@ def main() -> None:
         ratio_figures("stage_capture_ratio", with_stages, without, "reported, no target")
         if "ingest" not in only:
             return
-        parse, store = ingest_ratio(out, args.repeat)
-        print(f"# ingest of the bundle with stages ({out.stat().st_size / 1e6:.1f} MB): parse {parse:.2f} s, "
+        took = ingest_figures("stages", out, args.repeat)
+        parse, store = took["read"][0], took["new"][0]
+        print(f"# ingest of the bundle with stages ({out.stat().st_size / 1e6:.1f} MB), wall: parse {parse:.2f} s, "
               f"store {store:.2f} s")
         figure("ingest_parse_ratio", store / parse, "target <= 4")
-        ingest_figures("stages", out, args.repeat)
 
 
 if __name__ == "__main__":
