@@ -46,7 +46,8 @@ def test_the_readme_shows_sweep_options_so_the_check_above_can_fail() -> None:
 # figures themselves are timings on whatever machine runs the tests, so no value is judged here, only that each is
 # a number. Those that took 15 s or more on the loaded 2-core machine (about 20 s in CI) are marked slow.
 FIGURES = {
-    "bench_extract": ["extract_c_ratio", "extract_all_ratio", "stage_capture_ratio", "ingest_parse_ratio"],
+    "bench_extract": ["extract_c_ratio", "extract_all_ratio", "stage_capture_ratio", "ingest_parse_ratio",
+                      "ingest_unchanged_cpu_seconds_c", "ingest_unchanged_cpu_seconds_stages"],
     "bench_storage": ["full_commit_bytes", "stages_over_no_stages_ratio", "unchanged_commit_bytes",
                       "match_counts_only_commit_bytes"],
     "bench_rewrites": ["rewrites_cpu_ratio", "rewrites_bundle_ratio", "rewrites_db_ratio", "rewrites_ingest_ratio"],

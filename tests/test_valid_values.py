@@ -45,11 +45,31 @@ def set_seconds(text: str) -> Callable[[list[dict]], str | None]:
     return change
 
 
+def extra_field(kind: str, text: str) -> Callable[[list[dict]], str]:
+    """A field the schema does not declare on the first `kind` record (graphs and patterns are validated from their
+    text by pydantic alone: tgstore.bundle._validate), holding the number `text`."""
+    def change(rs: list[dict]) -> str:
+        next(r for r in rs if r["kind"] == kind)["note"] = "SECONDS"
+        return text
+    return change
+
+
+def graph_source(value: object) -> Callable[[list[dict]], None]:
+    def change(rs: list[dict]) -> None:
+        nodes = next(r for r in rs if r["kind"] == "graph")["nodes"]
+        nodes[-1][3] = [value]
+    return change
+
+
 MUTATIONS: dict[str, tuple[Callable[[list[dict]], str | None], str]] = {
     "NaN seconds": (set_seconds("NaN"), "NaN is not a number JSON has"),
     "Infinity seconds": (set_seconds("Infinity"), "Infinity is not a number JSON has"),
     "-Infinity seconds": (set_seconds("-Infinity"), "Infinity is not a number JSON has"),
     "overflowing seconds": (set_seconds("1e400"), "1e400 is out of range"),
+    "NaN in a graph's undeclared field": (extra_field("graph", "NaN"), "NaN is not a number JSON has"),
+    "overflow in a pattern's undeclared field": (extra_field("pattern", "-1e999"), "-1e999 is out of range"),
+    "true as a graph node's source": (graph_source(True), "nodes."),
+    "a float as a graph node's source": (graph_source(0.5), "nodes."),
     "position past SQLite": (lambda rs: first_case(rs)["schedule"][0].update(position=2**63), "position"),
     "negative position": (lambda rs: first_case(rs)["schedule"][0].update(position=-1), "position"),
     "pattern line past SQLite": (lambda rs: next(r for r in rs if r["kind"] == "pattern").update(line=-(2**64)),

@@ -115,7 +115,7 @@ class BundleStore:
         used = {e["graph"] for e in entries if e.get("graph")}
         known = self.store.lookup("graphs", used)
         rows, texts = {}, {}
-        for h in used - set(known):
+        for h in sorted(used - set(known)):  # sorted: the same ids whatever the process's hash seed
             nodes = self.bundle.graphs[h]
             text = json.dumps(nodes, ensure_ascii=False, separators=(",", ":"))
             if sha256_text(text) != h:

@@ -17,6 +17,7 @@ from sqlalchemy import Connection, Engine, insert, select
 from tgstore import __version__
 from tgstore.bundle import Bundle
 from tgstore.db.models.run_tables import Run, RunMissing, Suite, TinygradCommit
+from tgstore.nogc import gc_paused
 from tgstore.resources import code_hash
 from tgstore.store.artifacts import BundleStore, store_case_set
 from tgstore.store.carry import Carried, carry_programs
@@ -33,7 +34,7 @@ def ingest_bundle(engine: Engine, bundle: Bundle, *, outcome: ExtractionOutcome 
     """Store `bundle` as one run. The current run of the same commit, suite and backend is kept when it is `ok` and
     rendered the bundle's renderers (the report says skipped) unless `force`. Otherwise the new run becomes current
     unless it is worse than the current one (see make_room): a failed re-extraction is then stored as an attempt."""
-    with engine.begin() as conn:
+    with gc_paused(), engine.begin() as conn:  # hashing and row lists of a large bundle: see tgstore.nogc
         return store_bundle(conn, bundle, outcome=outcome, force=force)
 
 
