@@ -84,7 +84,8 @@ class CommitDiff:
 
     @property
     def changed_kernels(self) -> list[tuple[str, int]]:
-        return sorted({(d.case, d.position) for d in self.diffs} | {(d.case, d.position) for d in self.stage_diffs})
+        return sorted({(d.case, d.position) for d in self.diffs} | {(d.case, d.position) for d in self.stage_diffs
+                                                                  if d.position >= 0})
 
     @property
     def changed_renderers(self) -> dict[str, int]:
