@@ -159,15 +159,16 @@ def first_difference(a: list[PassRow], b: list[PassRow]) -> AlignedPass | None:
 
 
 def stage_diffs(conn: Connection, run_a: int, run_b: int, label_a: str, label_b: str, *, case: str | None = None,
-                renderer: str | None = None, context: int = 3) -> list[StageDiff]:
+                renderer: str | None = None, context: int = 3, schedule: bool = False) -> list[StageDiff]:
     """Per case, its scheduler passes and each kernel and renderer recorded at both runs: the passes aligned by
     name and occurrence, the passes added and removed, and the first pass whose output differs with a structural
-    diff of the two graphs after it (ids ignored). The scheduler passes (what port-queue reports at schedule scope)
-    come first, whatever `renderer` is: they have none."""
+    diff of the two graphs after it (ids ignored). With `schedule`, the case's scheduler passes too (what port-queue
+    reports at schedule scope), first, whatever `renderer` is: they have none."""
     def lists(run: int) -> dict[tuple, KernelPasses]:
         cases = [case] if case else [r["case"] for r in _rows(conn, 'SELECT DISTINCT "case" FROM v_passes '
                                                                     "WHERE run_id = :run", run=run)]
-        found = {(c, SCHEDULE_POSITION, None): k for c in cases for k in kernel_passes(conn, run, c, schedule=True)}
+        found = {(c, SCHEDULE_POSITION, None): k for c in cases if schedule
+                 for k in kernel_passes(conn, run, c, schedule=True)}
         found.update({(c, k.kernel_index, k.renderer): k for c in cases
                       for k in kernel_passes(conn, run, c, renderer=renderer)})
         return found
