@@ -68,6 +68,11 @@ RUST_LOGS = {
 NAMES = ["r_8_16_4", "r_8_16_4n1"]
 
 
+def kernel_name(k: int) -> str:
+    """Kernel k's name as Svod's process-wide counter suffixes it (`n1`, `n2`, ... after the first)."""
+    return "r_8_16_4" if k == 0 else f"r_8_16_4n{k}"
+
+
 @dataclass(frozen=True)
 class Switches:
     rust_log: str | None = None
@@ -176,12 +181,12 @@ class Run:
             self.files[f"tree_{sink}.txt"] = self.files[f"linear_{sink}.txt"] = linear_dump(final)
             self.expected[k] |= {("linear", "linear"), ("linear-tree", "linear")}
         self.canonical("linearized", k)
-        code = doc("r_8_16_4.ll").replace("@r_8_16_4(", f"@{NAMES[k]}(")
+        code = doc("r_8_16_4.ll").replace("@r_8_16_4(", f"@{kernel_name(k)}(")
         if self.level("codegen", "trace"):
             self.lines.append(event(self.clock, "TRACE", CODEGEN, "llvm codegen: final generated code",
                                     generated_code=code))
         if self.s.llvm_ir:
-            self.files[f"{NAMES[k]}.ll"] = code
+            self.files[f"{kernel_name(k)}.ll"] = code
 
     def build(self) -> tuple[str, dict[str, str]]:
         self.canonical("tensor", None)

@@ -144,7 +144,7 @@ def test_diff_stages_names_the_first_differing_pass(releases_db: Path) -> None:
                    releases_db)
     assert proc.returncode == 0, proc.stderr
     stages = json.loads(proc.stdout)["stages"]
-    by_renderer = {s["renderer"]: s for s in stages}
+    by_renderer = {s["renderer"]: s for s in stages if s["scope"] == "kernel"}  # the scheduler passes: renderer None
     assert set(by_renderer) == {"C", "LLVM"}
     c = by_renderer["C"]
     assert c["case"] == "matmul" and c["position"] == 0 and c["pass_position"] == 0
@@ -271,3 +271,39 @@ def test_rewrite_steps_are_recorded_when_asked(tinygrad_release, tmp_path: Path)
     assert step.file.startswith("tinygrad/") and step.line > 0 and step.upat
     # the node table form: each drawing ends with the rewritten node
     assert step.before["graph"][-1][0] == step.before["op"] and len(step.after["hash"]) == 64
+
+
+def test_diff_stages_shows_the_scheduler_passes_with_each_header_on_its_own_line(releases_db: Path) -> None:
+    """The scheduler passes (what port-queue reports at schedule scope) are diffed like a kernel's: one section per
+    case, first, whose added/removed passes are exactly the difference of the two `stages --schedule` lists; every
+    section prints its title, the two sides' labels and the hunks on lines of their own, a side that lacks the
+    pass named by the pass whose graph stands in for it."""
+    proc = tgstore("diff", "0.12.0", "0.14.0", "--case", "add", "--stages", "--what", "ast", "--json", "--db",
+                   releases_db)
+    assert proc.returncode == 0, proc.stderr
+    stages = json.loads(proc.stdout)["stages"]
+    (schedule,) = [s for s in stages if s["scope"] == "schedule"]
+    assert stages[0] is schedule and (schedule["position"], schedule["renderer"]) == (-1, None)
+
+    def names(version: str) -> Counter:
+        out = tgstore("stages", "add", "--commit", version, "--schedule", "--json", "--db", releases_db)
+        return Counter(p["name"] for p in json.loads(out.stdout.splitlines()[0])["passes"])
+
+    old, new = names("0.12.0"), names("0.14.0")
+    assert Counter(schedule["added"]) == new - old and Counter(schedule["removed"]) == old - new
+    assert schedule["title"].startswith("add schedule: first differing pass ")
+    lines = tgstore("diff", "0.12.0", "0.14.0", "--case", "add", "--stages", "--what", "ast", "--db",
+                    releases_db).stdout.splitlines()
+    for section in stages:
+        at = lines.index(f"== {section['title']}")
+        minus, plus, hunk = lines[at + 1:at + 4]
+        where = "add schedule" if section["scope"] == "schedule" else f"add[{section['position']}] " \
+                                                                       f"{section['renderer']}"
+        for line, prefix, name, position in ((minus, "--- ", section["pass_a"], section["pass_position_a"]),
+                                             (plus, "+++ ", section["pass_b"], section["pass_position_b"])):
+            assert line.startswith(prefix) and f" {where} " in line, line
+            if name is None:
+                assert "(no such pass; the graph after #" in line and not line.endswith("None"), line
+            else:
+                assert line.endswith(f" {where} #{position} {name}"), line
+        assert hunk.startswith("@@ -") and hunk.endswith(" @@"), hunk

@@ -124,8 +124,9 @@ def diff(
     renderer: Annotated[str | None, typer.Option("--renderer", help="Only this renderer's sources (C, LLVM, ...).")
                         ] = None,
     what: Annotated[str, typer.Option("--what", help="source, ast, or all.")] = "all",
-    stages: Annotated[bool, typer.Option("--stages", help="Per kernel, the first codegen pass whose output differs, "
-                                         "with a structural diff of the two graphs there (ids ignored).")] = False,
+    stages: Annotated[bool, typer.Option("--stages", help="Per case, the first scheduler pass whose output differs, "
+                                         "and per kernel the first codegen pass, with a structural diff of the two "
+                                         "graphs there (ids ignored).")] = False,
     suite: Annotated[str | None, typer.Option("--suite", help="The suite (name or hash) when the commits have runs "
                                               "of several.")] = None,
     backend: Annotated[str | None, typer.Option("--backend", help="The backend when there are runs of several.")
@@ -146,7 +147,8 @@ def diff(
     try:
         with engine.connect() as conn:
             result = diff_commits(conn, a, b, case=case, renderer=renderer, what=what, suite=suite, backend=backend,
-                                  context=context, ignore_names=ignore_names, stages=stages)
+                                  context=context, ignore_names=ignore_names, stages=stages,
+                                  schedule_stages=stages)
     except (DiffError, CommitNotFound) as exc:
         raise fail(str(exc)) from None
     if as_json:

@@ -84,7 +84,8 @@ class CommitDiff:
 
     @property
     def changed_kernels(self) -> list[tuple[str, int]]:
-        return sorted({(d.case, d.position) for d in self.diffs} | {(d.case, d.position) for d in self.stage_diffs})
+        return sorted({(d.case, d.position) for d in self.diffs} | {(d.case, d.position) for d in self.stage_diffs
+                                                                  if d.position >= 0})
 
     @property
     def changed_renderers(self) -> dict[str, int]:
@@ -189,10 +190,12 @@ UNAVAILABLE = "renderer unavailable:"
 
 def diff_commits(conn: Connection, ref_a: str, ref_b: str, *, case: str | None = None, renderer: str | None = None,
                  what: str = "all", suite: str | None = None, backend: str | None = None,
-                 context: int = 3, ignore_names: bool = False, stages: bool = False) -> CommitDiff:
+                 context: int = 3, ignore_names: bool = False, stages: bool = False,
+                 schedule_stages: bool = False) -> CommitDiff:
     """Compare the runs of commits `ref_a` and `ref_b` (anything `resolve_commit` accepts). A renderer that could not
     be built at either commit is skipped (listed in `skipped_renderers`); with `ignore_names`, sources and ASTs are
-    compared with the kernels' names masked."""
+    compared with the kernels' names masked. `stages`: each kernel's first differing codegen pass;
+    `schedule_stages` also the case's scheduler passes (`tgstore diff --stages`)."""
     if what not in WHAT:
         raise DiffError(f"--what must be one of {', '.join(WHAT)}, not {what!r}")
     a, b = resolve_commit(conn, ref_a), resolve_commit(conn, ref_b)
@@ -200,7 +203,7 @@ def diff_commits(conn: Connection, ref_a: str, ref_b: str, *, case: str | None =
     result = CommitDiff(a=a, b=b, run_a=run_a, run_b=run_b, what=what, notes=notes, ignore_names=ignore_names)
     if stages:
         result.stage_diffs = stage_diffs(conn, run_a.run_id, run_b.run_id, a.short, b.short, case=case,
-                                         renderer=renderer, context=context)
+                                         renderer=renderer, context=context, schedule=schedule_stages)
     sides = _Sides(conn, result, case, renderer, context)
     sides.match_cases()
     sides.skip_unavailable_renderers()

@@ -112,11 +112,14 @@ def canonical_document(conn: Connection, run_id: int, case: str, stage: str, ker
     return rows[0]
 
 
+SCHEDULE_POSITION = -1  # a StageDiff of the case's scheduler passes (no kernel, no renderer), as canonical's -1
+
+
 @dataclass
 class StageDiff:
     case: str
-    position: int
-    renderer: str
+    position: int  # the kernel; SCHEDULE_POSITION for the scheduler passes
+    renderer: str | None  # None for the scheduler passes
     pass_position: int | None  # the first differing pass's position on side a (on side b if added there)
     name_a: str | None
     name_b: str | None
@@ -130,8 +133,12 @@ class StageDiff:
     added: list[str] = field(default_factory=list)  # every pass only on side b, by name, in order
     removed: list[str] = field(default_factory=list)  # every pass only on side a
 
+    @property
+    def scope(self) -> str:
+        return "schedule" if self.position == SCHEDULE_POSITION else "kernel"
+
     def to_json(self) -> dict[str, Any]:
-        return {"case": self.case, "position": self.position, "renderer": self.renderer,
+        return {"case": self.case, "scope": self.scope, "position": self.position, "renderer": self.renderer,
                 "pass_position": self.pass_position, "pass_position_a": self.pass_position_a,
                 "pass_position_b": self.pass_position_b, "kind": self.kind, "pass_a": self.name_a,
                 "pass_b": self.name_b, "added": self.added, "removed": self.removed,
@@ -152,25 +159,29 @@ def first_difference(a: list[PassRow], b: list[PassRow]) -> AlignedPass | None:
 
 
 def stage_diffs(conn: Connection, run_a: int, run_b: int, label_a: str, label_b: str, *, case: str | None = None,
-                renderer: str | None = None, context: int = 3) -> list[StageDiff]:
-    """Per case, kernel and renderer recorded at both runs: the passes aligned by name and occurrence, the passes
-    added and removed, and the first pass whose output differs with a structural diff of the two graphs after it
-    (ids ignored)."""
+                renderer: str | None = None, context: int = 3, schedule: bool = False) -> list[StageDiff]:
+    """Per case, its scheduler passes and each kernel and renderer recorded at both runs: the passes aligned by
+    name and occurrence, the passes added and removed, and the first pass whose output differs with a structural
+    diff of the two graphs after it (ids ignored). With `schedule`, the case's scheduler passes too (what port-queue
+    reports at schedule scope), first, whatever `renderer` is: they have none."""
     def lists(run: int) -> dict[tuple, KernelPasses]:
         cases = [case] if case else [r["case"] for r in _rows(conn, 'SELECT DISTINCT "case" FROM v_passes '
                                                                     "WHERE run_id = :run", run=run)]
-        return {(c, k.kernel_index, k.renderer): k for c in cases
-                for k in kernel_passes(conn, run, c, renderer=renderer)}
+        found = {(c, SCHEDULE_POSITION, None): k for c in cases if schedule
+                 for k in kernel_passes(conn, run, c, schedule=True)}
+        found.update({(c, k.kernel_index, k.renderer): k for c in cases
+                      for k in kernel_passes(conn, run, c, renderer=renderer)})
+        return found
 
     side_a, side_b = lists(run_a), lists(run_b)
     out = []
-    for key in sorted(set(side_a) & set(side_b), key=lambda k: (k[0], k[1], k[2])):
+    for key in sorted(set(side_a) & set(side_b), key=lambda k: (k[0], k[1], k[2] or "")):
         aligned = align(side_a[key].passes, side_b[key].passes)
         first = aligned_first_difference(aligned)
         if first is None:
             continue
         ra, rb = first.a, first.b
-        where = f"{key[0]}[{key[1]}] {key[2]}"
+        where = f"{key[0]} schedule" if key[1] == SCHEDULE_POSITION else f"{key[0]}[{key[1]}] {key[2]}"
         name_a, name_b = (ra.name if ra else None), (rb.name if rb else None)
         at = f"#{ra.position if ra else '-'} -> #{rb.position if rb else '-'}"
         counts = f"{ra.node_count if ra else '-'} -> {rb.node_count if rb else '-'} nodes"
@@ -183,16 +194,23 @@ def stage_diffs(conn: Connection, run_a: int, run_b: int, label_a: str, label_b:
         # before, or (added at the start) after its first pass
         index = aligned.index(first)
         nearby = [*reversed(aligned[:index]), *aligned[index + 1:]]
-        hash_a = ra.graph_hash if ra else next((p.a.graph_hash for p in nearby if p.a), None)
-        hash_b = rb.graph_hash if rb else next((p.b.graph_hash for p in nearby if p.b), None)
+        near_a = ra or next((p.a for p in nearby if p.a), None)
+        near_b = rb or next((p.b for p in nearby if p.b), None)
+        hash_a, hash_b = (near_a.graph_hash if near_a else None), (near_b.graph_hash if near_b else None)
         ga, gb = _graph(conn, hash_a), _graph(conn, hash_b)
-        lines = structural_diff(ga or [], gb or [], f"{label_a} {where} #{ra.position if ra else '-'} {name_a}",
-                                f"{label_b} {where} #{rb.position if rb else '-'} {name_b}",
-                                context) if (ga or gb) else []
+        lines = structural_diff(ga or [], gb or [], f"{label_a} {where} {_side(ra, near_a)}",
+                                f"{label_b} {where} {_side(rb, near_b)}", context) if (ga or gb) else []
         out.append(StageDiff(key[0], key[1], key[2], ra.position if ra else rb.position, name_a, name_b, title,
                              lines, hash_a, hash_b,
                              ra.position if ra else None, rb.position if rb else None, first.kind, plus, minus))
     return out
+
+
+def _side(own: PassRow | None, near: PassRow | None) -> str:
+    """A diff side's label: its pass, or, where the side lacks the pass, the pass whose graph stands in for it."""
+    if own is not None:
+        return f"#{own.position} {own.name}"
+    return f"(no such pass; the graph after #{near.position} {near.name})" if near else "(no such pass)"
 
 
 def pretty_document(document_text: str) -> str:

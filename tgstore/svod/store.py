@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from tgstore.db.models.svod_tables import (
     SvodStage,
     SvodStageMap,
 )
+from tgstore.nogc import gc_paused
 from tgstore.store.content import ContentStore
 from tgstore.store.rows import case_ids, insert_returning_id, now_iso
 from tgstore.svod.readers import InterleavedTests, Problem, Stage, SvodLog, read_runs
@@ -38,6 +40,7 @@ from tgstore.svod.tree import graph_hash, graph_text
 PARSER_VERSION = 4  # 2: kernel boundaries from Svod's emission order; 3: a run per test, threads, failures;
 # 4: pattern matches and the kernel cut's events
 MAX_FILE_BYTES = 512 * 1024 * 1024
+EVENT_CHUNK = 1000
 
 
 class SvodLogError(Exception):
@@ -82,7 +85,8 @@ class SvodIngestReport:
                               "file": files[p.file] if p.file < len(files) else None} for p in self.problems]}
 
 
-def _text(path: Path) -> str:
+def _text(path: Path, keep: Callable[[str, bytes], None] | None = None) -> str:
+    """The file's text; `keep(text, data)` is given its bytes too, before they are dropped."""
     try:
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:
@@ -95,14 +99,18 @@ def _text(path: Path) -> str:
     if b"\x00" in data:
         raise SvodLogError(f"{path}: not a text file (it contains NUL bytes); nothing stored")
     try:
-        return data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise SvodLogError(f"{path}:{line}: not UTF-8 text ({exc.reason}); nothing stored") from None
+    if keep is not None:
+        keep(text, data)
+    return text
 
 
-def read_path(path: Path) -> list[tuple[str, str]]:
-    """(name, text) of the file at `path`, or of every regular file in the directory at `path` (sorted by name)."""
+def read_path(path: Path, keep: Callable[[str, bytes], None] | None = None) -> list[tuple[str, str]]:
+    """(name, text) of the file at `path`, or of every regular file in the directory at `path` (sorted by name).
+    `keep(text, data)`: called with each file's text and bytes (ingest stores the text from its bytes)."""
     path = Path(path)
     if not path.exists():
         raise SvodLogError(f"{path}: no such file or directory")
@@ -110,10 +118,10 @@ def read_path(path: Path) -> list[tuple[str, str]]:
         names = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith("."))
         if not names:
             raise SvodLogError(f"{path}: an empty directory; nothing stored")
-        return [(p.name, _text(p)) for p in names]
+        return [(p.name, _text(p, keep)) for p in names]
     if not path.is_file():
         raise SvodLogError(f"{path}: not a regular file (a device or a pipe?); nothing stored")
-    text = _text(path)
+    text = _text(path, keep)
     if not text.strip():
         raise SvodLogError(f"{path}: the file is empty; nothing stored")
     return [(path.name, text)]
@@ -125,6 +133,27 @@ def source_hash(files: list[tuple[str, str]]) -> str:
         digest.update(f"{len(name)}:{name}:{len(text)}:".encode())
         digest.update(text.encode("utf-8", "surrogatepass"))
     return digest.hexdigest()
+
+
+# CAST from the file's bytes: binding the text would make Python keep a UTF-8 copy of it for as long as it lives
+_FILE_BLOB = "INSERT INTO blobs (id, hash, size, text) SELECT ?, ?, ?, CAST(? AS TEXT) WHERE ?"
+
+
+def _file_blob_keeper(conn: Connection, store: ContentStore) -> Callable[[str, bytes], None]:
+    """Stores each file's text as a blob from the bytes it was read as, as it is read: a 30 MB log's text is stored
+    before its lines are read, so its copies (the bytes, SQLite's bound copy) are not held beside what is read
+    from it (bench/bench_svod_log.py). The bytes are valid UTF-8, so their sha256 is the text's content hash."""
+    def keep(text: str, data: bytes) -> None:
+        digest = hashlib.sha256(data).hexdigest()
+        store.text_hashes[text] = digest
+        if digest in store.lookup("blobs", [digest]):
+            return
+        blob_id = store.next_id("blobs")
+        conn.exec_driver_sql(_FILE_BLOB, (blob_id, digest, len(text), data, 1))
+        conn.exec_driver_sql(_FILE_BLOB, (0, "", 0, b"", 0))  # SQLite holds a bound value until the next bind
+        store.known["blobs"][digest] = blob_id
+        store.created.setdefault("blobs", set()).add(digest)
+    return keep
 
 
 def _has_svod(log: SvodLog) -> bool:
@@ -221,11 +250,13 @@ class _Writer:
                        store.id("canonical_docs", doc_hashes.get(id(s))), s.message, s.elapsed_ms,
                        id(s) in unattributed)
                       for seq, (kernel, s) in enumerate(stages)])
-        store.insert("svod_events", ("run_id", "file_position", "line_no", "timestamp", "level", "target", "message",
-                                     "fields"),
-                     [(self.run_id, e.file, e.line, _str(e.record.get("timestamp")), _str(e.record.get("level")),
-                       _str(e.record.get("target")), _str(e.record["fields"].get("message")),
-                       json.dumps(e.record["fields"], ensure_ascii=False, default=str)) for e in log.events])
+        for start in range(0, len(log.events), EVENT_CHUNK):  # the fields' JSON of a chunk at a time, not all of it
+            store.insert("svod_events", ("run_id", "file_position", "line_no", "timestamp", "level", "target",
+                                         "message", "fields"),
+                         [(self.run_id, e.file, e.line, _str(e.record.get("timestamp")), _str(e.record.get("level")),
+                           _str(e.record.get("target")), _str(e.record["fields"].get("message")),
+                           json.dumps(e.record["fields"], ensure_ascii=False, default=str))
+                          for e in log.events[start:start + EVENT_CHUNK]])
         seqs = {id(s): seq for seq, (_kernel, s) in enumerate(stages)}
         fires = [(kernel, seqs[id(s)], s.label, s.fires, id(s) in unattributed) for kernel, s in stages if s.fires]
         fires += [(k.index, None, "codegen", k.code_fires, False) for k in log.kernels if k.code_fires]
@@ -270,35 +301,38 @@ def ingest_svod_runs(engine: Engine, path: Path | str | list[Path], case: str | 
     transaction; SvodLogError (nothing written) when a path cannot be read, nothing holds Svod output, no test
     matches, or tests run in libtest's threads cannot be told apart."""
     paths = [Path(p) for p in path] if isinstance(path, list) else [Path(path)]
-    files: list[tuple[str, str]] = []
-    for one in paths:
-        files += [(str(one / name) if one.is_dir() else str(one), text) for name, text in read_path(one)]
     where = ", ".join(str(p) for p in paths)
-    path = paths[0] if len(paths) == 1 else Path(os.path.commonpath([os.path.abspath(p) for p in paths]))
-    digest = source_hash(files)
-    try:
-        runs = read_runs(files)
-    except InterleavedTests as exc:
-        raise SvodLogError(f"{where}: {exc}; nothing stored") from None
-    _check(runs, where)
-    if tests is not None:
-        runs = [log for log in runs if log.test is not None and tests in log.test]
-        if not runs:
-            raise SvodLogError(f"{where}: no test whose name contains {tests!r}; nothing stored")
     reports = []
-    with engine.begin() as conn:
+    # a 30 MB log makes some 100,000 objects that live until stored: the collector's passes cost a fifth of reading
+    with gc_paused(), engine.begin() as conn:  # a SvodLogError below rolls back the texts stored
+        store = ContentStore(conn)
+        keep = _file_blob_keeper(conn, store)
+        files: list[tuple[str, str]] = []
+        for one in paths:
+            files += [(str(one / name) if one.is_dir() else str(one), text) for name, text in read_path(one, keep)]
+        path = paths[0] if len(paths) == 1 else Path(os.path.commonpath([os.path.abspath(p) for p in paths]))
+        digest = source_hash(files)
+        try:
+            runs = read_runs(files)
+        except InterleavedTests as exc:
+            raise SvodLogError(f"{where}: {exc}; nothing stored") from None
+        _check(runs, where)
+        if tests is not None:
+            runs = [log for log in runs if log.test is not None and tests in log.test]
+            if not runs:
+                raise SvodLogError(f"{where}: no test whose name contains {tests!r}; nothing stored")
         refresh_stage_map(conn)
         for log in runs:
             run_case = case_from_test(log.test) if case_from and log.test else case
             if run_case is None:
                 raise SvodLogError(f"{where}: a run outside any libtest test has no test name to map to a case; "
                                    "give --case; nothing stored")
-            reports.append(_store_run(conn, log, run_case, svod_commit, digest, path))
+            reports.append(_store_run(conn, store, log, run_case, svod_commit, digest, path))
     return reports
 
 
-def _store_run(conn: Connection, log: SvodLog, case: str, svod_commit: str | None, digest: str, path: Path
-               ) -> SvodIngestReport:
+def _store_run(conn: Connection, store: ContentStore, log: SvodLog, case: str, svod_commit: str | None, digest: str,
+               path: Path) -> SvodIngestReport:
     run_hash = digest if log.test is None else hashlib.sha256(f"{digest}\0{log.test}".encode()).hexdigest()
     case_id = case_ids(conn, [case])[case]
     found = conn.execute(select(SvodRun.id, SvodRun.svod_commit, SvodRun.parser_version)
@@ -319,7 +353,6 @@ def _store_run(conn: Connection, log: SvodLog, case: str, svod_commit: str | Non
         run_id = insert_returning_id(conn, SvodRun, case_id=case_id, svod_commit=svod_commit, source_hash=run_hash,
                                      source_path=os.path.abspath(path), ingested_at=now_iso(),
                                      tgstore_version=__version__, **_counts(log))
-        store = ContentStore(conn)
         store.blobs([text for _name, _kind, text in log.files])
         store.insert("svod_files", ("run_id", "position", "path", "kind", "blob_id"),
                      [(run_id, i, name, kind, store.blob_id(text)) for i, (name, kind, text) in

@@ -147,27 +147,34 @@ def _parse(text: str) -> Tree:
 
 
 MAX_JSON_DEPTH = 200  # deeper JSON is refused as a problem of its line, not a RecursionError later
-_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
-_JSON_BRACKET = re.compile(r"[\[\]{}]")
 
 
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+def _too_deep(value: Any) -> bool:
+    """Whether the parsed value nests deeper than MAX_JSON_DEPTH (walked over its containers only: a tracing
+    event's long tree strings are not scanned again)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        if depth > MAX_JSON_DEPTH:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
+
+
 def load_json(text: str) -> Any:
     """json.loads, but nesting is bounded and NaN/Infinity refused (ValueError for both): what is stored as JSON
     stays valid JSON, and no reader recurses without bound."""
-    depth = deepest = 0
-    for bracket in _JSON_BRACKET.finditer(_JSON_STRING.sub("", text)):
-        depth += 1 if bracket.group() in "[{" else -1
-        if depth > deepest:
-            deepest = depth
-            if deepest > MAX_JSON_DEPTH:
-                raise ValueError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
     try:
-        return json.loads(text, parse_constant=_no_constant)
+        value = json.loads(text, parse_constant=_no_constant)
     except RecursionError:
         raise ValueError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from None
-
-
+    if _too_deep(value):
+        raise ValueError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
+    return value

@@ -20,7 +20,11 @@ Svod output (the others printed nothing, or only their skip line); otherwise `In
 from __future__ import annotations
 
 import re
+from array import array
+from bisect import bisect_right
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import overload
 
 from tgstore.svod.readers.model import strip_ansi
 
@@ -31,6 +35,8 @@ PANIC = re.compile(r"^thread '(?P<thread>[^']*)' panicked at (?P<location>[^\s]+
 PANIC_END = re.compile(r"^(note: run with `RUST_BACKTRACE|stack backtrace:|\{|\[per-stage\]|\[dump-)")
 LIBTEST_TAIL = re.compile(r"^(failures:|test result: |running \d+ tests?$|---- \S+ stdout ----$)")
 VARIANTS = ("clang", "llvm", "amd", "metal", "cuda")
+NEWLINE = re.compile("\n")
+PLAIN_STARTS = frozenset("{[│├└ ")  # JSON events, stage lines, trees: no test, skip or (unpadded) result line
 
 
 class InterleavedTests(ValueError):
@@ -46,15 +52,116 @@ class Panic:
     message_lines: list[tuple[int, str]] = field(default_factory=list)
 
 
+class FileText:
+    """A file's text and where each of its lines starts (lines as text.split("\\n") cuts them)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.starts = array("q", [0])
+        self.starts.extend(m.end() for m in NEWLINE.finditer(text))
+
+    def line(self, number: int) -> str:
+        start = self.starts[number - 1]
+        end = self.starts[number] - 1 if number < len(self.starts) else len(self.text)
+        return self.text[start:end]
+
+    def number_at(self, offset: int) -> int:
+        """The number of the line that holds `offset`."""
+        return bisect_right(self.starts, offset)
+
+
+class Lines(Sequence[tuple[int, str]]):
+    """Some lines of a file as (number, line) without a string held per line: each is cut from the file's text when
+    it is read. A 30 MB log split into 200,000 line strings held about 100 MB more, and the heap they left
+    fragmented kept most of it (bench/bench_svod_log.py)."""
+
+    def __init__(self, file: FileText) -> None:
+        self.file = file
+        self.numbers = array("q")
+        self.changed: dict[int, str] = {}  # index -> the line as read where it is not the file's (ANSI, tails)
+
+    def add(self, number: int, line: str | None = None) -> None:
+        if line is not None:
+            self.changed[len(self.numbers)] = line
+        self.numbers.append(number)
+
+    def add_range(self, first: int, stop: int) -> None:
+        """Lines first..stop-1, as the file has them."""
+        self.numbers.extend(range(first, stop))
+
+    def __len__(self) -> int:
+        return len(self.numbers)
+
+    def _at(self, i: int) -> tuple[int, str]:
+        found = self.changed.get(i)
+        number = self.numbers[i]
+        return number, found if found is not None else self.file.line(number)
+
+    @overload
+    def __getitem__(self, i: int) -> tuple[int, str]: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[tuple[int, str]]: ...
+
+    def __getitem__(self, i: int | slice) -> tuple[int, str] | list[tuple[int, str]]:
+        if isinstance(i, slice):
+            return [self._at(j) for j in range(*i.indices(len(self.numbers)))]
+        if i < 0:
+            i += len(self.numbers)
+            if i < 0:
+                raise IndexError(i - len(self.numbers))
+        return self._at(i)  # array indexing raises the IndexError past the end
+
+    def __iter__(self) -> Iterator[tuple[int, str]]:
+        return (self._at(i) for i in range(len(self)))
+
+    def any_starts(self, prefixes: tuple[str, ...]) -> bool:
+        """Whether any of the lines starts with one of `prefixes` (read in place, no line cut out)."""
+        text, starts = self.file.text, self.file.starts
+        return any(text.startswith(prefixes, starts[number - 1]) for i, number in enumerate(self.numbers)
+                   if i not in self.changed) or any(line.startswith(prefixes) for line in self.changed.values())
+
+    def block_until(self, n: int, end_line: str, foreign: tuple[str, ...]) -> tuple[int, str] | None:
+        """The lines from n up to the first that is `end_line`, as one text, and that line's index: when they are
+        consecutive lines of the file as printed (no ANSI, no CR, no other part's lines) and none starts with one
+        of the `foreign` prefixes. None when that does not hold: the caller reads the lines one by one."""
+        if not 0 < n < len(self.numbers):
+            return None
+        file, first = self.file, self.numbers[n]
+        start = file.starts[first - 1]
+        at = file.text.find("\n" + end_line, start - 1) if start > 0 else -1
+        if at < 0:
+            return None
+        last = file.number_at(at + 1)
+        j = n + last - first
+        if j >= len(self.numbers) or self.numbers[j] != last or file.line(last) != end_line \
+                or any(n <= k <= j for k in self.changed):
+            return None
+        body = file.text[start:at] if j > n else ""
+        if body.startswith(foreign) or any("\n" + prefix in body for prefix in foreign):
+            return None
+        return j, body
+
+    def merged(self, other: Lines) -> Lines:
+        """Both parts' lines (of the same file) in file order."""
+        out = Lines(self.file)
+        picks = sorted([(n, 0, i) for i, n in enumerate(self.numbers)] + [(n, 1, i) for i, n in
+                                                                          enumerate(other.numbers)])
+        for number, which, i in picks:
+            out.add(number, (self, other)[which].changed.get(i))
+        return out
+
+
 @dataclass
 class TestPart:
     """What one test (or no test: name None) printed, with each line's number in the file."""
 
     name: str | None
-    lines: list[tuple[int, str]] = field(default_factory=list)
+    lines: Lines = field(default_factory=lambda: Lines(FileText("")))
     outcome: str | None = None  # ok | FAILED | ignored | skipped; None: never finished (a cut log)
     result_line: int | None = None
     panic: Panic | None = None
+    panic_at: int | None = None  # the index in `lines` of the first `thread '...' panicked at` line
     skip_reason: str | None = None
 
     @property
@@ -79,13 +186,41 @@ def case_from_test(test: str) -> str:
     return segments[at - 1].removeprefix("test_")
 
 
+def _special_lines(file: FileText) -> Iterator[int]:
+    """The numbers of the lines split_tests must look at: any that a test, result or skip line can be, or that has
+    ANSI or CR in it; the rest (JSON events, stage lines, trees) go to the part being printed as they are."""
+    text, starts = file.text, file.starts
+    odd = {file.number_at(at) for char in "\x1b\r" for at in _find_all(text, char)}
+    count = len(starts)
+    for number in range(1, count + 1):
+        start = starts[number - 1]
+        first = text[start:start + 1]
+        if first in PLAIN_STARTS and number not in odd:
+            end = starts[number] - 1 if number < count else len(text)
+            if first != " " or end - start > 24:  # a short indented line may be a padded result
+                continue
+        yield number
+
+
+def _find_all(text: str, char: str) -> Iterator[int]:
+    at = text.find(char)
+    while at >= 0:
+        yield at
+        at = text.find(char, at + 1)
+
+
 def split_tests(text: str) -> list[TestPart]:
     """The parts of a log, in order: output outside any test first, then one part per test."""
-    outside = TestPart(None)
+    file = FileText(text)
+    outside = TestPart(None, Lines(file))
     parts: list[TestPart] = [outside]
     current: TestPart | None = None
     finished: dict[str, TestPart] = {}
-    for number, raw in enumerate(text.split("\n"), start=1):
+    plain_from = 1  # the first line not yet given to a part
+    for number in _special_lines(file):
+        (current or outside).lines.add_range(plain_from, number)
+        plain_from = number + 1
+        raw = file.line(number)
         line = strip_ansi(raw).rstrip("\r")
         if current is not None and line.strip() in RESULTS:  # --test-threads=1: the result after the output
             current.outcome = current.outcome if current.outcome == "skipped" else line.strip()
@@ -95,7 +230,7 @@ def split_tests(text: str) -> list[TestPart]:
         if start:
             name, tail = start.group("name"), start.group("tail")
             if tail.strip() in RESULTS:  # a whole result line: a test with no output, or libtest's threads
-                part = finished.get(name) or TestPart(name)
+                part = finished.get(name) or TestPart(name, Lines(file))
                 part.outcome = part.outcome if part.outcome == "skipped" else tail.strip()
                 part.result_line = number
                 if name not in finished:
@@ -103,7 +238,7 @@ def split_tests(text: str) -> list[TestPart]:
                     parts.append(part)
                 current = None if current is part else current
                 continue
-            current = TestPart(name)
+            current = TestPart(name, Lines(file))
             finished[name] = current
             parts.append(current)
             if not tail.strip():
@@ -113,7 +248,10 @@ def split_tests(text: str) -> list[TestPart]:
         skip = SKIP.match(line)
         if skip and owner.name is not None and variant_of(owner.name) == skip.group("variant"):
             owner.outcome, owner.skip_reason = "skipped", skip.group("why")
-        owner.lines.append((number, line))
+        if owner.panic_at is None and PANIC.match(line):
+            owner.panic_at = len(owner.lines)
+        owner.lines.add(number, None if line == raw else line)
+    (current or outside).lines.add_range(plain_from, len(file.starts) + 1)
     for part in parts:
         part.panic = _panic(part)
     _assign_outside(outside, [p for p in parts if p.name is not None])
@@ -122,7 +260,10 @@ def split_tests(text: str) -> list[TestPart]:
 
 
 def _panic(part: TestPart) -> Panic | None:
-    for i, (number, line) in enumerate(part.lines):
+    """The part's first panic (a panic line never starts like a JSON event, stage or tree line: split_tests looks
+    at it and notes where it is)."""
+    for i in ([] if part.panic_at is None else [part.panic_at]):
+        number, line = part.lines[i]
         m = PANIC.match(line)
         if not m:
             continue
@@ -138,8 +279,7 @@ def _panic(part: TestPart) -> Panic | None:
 
 
 def _has_output(part: TestPart) -> bool:
-    return any(line.startswith("{") or line.startswith("[per-stage]") or line.startswith("[dump-")
-               for _n, line in part.lines)
+    return part.lines.any_starts(("{", "[per-stage]", "[dump-"))
 
 
 def _assign_outside(outside: TestPart, tests: list[TestPart]) -> None:
@@ -162,6 +302,6 @@ def _assign_outside(outside: TestPart, tests: list[TestPart]) -> None:
         raise InterleavedTests(f"the output of {len(tests)} tests run in libtest's threads ({names}) is interleaved "
                                "and nothing in it names its test; rerun with `-- --test-threads=1`")
     owner = candidates[0]
-    owner.lines = sorted(owner.lines + outside.lines)
+    owner.lines = owner.lines.merged(outside.lines)
     owner.panic = owner.panic or panic
-    outside.lines = []
+    outside.lines = Lines(outside.lines.file)

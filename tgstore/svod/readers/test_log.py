@@ -13,11 +13,13 @@ from typing import Any
 
 from tgstore.svod.readers.model import Event, Problem, Stage, SvodLog, load_json, strip_ansi, tree_stage
 from tgstore.svod.readers.segment import Segmenter
+from tgstore.svod.readers.sessions import Lines
 from tgstore.svod.spelling import maps
 
 KIND = "log"
 PER_STAGE = re.compile(r"^\[per-stage\] (?P<label>.+?) : node_count=(?P<count>\d+)\s*$")
 DUMP = re.compile(r"^\[dump-(?P<kind>stage|canonical)\] (?P<label>.+?) :(?P<rest>.*)$")
+FOREIGN = ('{"timestamp"', "[per-stage] ", "[dump-stage] ", "[dump-canonical] ")  # what _foreign finds, or more
 TREE_FIELDS = ("ast.initial", "ast.pre", "ast.optimized", "uop.tree", "tree")
 CODE_FIELDS = {"generated_c": "c", "generated_code": "llvm"}
 
@@ -71,7 +73,11 @@ def _dump_block(log: SvodLog, tracker: Segmenter, file: int, lines: list[tuple[i
     end_marker = f"[dump-{kind}] {label} : end"
     body: list[str] = []
     foreign: list[tuple[int, str]] = []
-    while n < len(lines) and strip_ansi(lines[n][1]).rstrip("\r") != end_marker:
+    whole = lines.block_until(n, end_marker, FOREIGN) if isinstance(lines, Lines) else None
+    if whole is not None:  # the common case, read at once: the block's lines as the file has them
+        n, block = whole
+        body.append(block)
+    while whole is None and n < len(lines) and strip_ansi(lines[n][1]).rstrip("\r") != end_marker:
         text = lines[n][1].rstrip("\r")
         if _foreign(strip_ansi(text)):
             foreign.append((lines[n][0], text))
