@@ -86,6 +86,13 @@ def test_paths_exist() -> None:
     assert BUILTIN_CASES.is_file() and (CHILD_PACKAGE / "__main__.py").is_file()
 
 
+def test_counting_rewrite_calls_rules_from_the_stored_line() -> None:
+    """tinygrad's DEBUG text names the first frame outside tinygrad, the counting rewrite's call of a rule: stored
+    cases hold `patterns.py:93`, so moving that line changes every stored bundle's `debug` (patterns.py says so)."""
+    lines = (CHILD_PACKAGE / "patterns.py").read_text().splitlines()
+    assert lines[93 - 1].strip() == "ret = match(uop, ctx)"
+
+
 # What a renderer of the installed tinygrad (0.14) cannot render: WebGPU has no 64-bit types (f64, u64 in
 # TRANSCENDENTAL=2's code), and WGSL fails on NOLOCALS kernels (KeyError 'i').
 RENDERER_LIMITS = {("float64_int64", "WGSL"), ("float64_mean", "WGSL"), ("exp_sin_transcendental", "WGSL"),
