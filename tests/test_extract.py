@@ -86,6 +86,18 @@ def test_paths_exist() -> None:
     assert BUILTIN_CASES.is_file() and (CHILD_PACKAGE / "__main__.py").is_file()
 
 
+def test_debug_text_names_the_child_without_its_line() -> None:
+    """tinygrad's DEBUG text names the first frame outside tinygrad, the counting rewrite's call of a rule: stored
+    without its line, so an edit of the child does not change every stored case's `debug`; a program's own call
+    site (a --capture run) and tinygrad's paths keep theirs."""
+    from tgstore.extract.child.text import clean
+
+    line = "scheduled     1 kernels in x.xx ms | CACHE MISS 586894a8 |      90 uops in cache | patterns.py:{}"
+    assert clean(line.format(93)) == clean(line.format(104)) == line.format("")[:-1]
+    for kept in ("| three_kernels.py:9 in main", "tinygrad/engine/schedule.py:12", "my_patterns.py:3"):
+        assert clean(kept) == kept
+
+
 # What a renderer of the installed tinygrad (0.14) cannot render: WebGPU has no 64-bit types (f64, u64 in
 # TRANSCENDENTAL=2's code), and WGSL fails on NOLOCALS kernels (KeyError 'i').
 RENDERER_LIMITS = {("float64_int64", "WGSL"), ("float64_mean", "WGSL"), ("exp_sin_transcendental", "WGSL"),

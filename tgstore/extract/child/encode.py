@@ -47,6 +47,15 @@ class Encoder:
     def __init__(self) -> None:
         self._text: dict[int, tuple[str, str, str]] = {}
         self._alive: list[Any] = []  # keeps the cached UOps alive, so their ids stay theirs
+        self._cleaned: dict[str, str] = {}  # clean() of short texts (dtypes, args) that recur: kept across cases
+
+    def _clean(self, s: str) -> str:
+        found = self._cleaned.get(s)
+        if found is None:
+            found = clean(s)
+            if len(s) <= 200:
+                self._cleaned[s] = found
+        return found
 
     def reset(self) -> None:
         self._text.clear()
@@ -56,10 +65,10 @@ class Encoder:
         found = self._text.get(id(u))
         if found is None:
             try:
-                arg = clean(repr(u.arg))
+                arg = self._clean(repr(u.arg))
             except Exception as e:
                 arg = f"<unprintable {type(e).__name__}>"
-            found = (getattr(u.op, "name", str(u.op)), clean(str(u.dtype)), arg)
+            found = (getattr(u.op, "name", str(u.op)), self._clean(str(u.dtype)), arg)
             self._text[id(u)] = found
             self._alive.append(u)
         return found

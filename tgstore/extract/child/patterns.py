@@ -58,23 +58,20 @@ def import_compiler_modules(tg: Tinygrad) -> list[str]:
     return failed
 
 
-@functools.cache
-def _realpath(p: str) -> str:
-    return str(pathlib.Path(p).resolve())
+def caches_src_ops(untracked_rewrite: Callable) -> bool:
+    """Whether this era's untracked PatternMatcher.rewrite keeps each UOp's set of source ops on the UOp
+    (`uop.__dict__['_src_ops']`, 0.13+): where it does, the counting rewrite keeps it too."""
+    return "_src_ops" in getattr(getattr(untracked_rewrite, "__code__", None), "co_consts", ())
 
 
-@functools.cache
-def _source_lines(path: str) -> list[str]:
-    try:
-        return pathlib.Path(path).read_text(errors="replace").splitlines()
-    except OSError:
-        return []
-
-
-def counting_rewrite(tinygrad_rewrite: Callable, match_stats: dict, steps: StepLog | None = None) -> Callable:
+def counting_rewrite(tinygrad_rewrite: Callable, match_stats: dict, steps: StepLog | None = None,
+                     cache_src_ops: bool = False) -> Callable:
     """TrackedPatternMatcher.rewrite without its per-try timers: the same rules tried in the same order, the same
     result, the same counts in `match_stats[upat][0]` (matched) and `[1]` (tried past the early reject). With a step
-    log, each match that returns a UOp is also a step of the pass it happens in (as in tinygrad's own trace)."""
+    log, each match that returns a UOp is also a step of the pass it happens in (as in tinygrad's own trace). With
+    `cache_src_ops`, a UOp's source ops are computed once and kept on it, as the untracked rewrite does.
+    tinygrad's DEBUG text names the line that called a rule, `match(uop, ctx)` below: text.clean drops the line
+    number, so a stored case's `debug` says `patterns.py` wherever that line moves."""
 
     def rewrite(self: Any, uop: Any, ctx: Any = None) -> Any:
         pats = self.pdict.get(uop.op)
@@ -82,7 +79,10 @@ def counting_rewrite(tinygrad_rewrite: Callable, match_stats: dict, steps: StepL
             return None
         if len(pats[0]) != 3:  # not (UPat, match, early_reject): this era's own rewrite
             return tinygrad_rewrite(self, uop, ctx)
-        src_ops = {u.op for u in uop.src}
+        if not cache_src_ops:
+            src_ops = {u.op for u in uop.src}
+        elif (src_ops := uop.__dict__.get("_src_ops")) is None:
+            uop.__dict__["_src_ops"] = src_ops = {u.op for u in uop.src}
         for upat, match, early_reject in pats:
             if not early_reject.issubset(src_ops):
                 continue
@@ -100,6 +100,19 @@ def counting_rewrite(tinygrad_rewrite: Callable, match_stats: dict, steps: StepL
 
     rewrite.__wrapped__ = tinygrad_rewrite  # type: ignore[attr-defined]
     return rewrite
+
+
+@functools.cache
+def _realpath(p: str) -> str:
+    return str(pathlib.Path(p).resolve())
+
+
+@functools.cache
+def _source_lines(path: str) -> list[str]:
+    try:
+        return pathlib.Path(path).read_text(errors="replace").splitlines()
+    except OSError:
+        return []
 
 
 class PatternRegistry:
@@ -120,7 +133,8 @@ class PatternRegistry:
         tracked = getattr(tg.ops, "TrackedPatternMatcher", None)
         self.counts = isinstance(self.match_stats, dict) and tracked is not None and tg.PatternMatcher is tracked
         if self.counts:
-            tracked.rewrite = counting_rewrite(tracked.rewrite, self.match_stats, steps)
+            tracked.rewrite = counting_rewrite(tracked.rewrite, self.match_stats, steps,
+                                               caches_src_ops(self.base.rewrite))
         self.has_location = hasattr(tg.UPat(tg.Ops.SINK), "location")
         compiler = getattr(inspect.unwrap(tg.attr(*UPAT_COMPILER) or len), "__code__", None)  # functools.cache wraps it
         self.compiler_file = str(pathlib.Path(compiler.co_filename).resolve()) if compiler else None
@@ -229,7 +243,7 @@ class PatternRegistry:
         if self.compiler_file is None or not location:
             return False
         with contextlib.suppress(Exception):
-            return str(pathlib.Path(location[0]).resolve()) == self.compiler_file
+            return _realpath(location[0]) == self.compiler_file  # cached: resolving a path is a few lstat calls
         return False
 
     def snapshot(self) -> dict[int, tuple[Any, int, int]]:

@@ -14,6 +14,10 @@ ANSI_RE = re.compile("\x1b\\[(K|.*?m)")
 ESCAPED_ANSI_RE = re.compile(r"\\x1b\[[0-9;]*[mK]")
 # tinygrad's DEBUG lines name their caller; that is this package, wherever tgstore happens to be installed
 CHILD_PREFIX = str(pathlib.Path(__file__).resolve().parent) + os.sep
+# ... and at which line ("scheduled 1 kernels ... | patterns.py:93": the counting rewrite's call of a rule): the
+# line is dropped, so that editing the child does not change every stored case's DEBUG text
+CHILD_LOCATION_RE = re.compile(r"(?<![\w/.])(" + "|".join(
+    re.escape(p.name) for p in sorted(pathlib.Path(__file__).resolve().parent.glob("*.py"))) + r"):\d+\b")
 _ITEM = r"[\w.]+(?:\([^(){}]*\))?"
 SET_RE = re.compile(r"\{((?:" + _ITEM + r", )+" + _ITEM + r")\}")
 # Wall-clock figures in DEBUG output ("scheduled 1 kernels in 6.30 ms") differ on every run; masked so that unchanged
@@ -31,10 +35,12 @@ def set_root(root: pathlib.Path) -> None:
 
 
 def clean(s: str) -> str:
-    """Text stored in the bundle must not depend on the process: drop memory addresses, ANSI colors and the absolute
-    tinygrad path, and sort the items of printed sets of plain names (sets of identity-hashed objects such as DTypes
-    iterate in address order)."""
+    """Text stored in the bundle must not depend on the process: drop memory addresses, ANSI colors, the absolute
+    tinygrad path and the child's own line numbers, and sort the items of printed sets of plain names (sets of
+    identity-hashed objects such as DTypes iterate in address order)."""
     s = ESCAPED_ANSI_RE.sub("", ANSI_RE.sub("", ADDR_RE.sub(" at 0x?", s))).replace(CHILD_PREFIX, "")
+    if ".py:" in s:
+        s = CHILD_LOCATION_RE.sub(r"\1", s)
     if ROOT_PREFIX:
         s = s.replace(ROOT_PREFIX, "")
     return SET_RE.sub(lambda m: "{" + ", ".join(sorted(m.group(1).split(", "))) + "}", s)
