@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import time
@@ -35,8 +36,12 @@ def test_every_package_of_the_tree_is_listed_in_pyproject() -> None:
 def test_the_wheel_installs_and_works_from_another_directory(tmp_path: Path) -> None:
     """`pip install` of the built wheel (not editable) into a fresh venv: ingest, query and serve from elsewhere find
     their migrations, queries, templates and static files inside the package."""
+    # from a copy of the working tree: setuptools' build/ in the tree would carry files renamed or deleted since
+    source = tmp_path / "source"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".git", ".venv", ".cache", "build", "dist", "*.db",
+                                                                "*.db-*", "__pycache__", "*.egg-info"))
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(tmp_path / "dist"),
-                    str(ROOT)], check=True, capture_output=True, timeout=generous())
+                    str(source)], check=True, capture_output=True, timeout=generous())
     wheel, = (tmp_path / "dist").glob("tgstore-*.whl")
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=generous())

@@ -106,7 +106,7 @@ def test_parity_and_parity_matrix_agree_on_every_stored_pair(agreement_db: Path)
     assert compared_cells > 100 and renderers == {"C", "LLVM"}, (compared_cells, renderers)
 
 
-def test_renderers_of_runs_stored_before_0024_are_filled_by_the_same_rule(tmp_path: Path) -> None:
+def test_renderers_of_runs_stored_before_0020_are_filled_by_the_same_rule(tmp_path: Path) -> None:
     """A database from before `svod_kernels.renderer` (0019) gets, on upgrade, the renderer new rows are stored
     with: the test's backend variant, else the code's kind, else C."""
     from tgstore.db import downgrade, upgrade

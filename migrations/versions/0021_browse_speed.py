@@ -1,7 +1,7 @@
 """browse speed: v_passes, v_pattern_matches and v_run_cases join case sets to their current runs once
 
 Revision ID: 0021
-Revises: 0024
+Revises: 0020
 Create Date: 2026-12-04 13:30:00
 
 * v_passes: the same rows and columns, from case_set_members joined once to runs (0006's went through the run_cases
@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from alembic import op
 
 revision: str = "0021"
-down_revision: str | None = "0024"
+down_revision: str | None = "0020"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -1,6 +1,6 @@
 """svod_kernels.renderer: the tinygrad renderer a Svod kernel is compared with, decided once at store time
 
-Revision ID: 0024
+Revision ID: 0020
 Revises: 0019
 Create Date: 2026-12-04 13:00:00
 
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0024"
+revision: str = "0020"
 down_revision: str | None = "0019"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
