@@ -15,8 +15,9 @@ CODE_HEADER = re.compile(r"^--- (?:C KERNEL CODE|GENERATED CODE) \(kernel \d+\) 
 
 
 def sniff(name: str, text: str) -> bool:
-    return bool(re.search(r"^={60}$", text, re.M) and re.search(r"^--- .* ---$", text, re.M)
-                and not re.search(r'^\{"timestamp"', text, re.M))
+    # the JSON-event test first: a test log has one near its start, and the banner search would walk all of it
+    return bool(not re.search(r'^\{"timestamp"', text, re.M) and re.search(r"^={60}$", text, re.M)
+                and re.search(r"^--- .* ---$", text, re.M))
 
 
 def read(log: SvodLog, tracker: Segmenter, file: int, name: str, text: str) -> None:
