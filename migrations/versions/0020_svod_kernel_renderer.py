@@ -21,6 +21,7 @@ depends_on: str | Sequence[str] | None = None
 
 # Plain ALTER TABLE, as 0018 does (no batch rebuild under views).
 def upgrade() -> None:
+    from tgstore.svod.readers.sessions import variant_of
     from tgstore.svod.spelling import kernel_renderer
 
     op.add_column("svod_kernels", sa.Column("renderer", sa.String(length=20), nullable=True))
@@ -29,7 +30,7 @@ def upgrade() -> None:
     if not rows:
         return
     conn.execute(sa.text("UPDATE svod_kernels SET renderer = :renderer WHERE run_id = :run AND kernel_index = :index"),
-                 [{"renderer": kernel_renderer(test, kind), "run": run, "index": index}
+                 [{"renderer": kernel_renderer(variant_of(test), kind), "run": run, "index": index}
                   for run, index, test, kind in rows])
 
 

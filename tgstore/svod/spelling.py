@@ -261,13 +261,11 @@ def renderer_of(backend: str | None) -> str | None:
     return maps()["renderers"].get(backend) if backend else None
 
 
-def kernel_renderer(test: str | None, code_kind: str | None) -> str:
+def kernel_renderer(variant: str | None, code_kind: str | None) -> str:
     """The tinygrad renderer a Svod kernel is compared with, decided once when the kernel is stored
-    (`svod_kernels.renderer`, read by `parity` and `parity_matrix`): its test's backend variant (the last segment of
-    the test name that [renderers] names: `ops::sum::llvm`, `sum::clang::_8x64`), else its generated code's kind,
-    else C."""
-    named = [segment for segment in (test or "").lower().split("::") if segment in maps()["renderers"]]
-    return renderer_of(named[-1]) if named else renderer_of(code_kind) or "C"
+    (`svod_kernels.renderer`, read by `parity` and `parity_matrix`): its test's backend variant
+    (`readers.sessions.variant_of`: `ops::sum::llvm`, `sum::clang::_8x64`), else its generated code's kind, else C."""
+    return renderer_of(variant) or renderer_of(code_kind) or "C"
 
 
 @functools.lru_cache(maxsize=65536)

@@ -241,7 +241,7 @@ class _Writer:
         store.insert("svod_kernels", ("run_id", "kernel_index", "test", "name", "file_position", "line_no",
                                       "code_blob_id", "code_kind", "renderer"),
                      [(self.run_id, k.index, k.test, k.name, k.file, k.line, store.blob_id(k.code), k.code_kind,
-                       kernel_renderer(k.test, k.code_kind)) for k in log.kernels])
+                       kernel_renderer(variant_of(k.test), k.code_kind)) for k in log.kernels])
         store.insert("svod_stages", ("run_id", "seq", "kernel_index", "label", "source", "file_position", "line_no",
                                      "node_count", "tree_id", "text_blob_id", "canonical_doc_id", "message",
                                      "elapsed_ms", "unattributed"),
