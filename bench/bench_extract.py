@@ -1,11 +1,14 @@
 """Extraction and ingestion against tinygrad itself: prints `figure NAME VALUE` lines.
 
-    .venv/bin/python bench/bench_extract.py [--tinygrad DIR] [--cases FILE] [--repeat 3] [--only c,all,...] [--smallest]
+    .venv/bin/python bench/bench_extract.py [--tinygrad DIR] [--cases FILE] [--repeat 3] [--only c,all,...] [--jobs N]
+                                    [--smallest]
 
 - extract_c_ratio, extract_all_ratio: `tgstore extract --stages none` (C only; all renderers) over the time of
   bench/baseline_tinygrad.py, which only imports tinygrad and schedules and renders the same cases with the same
-  renderers. Both are whole processes (interpreter start included), medians of --repeat runs, alternated. A kernel a
-  renderer cannot render (WGSL and float64) costs both sides the same failed lowering; both counts are printed.
+  renderers in one process. The extraction runs its cases in `--jobs` worker processes (default: tgstore's own,
+  the usable cores up to 4): `--jobs 1` measures one process against one. Both are whole processes (interpreter
+  start included), medians of --repeat runs, alternated. A kernel a renderer cannot render (WGSL and float64)
+  costs both sides the same failed lowering; both counts are printed.
   Each ratio is given in wall time and (`*_cpu_ratio`) in CPU seconds (user + system of the process and its
   children), the steadier of the two on a loaded machine; every run's seconds are printed (the spread).
 - stage_capture_ratio: extraction with the default stages (C, LLVM passes and canonical documents) over the same
@@ -87,9 +90,12 @@ def buildable_renderers(root: Path) -> str:
         return parse_baseline(run(*baseline_argv(root, empty, ALL))[1])["renderers"]
 
 
+JOBS: list[str] = []  # `tgstore extract`'s --jobs, when given (else its default: the usable cores, at most 4)
+
+
 def extract(root: Path, cases: Path, renderers: str, stages: str, out: Path) -> Seconds:
     return timed([sys.executable, "-m", "tgstore", "extract", "--tinygrad", str(root), "--cases", str(cases),
-                  "--renderers", renderers, "--stages", stages, "-o", str(out)])
+                  "--renderers", renderers, "--stages", stages, "-o", str(out), *JOBS])
 
 
 def median_pair(repeat: int, a, b) -> tuple[Seconds, Seconds]:
@@ -158,14 +164,22 @@ def main() -> None:
     ap.add_argument("--only", default="c,all,stages,ingest",
                     help="the figures to measure, of c, all, stages, ingest (ingest needs stages)")
     ap.add_argument("--smallest", action="store_true", help=SMALLEST_HELP)
+    ap.add_argument("--jobs", type=int, default=None,
+                    help="the extraction's worker processes (tgstore extract --jobs); default: its own default, the "
+                         "usable cores (at most 4). The baseline is one process, as tinygrad is")
     args = ap.parse_args()
+    if args.jobs is not None:
+        JOBS[:] = ["--jobs", str(args.jobs)]
     only = set(args.only.split(","))
     root = resolve_tinygrad_root(args.tinygrad)
     with tempfile.TemporaryDirectory() as tmp:
         cases = args.cases
         if args.smallest:
             cases, args.repeat = case_file(SMALLEST_CASES.split(","), Path(tmp) / "smallest.py"), 1
-        print(f"# tinygrad {root}, cases {cases}, median of {args.repeat}", flush=True)
+        from tgstore.pipeline import default_workers
+
+        print(f"# tinygrad {root}, cases {cases}, median of {args.repeat}; the extraction runs its cases in "
+              f"{args.jobs or default_workers()} worker process(es)", flush=True)
         buildable = buildable_renderers(root)  # those that build without a GPU toolchain are compared
         print(f"# renderers compared: {buildable} (the others need a stubbed GPU compiler to construct)", flush=True)
         out = Path(tmp) / "b.jsonl"

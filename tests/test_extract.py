@@ -86,6 +86,30 @@ def test_paths_exist() -> None:
     assert BUILTIN_CASES.is_file() and (CHILD_PACKAGE / "__main__.py").is_file()
 
 
+def test_stored_tracebacks_leave_out_first_use_frames_and_the_childs_lines() -> None:
+    """A rule's first call goes through tinygrad's `lazy_compile` (0.14+), later ones do not: an error's stored
+    traceback is the same either way, and names the child's frames without their lines."""
+    from tgstore.extract.child.text import clean, error_text
+
+    def failing_rule() -> None:
+        raise KeyError("dtypes.double")
+
+    def lazy_compile() -> None:
+        failing_rule()
+
+    texts = []
+    for call in (lazy_compile, failing_rule):
+        try:
+            call()
+        except KeyError:
+            texts.append(error_text(limit=8))
+    assert texts[0] == texts[1] and "in failing_rule" in texts[0] and "lazy_compile" not in texts[0]
+    frame = 'File "patterns.py", line 93, in rewrite'
+    assert clean(frame) == 'File "patterns.py", in rewrite'
+    assert clean('File "tinygrad/renderer/wgsl.py", line 98, in buf_map') == \
+        'File "tinygrad/renderer/wgsl.py", line 98, in buf_map'
+
+
 def test_debug_text_names_the_child_without_its_line() -> None:
     """tinygrad's DEBUG text names the first frame outside tinygrad, the counting rewrite's call of a rule: stored
     without its line, so an edit of the child does not change every stored case's `debug`; a program's own call

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +35,18 @@ def read_case_names(case_files: list[Path]) -> list[str]:
     return names
 
 
+MAX_DEFAULT_WORKERS = 4  # each worker holds its own copy of tinygrad's working set
+
+
+def default_workers() -> int:
+    """The processes one extraction uses unless told: the cores this process may run on, at most 4."""
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        usable = os.cpu_count() or 1
+    return max(1, min(usable, MAX_DEFAULT_WORKERS))
+
+
 @dataclass
 class ExtractionPlan:
     """What to extract, besides which tinygrad: shared by every commit of a sweep."""
@@ -51,6 +64,7 @@ class ExtractionPlan:
     time: bool = False  # also time every kernel (tgstore/extract/child/timing.py)
     time_runs: int | None = None  # timed runs per kernel; None: the child's adaptive default
     compile_times: bool = False  # record scheduling and lowering times per pass (implied by `time`)
+    workers: int = 1  # processes one extraction runs its cases in (the bundle is the same; timing runs in one)
 
     @property
     def suite(self) -> dict:
@@ -82,6 +96,8 @@ class ExtractionPlan:
             args += ["--time"] + (["--time-runs", str(self.time_runs)] if self.time_runs else [])
         elif self.compile_times:
             args += ["--compile-times"]
+        if self.workers > 1:
+            args += ["--jobs", str(self.workers)]
         return args
 
 

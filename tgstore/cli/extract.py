@@ -25,6 +25,7 @@ from tgstore.cli.common import (
     CompileTimesOption,
     DbOption,
     DebugOption,
+    JobsOption,
     RenderersOption,
     RepoOption,
     RewritesOption,
@@ -141,7 +142,7 @@ def ingest(
     rev: Annotated[list[str] | None, typer.Option("--rev", help="Sweep commits of --repo: A..B (B's first-parent "
                                                   "line after A, oldest first, B included), a sha, branch or tag "
                                                   "(repeatable).")] = None,
-    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Extractions run in parallel in a sweep.")] = 1,
+    jobs: JobsOption = None,
     dask: Annotated[str | None, typer.Option("--dask", help="Run a sweep's extractions on a Dask cluster: "
                                              "tcp://HOST:PORT of a `dask scheduler`, or local:N to start N worker "
                                              "processes here (needs tgstore[dask]).", show_default=False)] = None,
@@ -174,7 +175,7 @@ def ingest(
             raise fail("--rev sweeps commits of --repo; it does not combine with --tinygrad, --bundle or --keep-bundle")
         plan = with_timing(make_plan(cases, backend, renderers, debug, timeout, stages, rewrites, suite=suite,
                                      capture=argv), time, time_runs, compile_times)
-        sweep_commits(db, repo or DEFAULT_REPO, rev, plan, jobs, force, dask=dask, worker_repo=worker_repo,
+        sweep_commits(db, repo or DEFAULT_REPO, rev, plan, jobs or 1, force, dask=dask, worker_repo=worker_repo,
                       skip=not no_skip)
         return
     if bundle:
@@ -184,10 +185,11 @@ def ingest(
             raise fail("--bundle ingests bundles as they are; it does not combine with --capture, --suite or --cases")
         ingest_bundles(db, bundle, force)
         return
-    from tgstore.pipeline import extract_and_ingest
+    from tgstore.pipeline import default_workers, extract_and_ingest
 
     plan = with_timing(make_plan(cases, backend, renderers, debug, timeout, stages, rewrites, suite=suite,
                                  capture=argv, capture_cwd=Path.cwd()), time, time_runs, compile_times)
+    plan.workers = jobs or default_workers()
     root = resolve_root(tinygrad, backend)
     if keep_bundle is not None:
         check_bundle_path(keep_bundle, "--keep-bundle")
@@ -382,14 +384,16 @@ def extract(
     time: TimeOption = False,
     time_runs: TimeRunsOption = None,
     compile_times: CompileTimesOption = False,
+    jobs: JobsOption = None,
 ) -> None:
     """Only extract: write a bundle (docs/bundle-format.md) for `tgstore ingest --bundle` here or elsewhere.
     --capture -- COMMAND captures the kernels a command lowers, as `ingest --capture` does."""
-    from tgstore.pipeline import extract_bundle
+    from tgstore.pipeline import default_workers, extract_bundle
 
     plan = with_timing(make_plan(cases, backend, renderers, debug, timeout, stages, rewrites, suite=suite,
                                  capture=capture_command(capture, command_args), capture_cwd=Path.cwd()),
                        time, time_runs, compile_times)
+    plan.workers = jobs or default_workers()
     root = resolve_root(tinygrad, backend)
     check_bundle_path(out_file, "--out")
     with case_progress(plan, "extracting") as (on_case, echo):

@@ -196,7 +196,7 @@ def port_queue(
     wanted = [r.strip().upper() for r in renderers.split(",") if r.strip()] if renderers else None
     if fill_gaps:
         from tgstore.cases import suite_file
-        from tgstore.pipeline import ExtractionPlan
+        from tgstore.pipeline import ExtractionPlan, default_workers
 
         if repo is None:
             raise fail("--fill extracts commits of a git repository: give --repo (or set TGSTORE_REPO)")
@@ -209,7 +209,8 @@ def port_queue(
             every = [r for r in recorded[2].split(",") if r] if recorded else []
             plan = ExtractionPlan(case_files=[case_file_for(cases, [suite_file("builtin")])],
                                   renderers=every or held, stages=",".join(held),
-                                  backend=recorded[1] if recorded else "CPU", rewrites=rewrites)
+                                  backend=recorded[1] if recorded else "CPU", rewrites=rewrites,
+                                  workers=default_workers())
             note(f"--fill: extracting {', '.join(held)} passes (what the endpoints recorded)")
             count = fill(open_db(db), repo, cases, from_, to, plan, note, wanted)
         except (ParityError, CommitNotFound) as exc:

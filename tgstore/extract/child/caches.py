@@ -10,6 +10,8 @@ Era table (what is searched, newest tinygrad first; nothing is named by version)
   included) in the loaded `tinygrad.*` modules;
 * kept: caches that memoize graph work, i.e. whose function takes or returns UOps (annotations naming `UOp`) or,
   unannotated, whose code calls a rewrite (`graph_rewrite`, `simplify`, `substitute`, ...);
+* kept too, from the first time one is found holding a UOp (`holds_uops`): any other cache but a builder's (0.12's
+  `UOp.const` keeps every constant UOp it made, and says so neither in its annotations nor in its code);
 * left alone: caches of pattern matchers, UPats, devices, dtypes, env lookups and names: they hold no graph, and
   rebuilding a matcher would only cost time (match counts are per matcher and stay correct).
 The schedule cache (a dict, not a functools cache) is cleared by `schedule.Scheduler.clear_caches`.
@@ -56,11 +58,17 @@ def _is_cache(obj: Any) -> bool:
         and hasattr(obj, "__wrapped__")
 
 
+def builds_machinery(fn: Any) -> bool:
+    """Whether a cached function builds rewrite machinery (a matcher, a renderer, a device): never cleared."""
+    annotations = getattr(inspect.unwrap(fn), "__annotations__", {})
+    return any(b in str(annotations.get("return", "")) for b in BUILDERS)
+
+
 def memoizes_graphs(fn: Any) -> bool:
     """Whether a cached function memoizes graph work (so that a hit skips passes or rule matches)."""
     wrapped = inspect.unwrap(fn)
     annotations = {k: str(v) for k, v in getattr(wrapped, "__annotations__", {}).items()}
-    if any(b in annotations.get("return", "") for b in BUILDERS):
+    if builds_machinery(fn):
         return False
     if any("UOp" in v for v in annotations.values()):
         return True
@@ -76,12 +84,30 @@ def _names(code: types.CodeType) -> set[str]:
     return names
 
 
+def holds_uops(fn: Any, uop: type) -> bool:
+    """Whether a functools cache holds a UOp among its arguments or results (one level into tuples and lists;
+    an lru_cache's entries are lists)."""
+    if not fn.cache_info().currsize:
+        return False
+    for table in gc.get_referents(fn):
+        if type(table) is dict and any(_has(k, uop) or _has(v, uop) for k, v in table.items()):
+            return True
+    return False
+
+
+def _has(value: Any, uop: type, depth: int = 2) -> bool:
+    if isinstance(value, uop):
+        return True
+    return depth > 0 and isinstance(value, (tuple, list)) and any(_has(v, uop, depth - 1) for v in value)
+
+
 class GraphCaches:
     """The graph memo caches of the loaded tinygrad, found again when modules were imported since (lazy imports)."""
 
     def __init__(self, tg: Tinygrad) -> None:
         self.tg = tg
         self.found: dict[str, Any] = {}
+        self.others: dict[str, Any] = {}  # not cleared so far: cleared from the first time they hold a UOp
         self.scanned: set[str] = set()
 
     def scan(self) -> None:
@@ -92,6 +118,13 @@ class GraphCaches:
             for qualname, fn in cache_wrappers(mod):
                 if memoizes_graphs(fn):
                     self.found[qualname] = fn
+                elif not builds_machinery(fn):
+                    self.others[qualname] = fn
+        # what the code does not say, the contents do: 0.12's `UOp.const` (unannotated, no rewrite) keeps every
+        # constant UOp it made, so a later case met earlier cases' UOps (and what they had cached on themselves)
+        for qualname, fn in list(self.others.items()):
+            if holds_uops(fn, self.tg.UOp):
+                self.found[qualname] = self.others.pop(qualname)
 
     def clear(self, collect: bool = True) -> int:
         """Empty every graph memo cache; the number of entries dropped. With `collect`, also collect garbage
@@ -103,8 +136,8 @@ class GraphCaches:
         for fn in self.found.values():
             dropped += fn.cache_info().currsize
             fn.cache_clear()
-        if dropped and collect:
-            gc.collect()  # the UOps those entries held, and what they cached on themselves, go as in a fresh process
+        if collect:  # what the last case left in reference cycles (UOps, and what they cached on themselves) goes
+            gc.collect()
         return dropped
 
     @property

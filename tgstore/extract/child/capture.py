@@ -27,14 +27,13 @@ import runpy
 import sys
 import sysconfig
 import time
-import traceback
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from .api import Tinygrad
 from .lower import Program, program_of
-from .text import clean
+from .text import error_text
 
 # Where tinygrad lowers a kernel AST for a device, newest first: (module, function, position of the AST argument).
 LOWERING_HOOKS = [
@@ -192,7 +191,7 @@ def run_command(argv: list[str]) -> tuple[int, str | None]:
     except BaseException as e:
         if isinstance(e, KeyboardInterrupt):
             raise
-        return 1, clean(traceback.format_exc())
+        return 1, error_text()
     finally:
         sys.argv, sys.path[:] = saved_argv, saved_path
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib.util
 import inspect
 import io
@@ -11,7 +12,7 @@ import pathlib
 import sys
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +23,7 @@ from .lower import Lowering, NameCounter, Program
 from .pass_recorder import PassRecorder
 from .patterns import PatternRegistry
 from .schedule import Scheduler
-from .text import clean, mask_timings
+from .text import clean, error_text, mask_run_dependent
 
 # Where pyrender lives, newest first (absent before 0.12).
 PYRENDER = [("tinygrad.uop.render", "pyrender"), ("tinygrad.uop.ops", "pyrender")]
@@ -66,12 +67,19 @@ class CaseRunner:
                 "seconds": 0.0, "debug": "", "schedule": [], "schedule_passes": None, "matches": [], "missing": []}
 
     def run(self, name: str, fn: Callable, description: str | None) -> dict[str, Any]:
+        with collector_paused():
+            return self._run(name, fn, description)
+
+    def _run(self, name: str, fn: Callable, description: str | None) -> dict[str, Any]:
         rec = self.new_record(name, description)
+        # first: the encoder keeps the last case's UOps alive, which would outlive the collection below and stay in
+        # tinygrad's UOp cache (its DEBUG text counts them; a rewrite meeting one reuses what it cached)
+        self.encoder.reset()
+        self.lowering.reset_renderers()
         self.names.reset()  # as in a fresh process
         self.scheduler.clear_caches()
         self.graph_caches.clear()  # memoized graph work would skip passes a fresh process runs
         self.counters.reset()  # buffer numbers appear in the scheduler's graphs
-        self.encoder.reset()
         before = self.patterns.snapshot()
         buf = io.StringIO()
         start = time.perf_counter()
@@ -103,9 +111,9 @@ class CaseRunner:
                 raise
             reason = e.reason if isinstance(e, UnsupportedContext) else unsupported_reason(e, fn)
             rec["status"] = "error" if reason is None else "unsupported"
-            rec["error"] = clean(traceback.format_exc()) if reason is None else reason
+            rec["error"] = error_text() if reason is None else reason
         rec["seconds"] = round(time.perf_counter() - start, 4)
-        rec["debug"] = mask_timings(clean(buf.getvalue()))
+        rec["debug"] = mask_run_dependent(clean(buf.getvalue()))
         if self.patterns.counts:
             rec["matches"] = self.patterns.matches(before)
         else:
@@ -138,6 +146,7 @@ class CaseRunner:
         rec = self.new_record(name, description)
         self.names.reset()
         self.encoder.reset()
+        self.lowering.reset_renderers()
         start = time.perf_counter()
         asts = [k.ast for k in kernels]
         try:
@@ -157,7 +166,7 @@ class CaseRunner:
             if self.timer is not None:
                 self.timer.time_items(rec["schedule"], asts, self._fresh_names)
         except Exception:
-            rec["status"], rec["error"] = "error", clean(traceback.format_exc())
+            rec["status"], rec["error"] = "error", error_text()
         rec["seconds"] = round(time.perf_counter() - start, 4)
         return rec
 
@@ -242,7 +251,7 @@ class CaseRunner:
             else:
                 prog["error"] = "this tinygrad returned no linearized uops"
         except Exception:
-            prog["error"] = clean(traceback.format_exc(limit=-8))
+            prog["error"] = error_text(limit=8)
         return prog
 
 
@@ -306,6 +315,22 @@ def case_context(tg: Tinygrad, fn: Callable) -> dict[str, Any]:
     if lacking := [k for k in context if k not in known]:
         raise UnsupportedContext(f"this tinygrad has no ContextVar {', '.join(lacking)}")
     return context
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """No automatic garbage collection while a case runs (it starts from a full one: caches.GraphCaches.clear).
+    When a collection happens depends on how much the process allocated before, so with it a case's UOps that wait
+    in reference cycles stayed in tinygrad's UOp cache for a different stretch in the suite than alone: the DEBUG
+    text's count of cached UOps and some rules' match counts differed (a rewrite that meets a cached UOp reuses
+    what it cached on it). Paused, they wait until the next case's collection, wherever the case runs."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def load_cases(path: pathlib.Path, index: int) -> list[tuple[str, Callable, str | None]]:

@@ -68,15 +68,25 @@ class InputWatch:
             if (path := self._inside(args[0] if args and args[0] is not None else ".")) is not None:
                 self.listed.add(path)
 
-    def record(self) -> dict[str, Any]:
-        """{"files": {path: git blob id}, "dirs": {dir: listing hash}, "versions": {setup.py: blob id or None}},
-        paths relative to the root, POSIX spelling."""
+    def paths(self) -> tuple[set[str], set[str]]:
+        """The files (opened or loaded as modules) and the directories listed so far, absolute."""
         files = set(self.opened)
         for module in list(sys.modules.values()):
             found = getattr(module, "__file__", None)
             if isinstance(found, str) and (path := self._inside(found)) is not None:
                 files.add(path)
-        recorded_files, dirs = {}, set(self.listed)
+        return files, set(self.listed)
+
+    def add(self, files: set[str], dirs: set[str]) -> None:
+        """What another process of the run read (a worker's `paths()`, child/workers.py)."""
+        self.opened |= files
+        self.listed |= dirs
+
+    def record(self) -> dict[str, Any]:
+        """{"files": {path: git blob id}, "dirs": {dir: listing hash}, "versions": {setup.py: blob id or None}},
+        paths relative to the root, POSIX spelling."""
+        files, listed = self.paths()
+        recorded_files, dirs = {}, listed
         for path in sorted(files):
             if os.path.isfile(path):
                 with open(path, "rb") as f:

@@ -145,6 +145,7 @@ class Lowering:
                 self.kind, self.fn = kind, fn
                 break
         self.renderers: dict[str, Any] = {}  # name -> renderer instance (only those that could be built)
+        self.built_state: dict[str, dict[str, Any]] = {}  # name -> the renderer's attributes as built
         self.errors: dict[str, str] = {}  # name -> why it could not be built
         self.features: dict[str, Any] = {}
 
@@ -156,6 +157,17 @@ class Lowering:
             except _CannotBuild as e:
                 self.features[f"renderer:{name}"] = False
                 self.errors[name] = str(e)
+        self.built_state = {name: dict(vars(r)) for name, r in self.renderers.items() if hasattr(r, "__dict__")}
+
+    def reset_renderers(self) -> None:
+        """Each renderer's attributes as built. Rendering leaves the last kernel's UOps on the renderer (C-style's
+        `self.r`, PTX's `self.uops`): they would stay in tinygrad's UOp cache into the next case, where a rewrite
+        meeting one of them reuses what was cached on it (match counts, the DEBUG text's count of cached UOps)."""
+        for name, state in self.built_state.items():
+            attrs = vars(self.renderers[name])
+            if attrs != state:
+                attrs.clear()
+                attrs.update(state)
 
     def _build(self, name: str) -> tuple[Any, str]:
         spec = RENDERER_SPECS.get(name)

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import ctypes
 import gc
 import importlib.util
 import json
 import os
 import pathlib
 import platform
-import signal
 import sys
 import traceback
 from collections.abc import Callable
@@ -25,10 +23,12 @@ from .case import load_cases
 from .extractor import Extractor
 from .header import capture_identity, describe_tinygrad, device_env, run_settings, suite_identity
 from .inputs import InputWatch
+from .lifetime import die_with_parent
 from .lower import selected_renderers
 from .machine import calibrate, codegen_thread_env, machine
-from .text import BundleWriter, clean, now, set_root
+from .text import BundleWriter, error_text, now, set_root
 from .timing import WARMUP
+from .workers import Emit, run_in_workers
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -53,6 +53,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--git-json", default=None,
                     help='header git info as JSON {"sha","date","subject","position"}, instead of asking git')
     ap.add_argument("--tinygrad-root", default=None, help="dir holding tinygrad/ (default: first PYTHONPATH entry)")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="run the cases in this many forked worker processes (the bundle is the same); timing and "
+                         "compile times run in one")
     ap.add_argument("--time", action="store_true",
                     help="also compile every kernel with the device's compiler and time it (timing.py)")
     ap.add_argument("--compile-times", action="store_true",
@@ -65,21 +68,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--time-timeout", type=float, default=60.0,
                     help="seconds one kernel may take to compile and run before it is recorded as a timeout")
     return ap.parse_args(argv)
-
-
-def die_with_parent() -> None:
-    """Ask Linux to kill this process when the process that started it dies, so that a killed `tgstore ingest`
-    (its children run in their own sessions, out of reach of the terminal's signals) leaves no extraction behind."""
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        pr_set_pdeathsig = 1
-        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
-    except Exception:
-        return
-    expected = os.environ.get("TGSTORE_PARENT_PID")
-    if expected and os.getppid() != int(expected):  # the parent died before prctl took effect
-        os._exit(1)
 
 
 def tinygrad_env(root: pathlib.Path, backend: str) -> dict[str, str]:
@@ -120,7 +108,7 @@ class Inputs:
 def main(argv: list[str] | None = None) -> int:
     """Set tinygrad's environment, import it, run the cases (or the captured command), write the bundle."""
     if argv is None:
-        die_with_parent()
+        die_with_parent(int(os.environ.get("TGSTORE_PARENT_PID") or 0) or None)
     args = parse_args(argv)
     if argv is None and os.environ.get("PYTHONHASHSEED") != "0":
         reexec_with_fixed_hash_seed()
@@ -136,13 +124,17 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         print(f"child: {exc}", file=sys.stderr)
         return 2
-    ex = import_tinygrad(args, inputs, header, out)
+    emit = Emit(out.write)
+    ex = import_tinygrad(args, inputs, header, out, emit)
     if ex is None:
         return 3
     write_header(ex, args, header, out)
     if inputs.capture_argv is not None:
         return capture_command(ex, inputs.root, inputs.capture_argv, args.cwd, out)
-    return run_cases(ex, load_case_files(inputs.case_files, out), out, read_record(watch, header, inputs, args))
+    cases = load_case_files(inputs.case_files, out)
+    # timings want the machine to themselves: one process
+    jobs = 1 if args.time or args.compile_times else max(1, min(args.jobs, len(cases)))
+    return run_cases(ex, cases, out, read_record(watch, header, inputs, args), jobs=jobs, emit=emit, watch=watch)
 
 
 def reexec_with_fixed_hash_seed() -> None:
@@ -199,16 +191,16 @@ def bundle_header(args: argparse.Namespace, inputs: Inputs, env: dict[str, str],
 
 
 def import_tinygrad(args: argparse.Namespace, inputs: Inputs, header: dict[str, Any],
-                    out: BundleWriter) -> Extractor | None:
-    """The extractor over the target tinygrad (imported here); None when it would not import, recorded as a
-    missing `tinygrad` in a bundle of the header alone."""
+                    out: BundleWriter, emit: Emit) -> Extractor | None:
+    """The extractor over the target tinygrad (imported here), writing to `emit`; None when it would not import,
+    recorded as a missing `tinygrad` in a bundle of the header alone."""
     try:
-        return Extractor(inputs.root, out.write, inputs.renderers, inputs.stage_renderers, args.rewrites, args.debug,
+        return Extractor(inputs.root, emit, inputs.renderers, inputs.stage_renderers, args.rewrites, args.debug,
                          timing=(args.backend, args.time_runs, args.time_timeout, args.time_threads) if args.time
                          else None, compile_times=args.time or args.compile_times)
     except Exception:
         out.write(header)
-        out.write({"kind": "missing", "feature": "tinygrad", "reason": clean(traceback.format_exc()), "case": None})
+        out.write({"kind": "missing", "feature": "tinygrad", "reason": error_text(), "case": None})
         out.close()
         print(traceback.format_exc(), file=sys.stderr)
         return None
@@ -235,7 +227,7 @@ def load_case_files(case_files: list[pathlib.Path], out: BundleWriter) -> list[t
                     name = f"{name}@{cf.stem}"
                 cases.append((name, fn, doc))
         except Exception:
-            out.write({"kind": "missing", "feature": f"cases:{cf}", "reason": clean(traceback.format_exc()),
+            out.write({"kind": "missing", "feature": f"cases:{cf}", "reason": error_text(),
                        "case": None})
     return cases
 
@@ -250,12 +242,16 @@ def read_record(watch: InputWatch, header: dict[str, Any], inputs: Inputs,
 
 
 def run_cases(ex: Extractor, cases: list[tuple[str, Callable, str | None]], out: BundleWriter,
-              inputs_read: Callable[[], dict[str, Any]]) -> int:
+              inputs_read: Callable[[], dict[str, Any]], *, jobs: int, emit: Emit, watch: InputWatch) -> int:
+    """Every case's record, in one process or in `jobs` forked workers (the same records), then the end record."""
     ex.patterns.scan()
     settle_heap()
     failed = 0
-    for name, fn, doc in cases:
-        rec = ex.runner.run(name, fn, doc)
+    if jobs > 1:
+        records = run_in_workers(ex, cases, jobs, emit, watch, out.write)
+    else:
+        records = (ex.runner.run(name, fn, doc) for name, fn, doc in cases)
+    for rec in records:
         failed += rec["status"] == "error"
         out.write(rec)
     out.write({**end_record(ex, len(cases), failed), "inputs": inputs_read()})

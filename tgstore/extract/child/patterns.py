@@ -201,14 +201,21 @@ class PatternRegistry:
 
     def _assign(self, upat: Any, rec: dict) -> str:
         """The key of `upat`'s rule; a rule not seen before (by content) is written first."""
+        key = self.adopt(rec)
+        self.keys[id(upat)] = key
+        self.alive.append(upat)
+        return key
+
+    def adopt(self, rec: dict) -> str:
+        """The run's key of the rule `rec` describes (its `key` is ignored): the key of an identical rule seen
+        before, else the next one, the record written under it. Also how a worker's rule joins the run
+        (workers.py): the same rule has the same content in every process."""
         identity = (rec["matcher"], rec["ops"], rec["upat"], rec["function"], rec["file"], rec["line"])
         key = self.by_content.get(identity)
         if key is None:
-            key = rec["key"] = f"p{len(self.by_content)}"
+            key = f"p{len(self.by_content)}"
             self.by_content[identity] = key
-            self.write(rec)
-        self.keys[id(upat)] = key
-        self.alive.append(upat)
+            self.write({**rec, "key": key})
         return key
 
     def record(self, upat: Any, fxn: Any, matcher: str | None) -> dict:

@@ -37,7 +37,7 @@ from .api import Tinygrad
 from .buffers import fill, global_buffers
 from .lower import Lowering
 from .machine import timing_lock, timing_threads
-from .text import clean
+from .text import clean, error_text
 
 SEARCH_MODULES = ["tinygrad.codegen.opt.search", "tinygrad.engine.search"]
 BUFFER_MAKERS = [
@@ -319,7 +319,7 @@ class KernelTimer:
                     result = self.measure(ast)
                 except Exception:
                     traceback.print_exc()
-                    result = {"status": "error", "error": clean(traceback.format_exc(limit=-8))}
+                    result = {"status": "error", "error": error_text(limit=8)}
                 faulthandler.cancel_dump_traceback_later()
                 say(b"R", json.dumps(result).encode())
         except BaseException:
