@@ -181,8 +181,9 @@ def ingest(
     if bundle:
         if time or time_runs or compile_times:
             raise fail("--time times an extraction; a bundle is ingested as it was extracted (extract --time)")
-        if argv is not None or suite or cases:
-            raise fail("--bundle ingests bundles as they are; it does not combine with --capture, --suite or --cases")
+        if argv is not None or suite or cases or jobs is not None:
+            raise fail("--bundle ingests bundles as they are; it does not combine with --capture, --suite, --cases "
+                       "or --jobs")
         ingest_bundles(db, bundle, force)
         return
     from tgstore.pipeline import default_workers, extract_and_ingest

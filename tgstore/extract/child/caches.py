@@ -108,6 +108,7 @@ class GraphCaches:
         self.tg = tg
         self.found: dict[str, Any] = {}
         self.others: dict[str, Any] = {}  # not cleared so far: cleared from the first time they hold a UOp
+        self.misses: dict[str, int] = {}  # each of the others' misses when last found holding none
         self.scanned: set[str] = set()
 
     def scan(self) -> None:
@@ -123,8 +124,13 @@ class GraphCaches:
         # what the code does not say, the contents do: 0.12's `UOp.const` (unannotated, no rewrite) keeps every
         # constant UOp it made, so a later case met earlier cases' UOps (and what they had cached on themselves)
         for qualname, fn in list(self.others.items()):
+            misses = fn.cache_info().misses
+            if misses == self.misses.get(qualname):
+                continue  # no entry added since it was last looked at (each miss adds one)
             if holds_uops(fn, self.tg.UOp):
                 self.found[qualname] = self.others.pop(qualname)
+            else:
+                self.misses[qualname] = misses
 
     def clear(self, collect: bool = True) -> int:
         """Empty every graph memo cache; the number of entries dropped. With `collect`, also collect garbage

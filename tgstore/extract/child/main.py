@@ -28,7 +28,7 @@ from .lower import selected_renderers
 from .machine import calibrate, codegen_thread_env, machine
 from .text import BundleWriter, error_text, now, set_root
 from .timing import WARMUP
-from .workers import Emit, run_in_workers
+from .workers import Emit, can_fork, run_in_workers
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -133,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
         return capture_command(ex, inputs.root, inputs.capture_argv, args.cwd, out)
     cases = load_case_files(inputs.case_files, out)
     # timings want the machine to themselves: one process
-    jobs = 1 if args.time or args.compile_times else max(1, min(args.jobs, len(cases)))
+    jobs = 1 if args.time or args.compile_times or not can_fork() else max(1, min(args.jobs, len(cases)))
     return run_cases(ex, cases, out, read_record(watch, header, inputs, args), jobs=jobs, emit=emit, watch=watch)
 
 

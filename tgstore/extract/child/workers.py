@@ -94,6 +94,11 @@ class Merge:
         return rec
 
 
+def can_fork() -> bool:
+    """Whether this platform forks (workers start from the set-up process's state; not on Windows)."""
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
 def run_in_workers(ex: Extractor, cases: list[Case], jobs: int, emit: Emit, watch: InputWatch,
                    write: Callable[[dict], None]) -> Iterator[dict]:
     """Each case's record, in case order, its graphs and rules written before it; raises
