@@ -34,10 +34,13 @@ def cases_file(tmp: Path, label: str, names: list[str]) -> Path:
     return path
 
 
-def extract(root: Path, tmp: Path, label: str, names: list[str], workers: int = 1) -> list[dict[str, Any]]:
-    """The bundle's records, as users extract: every renderer, the default stages and 20 rewrite steps a pass."""
+def extract(root: Path, tmp: Path, label: str, names: list[str], workers: int = 1,
+            renderers: list[str] | None = None) -> list[dict[str, Any]]:
+    """The bundle's records, as users extract: every renderer (unless named), the default stages and 20 rewrite
+    steps a pass."""
     out = tmp / f"{label}-{workers}.jsonl"
-    plan = ExtractionPlan(case_files=[cases_file(tmp, label, names)], rewrites=20, workers=workers)
+    plan = ExtractionPlan(case_files=[cases_file(tmp, label, names)], rewrites=20, workers=workers,
+                          renderers=renderers)
     result = extract_bundle(root, out, plan)
     assert result.status == "ok", result.stderr
     return [without_timings(json.loads(line)) for line in out.read_text().splitlines() if line.strip()]

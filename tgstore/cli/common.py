@@ -47,7 +47,7 @@ JobsOption = Annotated[int | None, typer.Option(
     "--jobs", "-j", min=1, show_default=False,
     help="Processes to use. One extraction runs its cases in this many (default: the usable cores, at most 4; "
          "what is stored is the same; timing with --time or --compile-times runs in one). A sweep (--rev) runs "
-         "this many extractions at once (default 1), each in one process.")]
+         "this many extractions at once (default 1), sharing those cores between them.")]
 DebugOption = Annotated[int, typer.Option("--debug", help="tinygrad DEBUG level whose output is captured per case.")]
 StagesOption = Annotated[str | None, typer.Option(
     "--stages", help="Renderers whose codegen passes (the graph after each named pass) are recorded: "

@@ -11,8 +11,11 @@
 * Parallelism. A sweep keeps as many commits in flight as its workers run at once: `jobs` threads here
   (LocalWorkers), each checking a commit's package out with `git archive` (a whole worktree when capturing) and
   running the extractor on it in a child process (``tgstore.extract.runner``), or the worker threads of a Dask
-  cluster (``tgstore.history.dask_workers``). The calling thread is the only writer and ingests the bundles one by one;
-  worktrees left behind by a killed sweep are removed by the next one.
+  cluster (``tgstore.history.dask_workers``). Here the cores are shared: an extraction starting while others run
+  gets the cores they leave idle, so one running alone (its successor waits to know whether it needs extracting at
+  all) runs its cases in all of them (`--jobs` of the child; the bundle is the same). The calling thread is the
+  only writer and ingests the bundles one by one; worktrees left behind by a killed sweep are removed by the next
+  one.
 * Unchanged packages. A commit whose package (`tinygrad/` and the version files) is byte-identical to a stored
   commit's, or to one ingested ok earlier in the sweep, has that run copied instead of being extracted
   (package_keys, CommitQueue): the extraction sees nothing else of a commit.
@@ -33,7 +36,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -57,7 +60,7 @@ from tgstore.git import (
     unpack,
 )
 from tgstore.history import skip as skip_by
-from tgstore.pipeline import ExtractionPlan, extract_bundle, ingest_result, record_failure
+from tgstore.pipeline import ExtractionPlan, default_workers, extract_bundle, ingest_result, record_failure
 from tgstore.store.rows import FAILED
 from tgstore.store.runs import ExtractionOutcome, StoredRun, copy_run
 from tgstore.store.timings import this_machine, timed_commits
@@ -381,7 +384,8 @@ def sweep(engine: Engine, repo: Path, commits: list[Commit], plan: ExtractionPla
     reporter.start(len(commits), skipped)
     local = LocalWorkers(repo, jobs) if workers is None else None
     runner: Workers = local or workers  # type: ignore[assignment]
-    in_flight: dict[Future, tuple[Commit, Path]] = {}
+    in_flight: dict[Future, tuple[Commit, Path, int]] = {}  # ... and the processes its extraction runs cases in
+    cores = default_workers() if local is not None else 1  # a Dask worker is one process
 
     def stored(outcome: CommitOutcome) -> None:
         summary.outcomes.append(outcome)
@@ -392,17 +396,25 @@ def sweep(engine: Engine, repo: Path, commits: list[Commit], plan: ExtractionPla
     with tempdirs.owned("sweep") as tmp:
         def submit_next() -> None:
             # only `width` commits in flight: a resumed sweep redoes at most those, and bundles wait nowhere
-            while len(in_flight) < runner.width and (commit := queue.next_to_extract(stored)) is not None:
+            batch: list[Commit] = []
+            while len(in_flight) + len(batch) < runner.width and (commit := queue.next_to_extract(stored)) is not None:
+                batch.append(commit)
+            # the cores the extractions in flight leave idle, shared by those starting now: a commit that waits for
+            # its parent (history/skip.py) leaves one extraction running alone, which then uses them all
+            idle = cores - sum(workers for _c, _w, workers in in_flight.values())
+            for i, commit in enumerate(batch):
+                share = max(1, idle // (len(batch) - i))
+                idle -= share
                 workdir = Path(tmp) / commit.sha
-                in_flight[runner.submit(commit, plan, workdir)] = (commit, workdir)
+                in_flight[runner.submit(commit, replace(plan, workers=share), workdir)] = (commit, workdir, share)
 
         try:
             submit_next()
             while in_flight:
-                reporter.running([c for c, _w in in_flight.values()])
+                reporter.running([c for c, _w, _n in in_flight.values()])
                 finished, _ = wait(in_flight, return_when=FIRST_COMPLETED)
                 for future in finished:
-                    commit, workdir = in_flight.pop(future)
+                    commit, workdir, _workers = in_flight.pop(future)
                     outcome = _ingest_one(engine, commit, runner, future, workdir, plan, force)
                     shutil.rmtree(workdir, ignore_errors=True)
                     stored(outcome)

@@ -126,6 +126,9 @@ class CaseRunner:
         if self.timer is not None and rec["status"] == "ok":
             # last, each kernel in a forked grandchild: nothing above sees the timing
             self.timer.time_items(rec["schedule"], asts, self._fresh_names)
+        # the rules of matchers built since the counts (the canonical documents' lowering builds some) are written
+        # with this case, not with whichever case the same process runs next (none, for a worker's last case)
+        self.patterns.scan()
         return rec
 
     def _fresh_names(self) -> None:
