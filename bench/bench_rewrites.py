@@ -3,6 +3,7 @@ child's user+system time, the least of `--repeats` runs, so other load on the ma
 bundle bytes and database bytes, with and without steps.
 
     python bench/bench_rewrites.py [--tinygrad DIR] [--cases matmul,softmax,...] [--rewrites 20] [--repeats 2]
+                                   [--jobs 1]
     python bench/bench_rewrites.py --smallest
 """
 
@@ -34,6 +35,9 @@ def main() -> None:
     ap.add_argument("--rewrites", type=int, default=20)
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--smallest", action="store_true", help=SMALLEST_HELP)
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="the extraction's worker processes (default 1: the figure is what recording steps costs, not "
+                         "how the work was spread; with more, each worker's records also travel to the writer)")
     args = ap.parse_args()
     if args.smallest:
         args.cases, args.repeats = SMALLEST_CASES, 1
@@ -43,12 +47,14 @@ def main() -> None:
         tmpdir = Path(tmp)
         cases = case_file(args.cases.split(","), tmpdir / "cases.py")
         figures: dict[int, dict[str, float]] = {}
-        for rewrites in (0, args.rewrites):
+        runs: dict[int, list[float]] = {0: [], args.rewrites: []}
+        for _ in range(args.repeats):  # alternated, so that both see the same machine
+            for rewrites in runs:
+                runs[rewrites].append(cpu_seconds([*tgstore, "extract", "-o", str(tmpdir / f"b{rewrites}.jsonl"),
+                                                   *where, "--cases", str(cases), "--rewrites", str(rewrites),
+                                                   "--jobs", str(args.jobs)]))
+        for rewrites, seconds in runs.items():
             bundle, db = tmpdir / f"b{rewrites}.jsonl", tmpdir / f"d{rewrites}.db"
-            seconds = []
-            for _ in range(args.repeats):
-                seconds.append(cpu_seconds([*tgstore, "extract", "-o", str(bundle), *where, "--cases", str(cases),
-                                            "--rewrites", str(rewrites)]))
             ingest = cpu_seconds([*tgstore, "ingest", "--db", str(db), "--bundle", str(bundle)])
             figures[rewrites] = {"cpu": min(seconds), "bundle": bundle.stat().st_size, "db": db.stat().st_size,
                                  "ingest": ingest}
