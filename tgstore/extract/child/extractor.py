@@ -65,7 +65,6 @@ class Extractor:
                                  self.lowering, self.scheduler, self.patterns, self.recorder, self.encoder,
                                  canonical, self.timer if self.timer and self.timer.kind else None)
         self.runner.graph_caches.scan()
-        open_default_device(tg)
         self.features = self._features(root, renderers)
         for name, reason in self.lowering.errors.items():
             self.add_missing(f"renderer:{name}", reason)
@@ -103,10 +102,11 @@ class Extractor:
 
 
 def open_default_device(tg: Tinygrad) -> bool:
-    """Open the device cases schedule for now, before any case runs. tinygrad opens a device once per process, on
-    first use, and says so in its DEBUG text with the process id ("opened device CLANG from pid:22832"): left to a
-    case, that line (and the pid) would be in whichever case first used it, and absent from the same case after
-    another. A device that will not open is left to the cases (they record why)."""
+    """Open the device cases schedule for, before any case runs. tinygrad opens a device once per process, on first
+    use, and says so in its DEBUG text with the process id ("opened device CLANG from pid:22832"): left to a case,
+    that line (and the pid) would be in whichever case first used it, and absent from the same case after another.
+    Not in capture mode: there the command opens it, and what tinygrad lowers then (the CPU runtime's own programs)
+    is part of what the command did. A device that will not open is left to the cases (they record why)."""
     device = tg.attr("tinygrad.device", "Device")
     try:
         device[device.DEFAULT]

@@ -20,7 +20,7 @@ from typing import Any
 from . import BUNDLE_VERSION, DEFAULT_RENDERERS, DEFAULT_STAGE_RENDERERS
 from .capture import capture
 from .case import load_cases
-from .extractor import Extractor
+from .extractor import Extractor, open_default_device
 from .header import capture_identity, describe_tinygrad, device_env, run_settings, suite_identity
 from .inputs import InputWatch
 from .lifetime import die_with_parent
@@ -244,6 +244,7 @@ def read_record(watch: InputWatch, header: dict[str, Any], inputs: Inputs,
 def run_cases(ex: Extractor, cases: list[tuple[str, Callable, str | None]], out: BundleWriter,
               inputs_read: Callable[[], dict[str, Any]], *, jobs: int, emit: Emit, watch: InputWatch) -> int:
     """Every case's record, in one process or in `jobs` forked workers (the same records), then the end record."""
+    open_default_device(ex.tg)
     ex.patterns.scan()
     settle_heap()
     failed = 0
