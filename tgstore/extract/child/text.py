@@ -73,8 +73,9 @@ def error_text(limit: int | None = None) -> str:
 
 
 def _chain(exc: traceback.TracebackException) -> list[traceback.TracebackException]:
-    found, seen = [], set()
-    todo = [exc]
+    found: list[traceback.TracebackException] = []
+    seen: set[int] = set()
+    todo: list[traceback.TracebackException | None] = [exc]
     while todo:
         te = todo.pop()
         if te is None or id(te) in seen:
