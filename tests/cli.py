@@ -22,3 +22,13 @@ def tgstore(*args: str | Path, cwd: Path | None = None, env: dict[str, str] | No
 def rows(db: Path, sql: str, *params) -> list[tuple]:
     with sqlite3.connect(db) as conn:
         return conn.execute(sql, params).fetchall()
+
+
+def ingest_source(base: Path, source: str, tinygrad: Path, renderers: str = "C,LLVM") -> Path:
+    """A database of `tinygrad`'s extraction of the cases in `source` (default stages), in `base`."""
+    cases = base / "cases.py"
+    cases.write_text(source)
+    db = base / "cases.db"
+    proc = tgstore("ingest", "--db", db, "--tinygrad", tinygrad, "--cases", cases, "--renderers", renderers)
+    assert proc.returncode == 0, proc.stderr
+    return db

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from cli import rows, tgstore
+from cli import ingest_source, rows, tgstore
 from svod_fixtures import (
     CASE,
     CASE_SOURCE,
@@ -194,14 +194,7 @@ def test_problems_name_their_line_and_keep_the_text(tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 def parity_db(tmp_path_factory, tinygrad_release) -> Path:
     """tinygrad 0.14.0's extraction of the worked example's program (C and LLVM, stages) in a database."""
-    base = tmp_path_factory.mktemp("parity")
-    cases = base / "cases.py"
-    cases.write_text(CASE_SOURCE)
-    db = base / "p.db"
-    proc = tgstore("ingest", "--db", db, "--tinygrad", tinygrad_release("0.14.0"), "--cases", cases, "--renderers",
-                   "C,LLVM")
-    assert proc.returncode == 0, proc.stderr
-    return db
+    return ingest_source(tmp_path_factory.mktemp("parity"), CASE_SOURCE, tinygrad_release("0.14.0"))
 
 
 def test_ingest_svod_json_per_log(parity_db: Path, tmp_path: Path) -> None:

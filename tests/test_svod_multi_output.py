@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from cli import tgstore
+from cli import ingest_source, tgstore
 from svod_multi_output import INITIAL, KERNEL, TEST, addmul_log
 
 from tgstore.cases import builtin
@@ -17,14 +17,9 @@ from tgstore.cases import builtin
 @pytest.fixture(scope="module")
 def addmul_db(tmp_path_factory, tinygrad_release) -> Path:
     """tinygrad 0.14.0's extraction of the built-in case custom_addmul alone (C and LLVM, stages)."""
-    base = tmp_path_factory.mktemp("addmul")
-    cases = base / "cases.py"
-    cases.write_text("from tinygrad import Tensor\n\n\n" + inspect.getsource(builtin.case_custom_addmul))
-    db = base / "a.db"
-    proc = tgstore("ingest", "--db", db, "--tinygrad", tinygrad_release("0.14.0"), "--cases", cases, "--renderers",
-                   "C,LLVM")
-    assert proc.returncode == 0, proc.stderr
-    return db
+    return ingest_source(tmp_path_factory.mktemp("addmul"),
+                         "from tinygrad import Tensor\n\n\n" + inspect.getsource(builtin.case_custom_addmul),
+                         tinygrad_release("0.14.0"))
 
 
 def test_svod_two_output_kernel_is_read_and_compared_with_tinygrads(addmul_db: Path, tmp_path: Path) -> None:
@@ -41,7 +36,7 @@ def test_svod_two_output_kernel_is_read_and_compared_with_tinygrads(addmul_db: P
                                         json.dumps(one_store, ensure_ascii=False)[1:-1]), encoding="utf-8")
     out = json.loads(tgstore("ingest-svod", good, "--case", "custom_addmul", "--db", db, "--json").stdout)
     assert [(k["index"], k["name"]) for k in out["kernels"]] == [(0, KERNEL)] and out["problems"] == []
-    assert out["test"] == TEST if "test" in out else True
+    assert out["test"] == TEST
     report = json.loads(tgstore("parity", "custom_addmul", "--svod", "1", "--json", "--db", db).stdout)
     (kernel,) = report["kernels"]
     assert (kernel["svod_name"], kernel["tinygrad_name"]) == (KERNEL, KERNEL)
