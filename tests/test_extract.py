@@ -394,6 +394,28 @@ def test_the_child_runs_alone_on_a_machine_without_tgstore(tinygrad_release, tmp
     assert all(case["status"] == "ok" for case in bundle.cases)
 
 
+IDENTITY_PROBE = """
+import importlib
+for name in ("tinygrad.uop.ops", "tinygrad.ops"):
+    try:
+        ops = importlib.import_module(name)
+        break
+    except ImportError:
+        continue
+print(*(c.__hash__ is object.__hash__ and c.__eq__ is object.__eq__ for c in (ops.UOp, ops.UPat)))
+"""
+
+
+@pytest.mark.parametrize("release", ["0.10.0", "0.11.0", "0.12.0", "0.13.0", "0.14.0"])
+def test_uops_and_upats_compare_by_identity(tinygrad_release, release: str) -> None:
+    """The child keys its memos by UOp and UPat themselves (child/encode.py: `id()` is an audited event, costly
+    under the input watch's hook): right where both hash and compare as `object` does, as in every release."""
+    env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(tinygrad_release(release))}
+    proc = subprocess.run([sys.executable, "-c", IDENTITY_PROBE], env=env, capture_output=True, text=True,
+                          timeout=generous())
+    assert proc.stdout.split() == ["True", "True"], proc.stderr
+
+
 @pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2,
                     reason="needs two usable cores to compare with one")
 def test_stored_code_does_not_depend_on_the_machines_cores(tinygrad_release, tmp_path: Path) -> None:

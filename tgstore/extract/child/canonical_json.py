@@ -115,32 +115,32 @@ class Serializer:
     def number(self, roots: list[Any]) -> list[Any]:
         """Post-order from the roots, each UOp once (UOps are hash-consed: identity is structure)."""
         order: list[Any] = []
-        visited: set[int] = set()
-        active: set[int] = set()
+        visited: set[Any] = set()
+        active: set[Any] = set()
         stack = [(r, False) for r in reversed(roots)]
         while stack:
             u, done = stack.pop()
-            if id(u) in visited:
+            if u in visited:
                 continue
             if done:
-                visited.add(id(u))
-                active.discard(id(u))
+                visited.add(u)
+                active.discard(u)
                 order.append(u)
                 continue
-            if id(u) in active:
+            if u in active:
                 raise malformed(f"cycle through shape or PROGRAM metadata at {u.op.name}")
-            active.add(id(u))
+            active.add(u)
             stack.append((u, True))
-            stack += [(d, False) for d in reversed(self.dependencies(u)) if id(d) not in visited]
+            stack += [(d, False) for d in reversed(self.dependencies(u)) if d not in visited]
         return order
 
     def document(self, stage: str, roots: list[Any]) -> dict[str, Any]:
         order = self.number(roots)
-        ids = {id(u): i for i, u in enumerate(order)}
+        ids = {u: i for i, u in enumerate(order)}
         nodes = [{"id": i, "op": self.op(u), "dtype": self.dtype(u.dtype), "shape": self.shape(u, ids),
-                  "arg": self.arg(u, ids, stage), "src": [ids[id(s)] for s in self.sources(u)]}
+                  "arg": self.arg(u, ids, stage), "src": [ids[s] for s in self.sources(u)]}
                  for i, u in enumerate(order)]
-        return {"schema_version": SCHEMA_VERSION, "stage": stage, "roots": [ids[id(r)] for r in roots],
+        return {"schema_version": SCHEMA_VERSION, "stage": stage, "roots": [ids[r] for r in roots],
                 "nodes": nodes}
 
     @staticmethod
@@ -170,14 +170,14 @@ class Serializer:
         except Exception as e:
             raise malformed(f"{u.op.name} shape cannot be computed: {type(e).__name__}: {e}") from None
 
-    def shape(self, u: Any, ids: dict[int, int]) -> list[dict[str, Any]] | None:
+    def shape(self, u: Any, ids: dict[Any, int]) -> list[dict[str, Any]] | None:
         shape = self.shape_of(u)
         if shape is None:
             return None
         dims = []
         for d in shape:
             if isinstance(d, self.tg.UOp):
-                dims.append({"kind": "symbolic", "node": ids[id(d)]})
+                dims.append({"kind": "symbolic", "node": ids[d]})
             elif isinstance(d, int) and not isinstance(d, bool) and d >= 0:
                 dims.append({"kind": "const", "value": d})
             else:
@@ -220,10 +220,10 @@ class Serializer:
             arg = {"Int": 0 if opt.arg is None else opt.arg}
         return {"op": name, "axis": opt.axis, "arg": arg}
 
-    def launch(self, value: Any, ids: dict[int, int]) -> dict[str, Any]:
+    def launch(self, value: Any, ids: dict[Any, int]) -> dict[str, Any]:
         if isinstance(value, self.tg.UOp):
             if value.op.name != "CONST":
-                return {"kind": "node", "node": ids[id(value)]}
+                return {"kind": "node", "node": ids[value]}
             value = value.arg
         if isinstance(value, bool):
             raise malformed("a launch size is a bool")
@@ -233,7 +233,7 @@ class Serializer:
             return {"kind": "uint" if value > I64_MAX else "int", "value": value}
         raise malformed(f"launch size {value!r} out of range")
 
-    def arg(self, u: Any, ids: dict[int, int], stage: str) -> dict[str, Any]:  # noqa: C901 - one case per op
+    def arg(self, u: Any, ids: dict[Any, int], stage: str) -> dict[str, Any]:  # noqa: C901 - one case per op
         op, arg = u.op.name, u.arg
         kind = type(arg).__name__
         if op == "CONST":
@@ -343,7 +343,7 @@ class Serializer:
             raise malformed(f"PAD extents {begin} / {extent} are symbolic or negative")
         return {"kind": "pad", "begin": begin, "end": end}
 
-    def program(self, info: Any, ids: dict[int, int]) -> dict[str, Any]:
+    def program(self, info: Any, ids: dict[Any, int]) -> dict[str, Any]:
         target = info.target
         for field in ("renderer", "arch", "interface", "indices"):
             if getattr(target, field, ""):
@@ -355,7 +355,7 @@ class Serializer:
         return {"kind": "program", "name": info.name,
                 "global_size": [self.launch(v, ids) for v in info.global_size],
                 "local_size": None if info.local_size is None else [self.launch(v, ids) for v in info.local_size],
-                "vars": [ids[id(v)] for v in info.vars], "globals": list(info.globals), "outs": list(info.outs),
+                "vars": [ids[v] for v in info.vars], "globals": list(info.globals), "outs": list(info.outs),
                 "ins": list(info.ins), "target": self.device(target.device)}
 
 

@@ -1,4 +1,9 @@
-"""UOps as bundle data: toposort, node text, graphs identified by hash."""
+"""UOps as bundle data: toposort, node text, graphs identified by hash.
+
+UOps key dicts and sets themselves, not by `id()`: they compare and hash by identity in every era (hash-consed, one
+object per structure; so do UPats, patterns.py), and `id()` is an audited event, so with the input watch's hook
+installed (inputs.py) each call of it runs a Python function: the largest cost of encoding graphs and steps.
+"""
 
 from __future__ import annotations
 
@@ -10,23 +15,23 @@ from typing import Any
 from .text import clean
 
 
-def toposort(root: Any, within: Container[int] | None = None) -> list[Any]:
+def toposort(root: Any, within: Container[Any] | None = None) -> list[Any]:
     """`root`'s graph, sources before users, each node once; sources in order (iterative: graphs can be deep).
-    With `within` (node ids), only the nodes it holds are visited."""
+    With `within` (nodes), only the nodes it holds are visited."""
     order: list[Any] = []
-    seen: set[int] = set()
+    seen: set[Any] = set()
     stack: list[tuple[Any, bool]] = [(root, False)]
     while stack:
         u, expanded = stack.pop()
         if expanded:
             order.append(u)
             continue
-        if id(u) in seen:
+        if u in seen:
             continue
-        seen.add(id(u))
+        seen.add(u)
         stack.append((u, True))
         for s in reversed(u.src):
-            if id(s) not in seen and (within is None or id(s) in within):
+            if s not in seen and (within is None or s in within):
                 stack.append((s, False))
     return order
 
@@ -45,8 +50,7 @@ class Encoder:
     hash-consed, so the same node in a later pass's graph costs nothing. `reset()` between cases bounds memory."""
 
     def __init__(self) -> None:
-        self._text: dict[int, tuple[str, str, str]] = {}
-        self._alive: list[Any] = []  # keeps the cached UOps alive, so their ids stay theirs
+        self._text: dict[Any, tuple[str, str, str]] = {}  # by UOp, which it keeps alive
         self._cleaned: dict[str, str] = {}  # clean() of short texts (dtypes, args) that recur: kept across cases
 
     def _clean(self, s: str) -> str:
@@ -59,31 +63,37 @@ class Encoder:
 
     def reset(self) -> None:
         self._text.clear()
-        self._alive.clear()
 
     def text(self, u: Any) -> tuple[str, str, str]:
-        found = self._text.get(id(u))
+        found = self._text.get(u)
         if found is None:
-            try:
-                arg = self._clean(repr(u.arg))
-            except Exception as e:
-                arg = f"<unprintable {type(e).__name__}>"
-            found = (getattr(u.op, "name", str(u.op)), self._clean(str(u.dtype)), arg)
-            self._text[id(u)] = found
-            self._alive.append(u)
+            found = self._text[u] = self.describe(u)
         return found
+
+    def known_text(self, u: Any) -> tuple[str, str, str] | None:
+        """`u`'s text if this case already computed it."""
+        return self._text.get(u)
+
+    def describe(self, u: Any) -> tuple[str, str, str]:
+        """(op, dtype, arg) as stored, not memoized."""
+        try:
+            arg = self._clean(repr(u.arg))
+        except Exception as e:
+            arg = f"<unprintable {type(e).__name__}>"
+        return getattr(u.op, "name", str(u.op)), self._clean(str(u.dtype)), arg
 
     def nodes(self, uops: list[Any]) -> list[dict[str, Any]]:
         """Dict nodes (AST and linearized UOps in case records): {op, dtype, arg, src: positions in `uops`}."""
-        pos = {id(u): i for i, u in enumerate(uops)}
+        pos = {u: i for i, u in enumerate(uops)}
         ret = []
         for u in uops:
             op, dtype, arg = self.text(u)
-            ret.append({"op": op, "dtype": dtype, "arg": arg, "src": [pos.get(id(s)) for s in u.src]})
+            ret.append({"op": op, "dtype": dtype, "arg": arg, "src": [pos.get(s) for s in u.src]})
         return ret
 
     def graph(self, root: Any) -> list[list[Any]]:
         """Compact nodes of `root`'s graph in toposort order: [op, dtype, arg, [source positions]]."""
         order = toposort(root)
-        pos = {id(u): i for i, u in enumerate(order)}
-        return [[*self.text(u), [pos[id(s)] for s in u.src]] for u in order]
+        pos = {u: i for i, u in enumerate(order)}
+        text = self.text
+        return [[*text(u), [pos[s] for s in u.src]] for u in order]

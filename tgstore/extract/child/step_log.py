@@ -6,8 +6,8 @@ Steps are recorded by the child's own counting rewrite (patterns.counting_rewrit
 `StepLog`; the pass recorder opens one collector per named pass. These are the steps tinygrad's own VIZ trace
 (TRACK_MATCH_STATS=2, `tracked_ctxs`) holds for the same pass, without the trace's cost: that trace numbers every
 UOp a rewrite touches and times every rule tried, for the whole run (30-55% more extraction CPU); the log keeps only
-the first N steps of each pass, as UOps, and encodes them when the pass ends. Subgraph hashes are memoized per UOp
-within a case, so hashing every step of its passes costs one visit per UOp.
+the first N steps of each pass, as UOps, and encodes them when the pass ends. Subgraph hashes and drawings are
+memoized per UOp within a case, so hashing every step of its passes costs one visit per UOp.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import functools
 import hashlib
 from typing import Any
 
-from .encode import toposort
+from .encode import Encoder, toposort
 from .text import clean
 
 NEIGHBOURHOOD_DEPTH = 3  # source levels kept below a rewritten node for its drawing
@@ -58,30 +58,31 @@ class StepLog:
 
 
 class StepEncoder:
-    """Steps as bundle data; nodes are tinygrad UOps (op, dtype, src, arg), memoized by identity for as long as the
-    encoder lives (one case's passes), which also keeps them alive so their ids stay theirs."""
+    """Steps as bundle data; nodes are tinygrad UOps (op, dtype, src, arg), memoized (by UOp, encode.py) for as long
+    as the encoder lives (one case's passes). A node's text is the case's (`Encoder`): taken from it where the pass
+    graphs already computed it."""
 
-    def __init__(self) -> None:
-        self._text: dict[int, tuple[str, str, str]] = {}
-        self._hash: dict[int, str] = {}
-        self._alive: dict[int, Any] = {}
+    def __init__(self, encoder: Encoder) -> None:
+        self.encoder = encoder
+        self._text: dict[Any, tuple[str, str, str]] = {}
+        self._hash: dict[Any, str] = {}
+        self._drawing: dict[Any, list[Any]] = {}  # a node's neighbourhood: nodes recur from step to step
 
     def encode(self, collected: Collector) -> dict[str, Any]:
         """One pass's steps: `nodes` is a table of the nodes the steps' drawings use, shared by the steps (the same
         nodes recur from step to step: about 2.5 times fewer than drawing each step's on its own); each step's
         `before` and `after` give the subgraph's hash and its drawing as table indexes, sources first, node last."""
-        table: dict[int, int] = {}
-        nodes: list[Any] = []
+        table: dict[Any, int] = {}
 
         def ref(u: Any) -> dict[str, Any] | None:
             if not hasattr(u, "op") or not hasattr(u, "src"):
                 return None
             drawing = []
             for v in self.neighbourhood(u):
-                if id(v) not in table:
-                    table[id(v)] = len(nodes)
-                    nodes.append(v)
-                drawing.append(table[id(v)])
+                at = table.get(v)
+                if at is None:
+                    at = table[v] = len(table)
+                drawing.append(at)
             return {"hash": self.subgraph_hash(u), "graph": drawing}
 
         steps = []
@@ -92,54 +93,58 @@ class StepEncoder:
                 file, line = None, None
             steps.append({"file": file, "line": line, "upat": upat_source(str(loc[0]), line) if file else None,
                           "before": ref(before), "after": ref(after)})
-        encoded = [[*self.text(v), [table[id(s)] for s in self.sources(v) if id(s) in table]] for v in nodes]
+        text = self.text
+        encoded = [[*text(v), [table[s] for s in v.src if s in table]] for v in table]  # dicts keep insertion order
         return {"total": collected.total, "limit": collected.limit, "nodes": encoded, "steps": steps}
 
     def text(self, u: Any) -> tuple[str, str, str]:
-        found = self._text.get(id(u))
+        found = self._text.get(u)
         if found is None:
-            try:
-                arg_text = clean(repr(u.arg))
-            except Exception:  # an arg whose repr raises is named by its type
-                arg_text = f"<{type(u.arg).__name__}>"
-            self._alive[id(u)] = u
-            found = self._text[id(u)] = (getattr(u.op, "name", str(u.op)), clean(str(u.dtype)), arg_text)
+            found = self._text[u] = self.encoder.known_text(u) or self.encoder.describe(u)
         return found
-
-    @staticmethod
-    def sources(u: Any) -> tuple[Any, ...]:
-        return tuple(getattr(u, "src", ()))
 
     def subgraph_hash(self, root: Any) -> str:
         """sha256 over the subgraph's structure (op, dtype, arg, source hashes), computed iteratively."""
         hashes = self._hash
+        found = hashes.get(root)
+        if found is not None:
+            return found
+        text, sha256 = self.text, hashlib.sha256
         stack = [root]
         while stack:
             u = stack[-1]
-            if id(u) in hashes:
+            if u in hashes:
                 stack.pop()
                 continue
-            todo = [s for s in self.sources(u) if id(s) not in hashes]
-            if todo:
-                stack.extend(todo)
+            src, waiting = u.src, len(stack)
+            for s in src:
+                if s not in hashes:
+                    stack.append(s)
+            if len(stack) != waiting:
                 continue
             stack.pop()
-            key = "\x00".join((*self.text(u), *(hashes[id(s)] for s in self.sources(u))))
-            hashes[id(u)] = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
-        return hashes[id(root)]
+            key = "\x00".join((*text(u), *[hashes[s] for s in src]))
+            hashes[u] = sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+        return hashes[root]
 
     def neighbourhood(self, root: Any) -> list[Any]:
         """The nodes nearest `root` (breadth first over sources, bounded), sources before users, the root last."""
-        kept, frontier = {id(root): root}, [root]
+        found = self._drawing.get(root)
+        if found is not None:
+            return found
+        kept, frontier = {root}, [root]
         for _ in range(NEIGHBOURHOOD_DEPTH):
             nxt = []
             for u in frontier:
-                for s in self.sources(u):
-                    if id(s) not in kept and len(kept) < NEIGHBOURHOOD_NODES:
-                        kept[id(s)] = s
+                for s in u.src:
+                    if len(kept) >= NEIGHBOURHOOD_NODES:
+                        break
+                    if s not in kept:
+                        kept.add(s)
                         nxt.append(s)
             frontier = nxt
-        return toposort(root, within=kept)
+        found = self._drawing[root] = toposort(root, within=kept)
+        return found
 
 
 @functools.cache

@@ -103,7 +103,8 @@ class BundleWriter:
         self.f = open(path, "w", encoding="utf-8")
 
     def write(self, rec: dict) -> None:
-        self.f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+        # records are trees built here: no cycle to look for (the look-up is a fifth of encoding a case)
+        self.f.write(json.dumps(rec, ensure_ascii=False, check_circular=False) + "\n")
         self.f.flush()
 
     def close(self) -> None:
