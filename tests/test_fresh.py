@@ -84,3 +84,22 @@ def test_without_the_reset_earlier_cases_change_a_case(tinygrad_release, tmp_pat
     monkeypatch.delitem(os.environ, "TGSTORE_KEEP_GRAPH_CACHES")
     alone = {name: case_facts(extract(root, tmp_path, f"alone_{name}", [name]))[name] for name in TARGETS}
     assert any(in_suite[n]["schedule"] != alone[n]["schedule"] for n in TARGETS)
+
+
+# An earlier case that left state behind and a later case that met it, each found by extracting the whole suite and
+# every case alone on the release: 0.10's `View.__add__` cache (it resolves the index expressions it builds, running
+# the symbolic rules), 0.11's `views_to_real_strides` cache (it calls `views_to_indexed_uops`, so a hit skipped the
+# "indexing sym" passes), and Tensor's random-number tensors from `rand` (0.11's kernelize map substitutes over every
+# live tensor, so they joined each later schedule's graphs).
+LEFT_BEHIND = [("0.10.0", "argmax", "interpolate"), ("0.11.0", "attention_manual", "topk"), ("0.11.0", "rand", "fp8")]
+
+
+@pytest.mark.parametrize(("release", "earlier", "later"), LEFT_BEHIND)
+def test_what_an_earlier_case_left_is_gone_before_a_later_one(tinygrad_release, tmp_path: Path, release: str,
+                                                              earlier: str, later: str) -> None:
+    root = tinygrad_release(release)
+    after = case_facts(extract(root, tmp_path, "pair", [earlier, later], renderers=["C"]))[later]
+    alone = case_facts(extract(root, tmp_path, "alone", [later], renderers=["C"]))[later]
+    assert after["status"] == alone["status"] == "ok"
+    for fact in alone:
+        assert after[fact] == alone[fact], (later, fact)

@@ -8,21 +8,27 @@ run after another that reshaped the same way records one pass fewer than it does
 Era table (what is searched, newest tinygrad first; nothing is named by version):
 * every `functools.cache` / `lru_cache` wrapper bound at module level or as a class attribute (static methods
   included) in the loaded `tinygrad.*` modules;
-* kept: caches that memoize graph work, i.e. whose function takes or returns UOps (annotations naming `UOp`) or,
-  unannotated, whose code calls a rewrite (`graph_rewrite`, `simplify`, `substitute`, ...);
+* kept: caches that memoize graph work, i.e. whose function takes or returns UOps (annotations naming `UOp`) or
+  whose code calls a rewrite (`graph_rewrite`, `simplify`, `substitute`, ...) or builds or resolves UOps (`UOp`,
+  `resolve`: 0.10-0.11's `View` methods, whose arguments are Views);
+* kept too: caches whose code calls one of those by its global name (transitively): graph work through it;
 * kept too, from the first time one is found holding a UOp (`holds_uops`): any other cache but a builder's (0.12's
   `UOp.const` keeps every constant UOp it made, and says so neither in its annotations nor in its code);
 * left alone: caches of pattern matchers, UPats, devices, dtypes, env lookups and names: they hold no graph, and
   rebuilding a matcher would only cost time (match counts are per matcher and stay correct).
 The schedule cache (a dict, not a functools cache) is cleared by `schedule.Scheduler.clear_caches`.
 
-Process-wide counters that number what a case creates are put back to their value after set-up (UNIQUE_COUNTERS):
+Tensor's class-level state (the random-number generator's seed and tensors) is put back to its value after set-up
+(ClassState). Process-wide counters that number what a case creates are put back to their value after set-up
+(UNIQUE_COUNTERS):
 buffer slots (`UOp.unique_num`, 0.11+) appear in the scheduler's pass graphs, so a case would otherwise store
 different graphs depending on how many buffers earlier cases made.
 """
 
 from __future__ import annotations
 
+import copy
+import dis
 import gc
 import inspect
 import itertools
@@ -33,8 +39,11 @@ from typing import Any
 
 from .api import Tinygrad
 
-# Names in a cached function's code (or a nested function's) that mean it rewrites graphs.
-REWRITE_NAMES = frozenset({"graph_rewrite", "graph_rewrite_map", "simplify", "ssimplify", "substitute", "rewrite"})
+# Names in a cached function's code (or a nested function's) that mean it rewrites graphs, or builds or resolves
+# UOps (0.10-0.11's View methods: `View.__add__` resolves index expressions it builds, which runs the symbolic rules,
+# so a later case merging the same views matched fewer rules than it does alone).
+REWRITE_NAMES = frozenset({"graph_rewrite", "graph_rewrite_map", "simplify", "ssimplify", "substitute", "rewrite",
+                           "UOp", "resolve"})
 # Process-wide `itertools.count`s numbering new UOps: (module, class, attribute).
 UNIQUE_COUNTERS = [("tinygrad.uop.ops", "UOp", "unique_num")]  # 0.11+; 0.10 has none
 # Return annotations that mark a builder of rewrite machinery, never cleared.
@@ -76,6 +85,18 @@ def memoizes_graphs(fn: Any) -> bool:
     return code is not None and bool(REWRITE_NAMES & _names(code))
 
 
+def _globals_called(fn: Any) -> list[Any]:
+    """What the global names a cached function's code (or a nested function's) loads are bound to."""
+    wrapped = inspect.unwrap(fn)
+    code, namespace = getattr(wrapped, "__code__", None), getattr(wrapped, "__globals__", {})
+    todo, names = [code] if code is not None else [], set()
+    while todo:
+        current = todo.pop()
+        names |= {i.argval for i in dis.get_instructions(current) if i.opname == "LOAD_GLOBAL"}
+        todo += [c for c in current.co_consts if isinstance(c, types.CodeType)]
+    return [namespace[name] for name in names if name in namespace]
+
+
 def _names(code: types.CodeType) -> set[str]:
     names = set(code.co_names)
     for const in code.co_consts:
@@ -112,6 +133,7 @@ class GraphCaches:
         self.scanned: set[str] = set()
 
     def scan(self) -> None:
+        known = len(self.found) + len(self.others)
         for name, mod in self.tg.loaded_modules():
             if name in self.scanned:
                 continue
@@ -121,16 +143,34 @@ class GraphCaches:
                     self.found[qualname] = fn
                 elif not builds_machinery(fn):
                     self.others[qualname] = fn
+        if len(self.found) + len(self.others) != known:
+            self._follow_calls()
         # what the code does not say, the contents do: 0.12's `UOp.const` (unannotated, no rewrite) keeps every
         # constant UOp it made, so a later case met earlier cases' UOps (and what they had cached on themselves)
         for qualname, fn in list(self.others.items()):
+            if qualname not in self.others:  # found meanwhile: it calls one found holding a UOp
+                continue
             misses = fn.cache_info().misses
             if misses == self.misses.get(qualname):
                 continue  # no entry added since it was last looked at (each miss adds one)
             if holds_uops(fn, self.tg.UOp):
                 self.found[qualname] = self.others.pop(qualname)
+                self._follow_calls()
             else:
                 self.misses[qualname] = misses
+
+    def _follow_calls(self) -> None:
+        """A cache whose code calls a graph memo cache by its global name does graph work through it: 0.11's
+        `views_to_real_strides` (Views in, ints out) calls `views_to_indexed_uops`, so a hit skipped the "indexing
+        sym" passes that a case run alone records. Followed until nothing more is found."""
+        while True:
+            found = {id(fn) for fn in self.found.values()}
+            calling = [qualname for qualname, fn in self.others.items()
+                       if any(id(callee) in found for callee in _globals_called(fn))]
+            if not calling:
+                return
+            for qualname in calling:
+                self.found[qualname] = self.others.pop(qualname)
 
     def clear(self, collect: bool = True) -> int:
         """Empty every graph memo cache; the number of entries dropped. With `collect`, also collect garbage
@@ -168,3 +208,21 @@ class UniqueCounters:
     def reset(self) -> None:
         for owner, attr in self.owners:
             setattr(owner, attr, itertools.count(self.start[attr]))
+
+
+class ClassState:
+    """A class's plain data attributes (numbers, strings, dicts, lists), put back to their value after set-up before
+    each case. tinygrad's Tensor keeps its random-number state there (`_seed`, and per device the seed and counter
+    tensors `rand` makes): kept alive, those tensors joined every later case's schedule graphs (0.11's "Apply
+    Kernelize Map" substitutes over every live tensor), which a case run alone does not have."""
+
+    PLAIN = (bool, int, float, str, type(None), dict, list)
+
+    def __init__(self, owner: type | None) -> None:
+        self.owner = owner
+        self.saved = {name: copy.copy(value) for name, value in vars(owner).items()
+                      if not name.startswith("__") and type(value) in self.PLAIN} if owner is not None else {}
+
+    def reset(self) -> None:
+        for name, value in self.saved.items():
+            setattr(self.owner, name, copy.copy(value))  # a dict or list: a new one, as set-up left it

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .api import Tinygrad
-from .caches import GraphCaches, UniqueCounters
+from .caches import ClassState, GraphCaches, UniqueCounters
 from .encode import Encoder, toposort
 from .lower import Lowering, NameCounter, Program
 from .pass_recorder import PassRecorder
@@ -48,6 +48,7 @@ class CaseRunner:
         self.names = NameCounter(tg)
         self.graph_caches = GraphCaches(tg)
         self.counters = UniqueCounters(tg)
+        self.tensor_state = ClassState(tg.Tensor)
         self.after_schedule: dict = {}
         self.pyrender = next((fn for m, a in PYRENDER if callable(fn := tg.attr(m, a))), None)
 
@@ -78,6 +79,7 @@ class CaseRunner:
         self.lowering.reset_renderers()
         self.names.reset()  # as in a fresh process
         self.scheduler.clear_caches()
+        self.tensor_state.reset()  # before the collection: the random-number tensors `rand` left go with it
         self.graph_caches.clear()  # memoized graph work would skip passes a fresh process runs
         self.counters.reset()  # buffer numbers appear in the scheduler's graphs
         before = self.patterns.snapshot()
