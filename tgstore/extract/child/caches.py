@@ -89,20 +89,21 @@ def _globals_called(fn: Any) -> list[Any]:
     """What the global names a cached function's code (or a nested function's) loads are bound to."""
     wrapped = inspect.unwrap(fn)
     code, namespace = getattr(wrapped, "__code__", None), getattr(wrapped, "__globals__", {})
-    todo, names = [code] if code is not None else [], set()
-    while todo:
-        current = todo.pop()
-        names |= {i.argval for i in dis.get_instructions(current) if i.opname == "LOAD_GLOBAL"}
-        todo += [c for c in current.co_consts if isinstance(c, types.CodeType)]
+    names = {i.argval for c in _codes(code) for i in dis.get_instructions(c) if i.opname == "LOAD_GLOBAL"} \
+        if code is not None else set()
     return [namespace[name] for name in names if name in namespace]
 
 
 def _names(code: types.CodeType) -> set[str]:
-    names = set(code.co_names)
+    return {name for c in _codes(code) for name in c.co_names}
+
+
+def _codes(code: types.CodeType) -> Iterator[types.CodeType]:
+    """A function's code and the code of the functions (lambdas, comprehensions) nested in it."""
+    yield code
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
-            names |= _names(const)
-    return names
+            yield from _codes(const)
 
 
 def holds_uops(fn: Any, uop: type) -> bool:
