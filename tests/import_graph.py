@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 LAYERS: list[tuple[str, ...]] = [
     ("tgstore", "tgstore.resources", "tgstore.settings", "tgstore.tempdirs", "tgstore.units", "tgstore.git",
      "tgstore.bundle",
-     "tgstore.cases"),
+     "tgstore.cases", "tgstore.spelling"),
     ("tgstore.extract",),
     ("tgstore.db", "tgstore.store"),
     ("tgstore.compare", "tgstore.pipeline"),

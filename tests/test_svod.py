@@ -22,8 +22,8 @@ from svod_fixtures import (
     worked_example_log,
 )
 
+from tgstore.spelling.svod import Speller
 from tgstore.svod.readers import InterleavedTests, read_files
-from tgstore.svod.spelling import Speller
 from tgstore.svod.tree import TreeError, graph_hash, parse_tree
 
 # ------------------------------------------------------------------------------------------------ trees
@@ -389,7 +389,7 @@ def test_svod_kernel_ast_is_compared_with_tinygrads_whole_kernel_graph(parity_db
 
 
 def test_register_and_reg_are_one_spelling() -> None:
-    from tgstore.svod.spelling import same_spelling
+    from tgstore.spelling.svod import same_spelling
 
     node = {"id": 0, "op": "PARAM", "arg": {"kind": "param", "address_space": "reg"}}
     assert same_spelling({"nodes": [node]})["nodes"][0]["arg"]["address_space"] == "register"

@@ -11,7 +11,7 @@ The Svod tables of 0003 were built from a wrong description of Svod's output. Th
 * svod_kernels, svod_stages: what the readers found, kernel by kernel and stage by stage (a `[per-stage]` line, a
   `[dump-stage]` tree, a tracing event's tree, an extract-ir.sh section, a canonical dump, a linear dump).
 * svod_trees: a tree's structure in tinygrad's spelling, ids gone, stored once by that normalized graph's hash.
-* svod_stage_map: Svod's stage labels and tracing messages against tinygrad's pass names (tgstore/svod/maps.toml,
+* svod_stage_map: Svod's stage labels and tracing messages against tinygrad's pass names (tgstore/spelling/maps.toml,
   copied in by each `ingest-svod`), for the parity_matrix query.
 * graphs.norm_hash and kernels.norm_hash: a tinygrad graph's hash in the same spelling, so that SQL can tell
   whether a Svod stage and a tinygrad pass hold the same structure.

@@ -21,8 +21,8 @@ depends_on: str | Sequence[str] | None = None
 
 # Plain ALTER TABLE, as 0018 does (no batch rebuild under views).
 def upgrade() -> None:
+    from tgstore.spelling.svod import kernel_renderer
     from tgstore.svod.readers.sessions import variant_of
-    from tgstore.svod.spelling import kernel_renderer
 
     op.add_column("svod_kernels", sa.Column("renderer", sa.String(length=20), nullable=True))
     conn = op.get_bind()

@@ -6,7 +6,7 @@ statement per table. So re-ingesting an unchanged commit adds only its commit an
 Tables are filled parents first: blobs; kernels, linears, graphs; pass lists; canonical documents; patterns, pattern
 sets, match sets; case results with their schedule items, programs, canonical links and missing features; the
 case set (store_case_set). A kernel's and a pass graph's `norm_hash` is their hash in the spelling Svod's trees are
-compared in (tgstore.svod.spelling, the one import that runs up the layers).
+compared in (tgstore.spelling.svod, the one import that runs up the layers).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any
 from sqlalchemy import Connection
 
 from tgstore.bundle import Bundle, BundleError
+from tgstore.spelling.svod import norm_hash
 from tgstore.store.carry import Carried
 from tgstore.store.content import ContentStore, canonical_json, content_hash, document_hash, sha256_text
 from tgstore.store.rows import (
@@ -28,7 +29,6 @@ from tgstore.store.rows import (
     linear_rows,
     pattern_values,
 )
-from tgstore.svod.spelling import norm_hash
 
 
 def kernel_name(programs: list[dict[str, Any]]) -> str | None:

@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
-from tgstore.svod.spelling import maps
+from tgstore.spelling.svod import maps
 
 # canonical dumps taken after a post-opt stage's print_stage, in optimizer/mod.rs
 CANONICAL_AFTER = {"09-pre_expand": "expanded", "17-bottom_up_ew_image": "coalesced",

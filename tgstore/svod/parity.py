@@ -3,7 +3,7 @@
 Kernels are paired by name (Svod's from its generated code, tinygrad's from its renderer), the rest by order. For
 each stage of maps.toml's [[stages]] (pipeline order) that either side has:
 * a tree: Svod's tree and the tinygrad graph after (or before) the mapped pass, both in tinygrad's spelling with ids
-  gone (tgstore.svod.spelling), equal when the graphs are; the diff is of the two graphs printed as trees;
+  gone (tgstore.spelling.svod), equal when the graphs are; the diff is of the two graphs printed as trees;
 * only a node count (a `[per-stage]` line): equal when the counts are;
 * a canonical document: equal when the documents' hashes (sorted-key JSON) are; the diff aligns the nodes.
 """
@@ -17,9 +17,9 @@ from typing import Any
 from sqlalchemy import Connection, text
 
 from tgstore.compare.canonical import aligned_diff, document_hash
+from tgstore.spelling.svod import maps, normalize_tinygrad, same_spelling, tinygrad_document
 from tgstore.store.commits import CommitRow
 from tgstore.svod.emission import switch_for
-from tgstore.svod.spelling import maps, normalize_tinygrad, same_spelling, tinygrad_document
 from tgstore.svod.treediff import tree_diff
 
 

@@ -20,10 +20,10 @@ from typing import Any
 from sqlalchemy import Connection, text
 
 from tgstore.compare.rewrite_steps import PASSES_SQL
+from tgstore.spelling.svod import Speller, maps
 from tgstore.store.commits import CommitRow
 from tgstore.svod.parity import choose_svod_run, pair_kernels, renderer_for, svod_kernel_rows, tinygrad_run
 from tgstore.svod.readers.place import has_events
-from tgstore.svod.spelling import Speller, maps
 
 
 def _rows(conn: Connection, sql: str, **params: Any) -> list[dict[str, Any]]:

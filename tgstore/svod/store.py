@@ -30,11 +30,11 @@ from tgstore.db.models.svod_tables import (
     SvodStageMap,
 )
 from tgstore.nogc import gc_paused
+from tgstore.spelling.svod import Speller, kernel_renderer, maps
 from tgstore.store.content import ContentStore
 from tgstore.store.rows import case_ids, insert_returning_id, now_iso
 from tgstore.svod.readers import InterleavedTests, Problem, Stage, SvodLog, read_runs
 from tgstore.svod.readers.sessions import case_from_test, variant_of
-from tgstore.svod.spelling import Speller, kernel_renderer, maps
 from tgstore.svod.tree import graph_hash, graph_text
 
 PARSER_VERSION = 4  # 2: kernel boundaries from Svod's emission order; 3: a run per test, threads, failures;

@@ -19,7 +19,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from tgstore.svod.spelling import Speller
+from tgstore.spelling.svod import Speller
 
 LINE = re.compile(r"^(?P<prefix>(?:│   |    |├── |└── )*)\[(?P<id>\d+)\] (?P<body>.*)$")
 BACKREF = re.compile(r"^(?:→|->) \(see above\)$")

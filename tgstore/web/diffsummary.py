@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import Connection, text
 
 from tgstore.compare.diff import _cases, _items, _programs, choose_runs
-from tgstore.compare.eras import normalized, spelling_hash
+from tgstore.spelling.eras import normalized, spelling_hash
 from tgstore.store.commits import CommitRow, resolve_commit
 
 PASS_LISTS_SQL = """

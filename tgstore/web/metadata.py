@@ -101,7 +101,7 @@ TABLES: dict[str, dict[str, Any]] = {
     "svod_rule_fires": {"title": "Svod pattern matches", "description": "Svod's `pattern matched` events counted "
                         "per kernel, stage and op key (`tgstore parity --rules`).", "facets": ["label", "op_key"]},
     "svod_stage_map": {"title": "Svod stage map", "description": "Svod's stage labels and messages, the tinygrad "
-                       "pass and canonical stage each corresponds to (tgstore/svod/maps.toml)."},
+                       "pass and canonical stage each corresponds to (tgstore/spelling/maps.toml)."},
     "alembic_version": {"hidden": True},
 }
 

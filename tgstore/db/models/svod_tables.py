@@ -152,7 +152,7 @@ class SvodProblem(Base):
 
 
 class SvodStageMap(Base):
-    """Svod's stage labels against tinygrad's passes (a copy of tgstore/svod/maps.toml's [[stages]])."""
+    """Svod's stage labels against tinygrad's passes (a copy of tgstore/spelling/maps.toml's [[stages]])."""
 
     __tablename__ = "svod_stage_map"
     label: Mapped[str] = mapped_column(String(200), primary_key=True)

@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
+from tgstore.spelling.svod import maps
 from tgstore.svod.emission import code_place, place
 from tgstore.svod.readers.model import Fires, Kernel, Problem, Stage, SvodLog, kernel_name_of
 from tgstore.svod.readers.threads import attribute, document_name
-from tgstore.svod.spelling import maps
 
 
 def _message_labels() -> dict[str, str]:

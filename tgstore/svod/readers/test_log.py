@@ -11,10 +11,10 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from tgstore.spelling.svod import maps
 from tgstore.svod.readers.model import Event, Problem, Stage, SvodLog, load_json, strip_ansi, tree_stage
 from tgstore.svod.readers.segment import Segmenter
 from tgstore.svod.readers.sessions import Lines
-from tgstore.svod.spelling import maps
 
 KIND = "log"
 PER_STAGE = re.compile(r"^\[per-stage\] (?P<label>.+?) : node_count=(?P<count>\d+)\s*$")

@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 from datasette.utils.asgi import Response
 from markupsafe import Markup
 
-from tgstore.svod.spelling import normalize_tinygrad
+from tgstore.spelling.svod import normalize_tinygrad
 from tgstore.web import layout
 from tgstore.web.base import database, not_found, render, short_sha
 from tgstore.web.drawing import INLINE_SVG_BYTES, Loaded, drawing, load

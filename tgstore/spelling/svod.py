@@ -21,6 +21,7 @@ are left out: tinygrad's stored graphs do not carry them.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import math
 import re
@@ -29,14 +30,12 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
-from tgstore.store.content import sha256_text
-
 USIZE_MAX = 2**64 - 1
 
 
 @functools.cache
 def maps() -> dict[str, Any]:
-    return tomllib.loads(resources.files("tgstore.svod").joinpath("maps.toml").read_text(encoding="utf-8"))
+    return tomllib.loads(resources.files("tgstore.spelling").joinpath("maps.toml").read_text(encoding="utf-8"))
 
 
 @dataclass
@@ -288,4 +287,5 @@ def normalize_tinygrad(nodes: list) -> tuple[list[list], list[str]]:
 def norm_hash(nodes: list) -> str:
     """A stored tinygrad graph's hash in the spelling Svod's trees are compared in (`kernels.norm_hash`,
     `graphs.norm_hash`): equal to a Svod tree's hash (`svod_trees.hash`) when the two graphs are."""
-    return sha256_text(json.dumps(normalize_tinygrad(nodes)[0], ensure_ascii=False, separators=(",", ":")))
+    text = json.dumps(normalize_tinygrad(nodes)[0], ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()  # store.content.sha256_text's
