@@ -27,9 +27,9 @@ CRESSIE_HAWKINS = (0.457, 0.494)
 MIN_PAIRS = 8  # a lag with fewer pairs than this is not estimated
 
 
-def variogram(y: Sequence[float], most_lag: int, cut: int | None = None) -> np.ndarray:
-    """gamma(h) for h = 0 .. most_lag (gamma(0) = 0) from the pairs of `y` that do not straddle `cut` (pairs wholly
-    before index `cut` or wholly from it on): non-decreasing in h (the weighted isotonic fit of each lag's estimate,
+def variogram(y: Sequence[float], most_lag: int, cut: int | Sequence[int] | None = None) -> np.ndarray:
+    """gamma(h) for h = 0 .. most_lag (gamma(0) = 0) from the pairs of `y` that do not straddle a `cut` (a pair
+    (t, t + h) straddles c when t < c <= t + h): non-decreasing in h (the weighted isotonic fit of each lag's estimate,
     weighted by its pairs); a lag with fewer than MIN_PAIRS pairs takes the estimate below it."""
     values = np.asarray(y, dtype=float)
     n = len(values)
@@ -38,7 +38,10 @@ def variogram(y: Sequence[float], most_lag: int, cut: int | None = None) -> np.n
         diffs = values[h:] - values[:-h]  # pair (t, t + h) for t = 0 .. n - h - 1
         if cut is not None:
             t = np.arange(n - h)
-            diffs = diffs[(t + h < cut) | (t >= cut)]
+            keep = np.ones(n - h, dtype=bool)
+            for c in [cut] if isinstance(cut, int | np.integer) else cut:
+                keep &= (t + h < c) | (t >= c)
+            diffs = diffs[keep]
         m = len(diffs)
         if m < MIN_PAIRS and estimates:
             break

@@ -45,6 +45,7 @@ MIN_SIDE = 2  # commits each side of a step for it to be called: one commit at a
 SPIKE_Z = 3.0  # a commit this many noise units off both neighbours (and they nearer each other) is set apart
 STANDARD = NormalDist()
 DF_SHARE = 0.6  # see degrees_of_freedom
+OTHER_STEP = 5.0  # see cuts_for
 
 
 def mann_whitney(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
@@ -178,13 +179,13 @@ def _runs_p(samples: list[list[float]] | None, a: Sequence[int], b: Sequence[int
     return min(1.0, places * mann_whitney(left, right)[1])
 
 
-def _spike(y: np.ndarray, i: int, kept_y: np.ndarray, samples: list[list[float]] | None, floor: float,
+def _spike(y: np.ndarray, i: int, gamma: np.ndarray, samples: list[list[float]] | None, floor: float,
            places: int) -> Spike:
-    """Commit i against its neighbours: the history (the contrast y[i] - mean(y[i-1], y[i+1]) under the series'
-    variogram) and its runs, which must differ from each neighbour's runs on their own, the same way (a single odd
-    run makes a best time odd, not the commit)."""
+    """Commit i against its neighbours: the history (the contrast y[i] - mean(y[i-1], y[i+1]) under the variogram
+    of the series without its odd commits, across no big step) and its runs, which must differ from each
+    neighbour's runs on their own, the same way (a single odd run makes a best time odd, not the commit)."""
     off = y[i] - (y[i - 1] + y[i + 1]) / 2
-    spread = math.sqrt(max(contrast_mean_square({i - 1: -0.5, i: 1.0, i + 1: -0.5}, variogram(y, 2)),
+    spread = math.sqrt(max(contrast_mean_square({i - 1: -0.5, i: 1.0, i + 1: -0.5}, gamma),
                            1.5 * floor ** 2))
     p_history = min(1.0, places * two_sided(off / spread)) if spread > 0 else float(off == 0)
     p_runs = None
@@ -199,6 +200,18 @@ def _spike(y: np.ndarray, i: int, kept_y: np.ndarray, samples: list[list[float]]
     return Spike(i, math.exp((y[i - 1] + y[i + 1]) / 2), math.exp(y[i]), p_history, p_runs)
 
 
+def cuts_for(segments: list[tuple[int, int]], breakpoint: int | None, y: np.ndarray, sigma: float) -> list[int]:
+    """Where pairs may not straddle when the history of the step at `breakpoint` is estimated: the breakpoint
+    itself, and the fit's other breakpoints between levels more than OTHER_STEP noise units apart (another real step
+    in the history would make every change across it look like noise); smaller ones stay in, since leaving out the
+    places a correlated series wandered most would make its history look quieter than it is."""
+    cuts = set() if breakpoint is None else {breakpoint}
+    for (s0, e0), (s1, e1) in zip(segments, segments[1:], strict=False):
+        if abs(statistics.median(y[s1:e1]) - statistics.median(y[s0:e0])) > OTHER_STEP * sigma:
+            cuts.add(s1)
+    return sorted(cuts)
+
+
 def analyse(series: Series, alpha: float = ALPHA) -> Analysis:
     """The steps and spikes of a series (see the module's docstring)."""
     everything = np.log(np.asarray(series.values, dtype=float))
@@ -209,14 +222,15 @@ def analyse(series: Series, alpha: float = ALPHA) -> Analysis:
     candidates = spike_candidates(everything, sigma)
     kept = [i for i in range(n) if i not in set(candidates)]
     y = everything[kept]
+    segments = pelt(y, PENALTY * sigma ** 2 * math.log(len(y)))
     spikes, outliers = [], []
+    spike_gamma = variogram(y, 2, cut=cuts_for(segments, None, y, sigma))
     for i in candidates:
-        spike = _spike(everything, i, y, series.samples, series.floor, n - 2)
+        spike = _spike(everything, i, spike_gamma, series.samples, series.floor, n - 2)
         if spike.p_history < alpha and (spike.p_runs is None or spike.p_runs < alpha):
             spikes.append(spike)  # backed by the history and by its own runs
         else:
             outliers.append(i)
-    segments = pelt(y, PENALTY * sigma ** 2 * math.log(len(y)))
     places = len(y) - 1  # where a breakpoint could have been chosen
     kept_samples = [series.samples[i] for i in kept] if series.samples is not None else None
     steps: list[Step] = []
@@ -224,7 +238,7 @@ def analyse(series: Series, alpha: float = ALPHA) -> Analysis:
     set_aside: list[Step] = []
     for (s0, e0), (s1, e1) in zip(segments, segments[1:], strict=False):
         before, after = range(max(s0, e0 - WINDOW), e0), range(s1, min(e1, s1 + WINDOW))
-        gamma = variogram(y, len(before) + len(after), cut=s1)
+        gamma = variogram(y, len(before) + len(after), cut=cuts_for(segments, s1, y, sigma))
         weights = level_change(before, after)
         spread = math.sqrt(max(contrast_mean_square(weights, gamma),
                                series.floor ** 2 * (1 / len(before) + 1 / len(after))))
