@@ -19,8 +19,8 @@ The detector is run as `tgstore regressions` runs it on run times (2% noise floo
 - runs_only_*: the same series' share where the runs alone (Mann-Whitney U on the nearest commits) would have
   reported a step: what a test on runs alone does under drift;
 - spikes_*: share of series with a reported one-commit spike;
-- segment_10000_seconds and segment_10000_peak_mb: `analyse` of one 10,000-commit series (with runs), time and
-  peak traced memory (target <= 1 s, <= 200 MB).
+- segment_seconds and segment_peak_mb: `analyse` of one 10,000-commit series (`--commits`; with runs, a level
+  change every 500 commits), time and peak memory traced by tracemalloc (target <= 1 s, <= 200 MB).
 """
 
 from __future__ import annotations
@@ -89,8 +89,8 @@ def main() -> None:
         figure(f"runs_only_{name}", counts.rate("runs_only"), "a candidate the runs alone back")
         figure(f"spikes_{name}", counts.rate("spikes"), "a reported one-commit spike")
     seconds, peak, steps = long_series(args.commits)
-    figure(f"segment_{args.commits}_seconds", seconds, f"{steps} steps reported")
-    figure(f"segment_{args.commits}_peak_mb", peak)
+    figure("segment_seconds", seconds, f"{args.commits} commits, {steps} steps reported")
+    figure("segment_peak_mb", peak, f"{args.commits} commits, traced by tracemalloc")
     if args.table:
         for n in LENGTHS:
             k = simulate.detectable(n)

@@ -57,6 +57,11 @@ def test_mann_whitney_is_exact_against_published_tables():
             assert mann_whitney(*samples_with_u(critical, n1))[1] <= alpha, (n1, alpha, critical)
             assert mann_whitney(*samples_with_u(critical + 1, n1))[1] > alpha, (n1, alpha, critical)
     assert mann_whitney([6, 7, 8, 9, 10], [1, 2, 3, 4, 5])[0] == 25
+    # ties inside each side (a timer's resolution) leave complete separation as unlikely as without: exact, 2/252
+    assert mann_whitney([4, 4, 5, 6, 7], [1, 1, 2, 2, 3])[1] == pytest.approx(2 / 252)
+    # ties across the sides: every permutation counted (the tables assume no ties; 28 of 252 arrangements have
+    # U at least as far from its mean as this one's 20)
+    assert mann_whitney([2, 4, 5, 6, 7], [1, 2, 2, 3, 5])[1] == pytest.approx(28 / 252)
     assert mann_whitney([1, 2, 3], [1, 2, 3]) == (4.5, 1.0)  # the same values: no evidence
     assert mann_whitney([], [1.0])[1] == 1.0
 
@@ -274,3 +279,23 @@ def test_regressions_finds_the_planted_steps_and_nothing_else(tmp_path, tinygrad
         assert 'id="skipped"' in page and "launch overhead" in page  # the copy kernels, and why
     finally:
         stop_server(server)
+
+
+def test_the_report_renders_the_analysis_json_escaped_in_html():
+    from tgstore.history.report import render
+
+    regression = {"title": "matmul #2", "kernel": "r_8_8", "ratio": 1.5, "direction": "slower", "before": 1000,
+                  "after": 1500, "unit": "ns", "good": "a" * 40, "bad": "b" * 40, "exact": False,
+                  "commits_between": 3, "subject": "<script>x</script>", "explanation": "codegen",
+                  "detail": "its AST changed", "evidence": "history and runs", "confirmed": "confirmed",
+                  "confirmation": {"verdict": "confirmed", "detail": "1.500x over 5 interleaved rounds, p 0.0079"},
+                  "triage": {"state": "new", "note": "", "updated_at": None},
+                  "diff_command": "tgstore diff aaaaaaaaaa bbbbbbbbbb --case matmul --stages",
+                  "bisect_command": "tgstore bisect matmul --metric time --good aaaaaaaaaa --bad bbbbbbbbbb"}
+    report = {"metric": "time", "machine": "m", "alpha": 0.01, "noise": [], "regressions": [regression]}
+    md = render(report, {"b" * 40: "2026-07-22T19:01:08+03:00"}, "2026-07-20", "md")
+    assert "## Regressions (confirmed) (1)" in md and "1.500x slower (1.00 us -> 1.50 us)" in md
+    assert "`aaaaaaaaaa..bbbbbbbbbb` (gap of 3)" in md and "tgstore bisect matmul" in md
+    html = render(report, {"b" * 40: "2026-07-22T19:01:08+03:00"}, "2026-07-20", "html")
+    assert "&lt;script&gt;x&lt;/script&gt;" in html and "<script>" not in html
+    assert "## Regressions (confirmed) (0)" in render(report, {"b" * 40: "2026-07-22"}, "2026-08-01", "md")

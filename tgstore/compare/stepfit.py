@@ -7,8 +7,9 @@
 2. Each breakpoint the fit proposes is a candidate, tested twice; it is reported when both agree (`Step.evidence`):
    - the history: the change of level (the mean of up to WINDOW commits after minus up to WINDOW before) against
      the series' own history of commit-to-commit changes at every lag (`noise_model`: its variogram, from the
-     pairs that do not straddle the breakpoint). Correlated noise and drift make the history's changes large, so
-     they are not mistaken for a step;
+     pairs that straddle neither this breakpoint nor another step of more than OTHER_STEP noise units), compared
+     with Student's t (`degrees_of_freedom`: the spread is estimated from the series itself). Correlated noise and
+     drift make the history's changes large, so they are not mistaken for a step;
    - the runs: Mann-Whitney U (scipy's `mannwhitneyu`, exact for small samples) between the stored timed runs of the
      NEAREST commits each side. Runs within one process agree with each other more than processes do, so the runs
      alone call a drift certain: they are needed, not enough.
@@ -17,7 +18,10 @@
    them looks like this under no step. Re-timing the two commits (`tgstore regressions --confirm`) is the test on
    data that did not choose the breakpoint.
 3. A spike: one commit off its neighbours both ways, tested the same two ways (the history of that contrast, the
-   commit's runs against its neighbours'): "slower at X, back at Y".
+   commit's runs against each neighbour's): "slower at X, back at Y".
+
+bench/bench_regressions.py prints what this does on simulated histories (false alarms under drift and correlated
+noise, detection); docs/timing.md has the figures.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from dataclasses import dataclass, field
 from statistics import NormalDist
 
 import numpy as np
-from scipy.stats import mannwhitneyu
+from scipy.stats import PermutationMethod, mannwhitneyu
 from scipy.stats import t as student_t
 
 from tgstore.compare.detectable import detectable_step
@@ -48,13 +52,20 @@ DF_SHARE = 0.6  # see degrees_of_freedom
 OTHER_STEP = 5.0  # see cuts_for
 
 
+EXACT_UP_TO = 10  # samples a side up to which a tied pair is tested by exact permutation (C(20, 10) = 184,756)
+
+
 def mann_whitney(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
-    """(U of `a`, two-sided p) of the Mann-Whitney U test: scipy's, exact when both samples are small and untied,
-    else the normal approximation with tie and continuity corrections. p is 1 when either side is empty or every
-    value is tied."""
+    """(U of `a`, two-sided p) of the Mann-Whitney U test: scipy's, exact when both samples are small (its exact
+    distribution when untied; with ties, every permutation enumerated: timings at a timer's resolution tie, and the
+    normal approximation scipy falls back to then gives 0.011 for five rounds a side that do not overlap, where the
+    exact p is 2/252 = 0.0079), else the normal approximation with tie and continuity corrections. p is 1 when
+    either side is empty or every value is tied."""
     if not len(a) or not len(b) or len(set(a) | set(b)) == 1:
         return (len(a) * len(b) / 2 if len(a) and len(b) else 0.0), 1.0
-    result = mannwhitneyu(a, b, alternative="two-sided", method="auto")
+    tied = len(set(a) | set(b)) < len(a) + len(b)
+    method = PermutationMethod(n_resamples=math.inf) if tied and max(len(a), len(b)) <= EXACT_UP_TO else "auto"
+    result = mannwhitneyu(a, b, alternative="two-sided", method=method)
     return float(result.statistic), float(result.pvalue)
 
 
