@@ -27,10 +27,13 @@ CRESSIE_HAWKINS = (0.457, 0.494)
 MIN_PAIRS = 8  # a lag with fewer pairs than this is not estimated
 
 
-def variogram(y: Sequence[float], most_lag: int, cut: int | Sequence[int] | None = None) -> np.ndarray:
+def variogram(y: Sequence[float], most_lag: int, cut: int | Sequence[int] | None = None, *,
+              median: bool = False) -> np.ndarray:
     """gamma(h) for h = 0 .. most_lag (gamma(0) = 0) from the pairs of `y` that do not straddle a `cut` (a pair
     (t, t + h) straddles c when t < c <= t + h): non-decreasing in h (the weighted isotonic fit of each lag's estimate,
-    weighted by its pairs); a lag with fewer than MIN_PAIRS pairs takes the estimate below it."""
+    weighted by its pairs); a lag with fewer than MIN_PAIRS pairs takes the estimate below it. `median`: each lag's
+    estimate is the median of the squared differences over its value for normal noise (2 x 0.4549 gamma), which a
+    few odd commits among the pairs do not move (Cressie-Hawkins' mean of square roots is moved by them)."""
     values = np.asarray(y, dtype=float)
     n = len(values)
     estimates, weights = [], []
@@ -45,8 +48,12 @@ def variogram(y: Sequence[float], most_lag: int, cut: int | Sequence[int] | None
         m = len(diffs)
         if m < MIN_PAIRS and estimates:
             break
-        estimates.append(np.mean(np.sqrt(np.abs(diffs))) ** 4 / (2 * (CRESSIE_HAWKINS[0] + CRESSIE_HAWKINS[1] / m))
-                         if m else 0.0)
+        if not m:
+            estimates.append(0.0)
+        elif median:
+            estimates.append(float(np.median(diffs * diffs)) / (2 * 0.4549))
+        else:
+            estimates.append(np.mean(np.sqrt(np.abs(diffs))) ** 4 / (2 * (CRESSIE_HAWKINS[0] + CRESSIE_HAWKINS[1] / m)))
         weights.append(m)
     fitted = isotonic(estimates, weights)
     out = np.zeros(most_lag + 1)

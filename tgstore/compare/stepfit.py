@@ -192,13 +192,15 @@ def _runs_p(samples: list[list[float]] | None, a: Sequence[int], b: Sequence[int
 
 def _spike(y: np.ndarray, i: int, gamma: np.ndarray, samples: list[list[float]] | None, floor: float,
            places: int) -> Spike:
-    """Commit i against its neighbours: the history (the contrast y[i] - mean(y[i-1], y[i+1]) under the variogram
-    of the series without its odd commits, across no big step) and its runs, which must differ from each
-    neighbour's runs on their own, the same way (a single odd run makes a best time odd, not the commit)."""
+    """Commit i against its neighbours: the history (its change from each neighbour, y[i] - y[i-1] and
+    y[i] - y[i+1], the same way and each standing out from the series' commit-to-commit changes, 2 gamma(1) under
+    `gamma`, the variogram of the series without commit i: the smaller of the two is tested, so a commit beside a
+    step is not a spike by half the step) and its runs, which must differ from each neighbour's runs on their own,
+    the same way (a single odd run makes a best time odd, not the commit)."""
     off = y[i] - (y[i - 1] + y[i + 1]) / 2
-    spread = math.sqrt(max(contrast_mean_square({i - 1: -0.5, i: 1.0, i + 1: -0.5}, gamma),
-                           1.5 * floor ** 2))
-    p_history = min(1.0, places * two_sided(off / spread)) if spread > 0 else float(off == 0)
+    nearest = min(abs(y[i] - y[i - 1]), abs(y[i] - y[i + 1]))
+    spread = math.sqrt(max(contrast_mean_square({i - 1: -1.0, i: 1.0}, gamma), 2 * floor ** 2))
+    p_history = min(1.0, places * two_sided(nearest / spread)) if spread > 0 else float(nearest == 0)
     p_runs = None
     if samples is not None and samples[i]:
         sides = []
@@ -235,8 +237,11 @@ def analyse(series: Series, alpha: float = ALPHA) -> Analysis:
     y = everything[kept]
     segments = pelt(y, PENALTY * sigma ** 2 * math.log(len(y)))
     spikes, outliers = [], []
-    spike_gamma = variogram(y, 2, cut=cuts_for(segments, None, y, sigma))
+    big_steps = [kept[c] for c in cuts_for(segments, None, y, sigma)]  # as commit indexes
     for i in candidates:
+        # the history of the series without commit i (its other odd commits kept, as leaving every large change
+        # out would make the history quieter than it is, but a median does not let them decide), across no big step
+        spike_gamma = variogram(np.delete(everything, i), 1, cut=[c - (c > i) for c in big_steps], median=True)
         spike = _spike(everything, i, spike_gamma, series.samples, series.floor, n - 2)
         if spike.p_history < alpha and (spike.p_runs is None or spike.p_runs < alpha):
             spikes.append(spike)  # backed by the history and by its own runs
