@@ -53,6 +53,8 @@ def triage(
     good, sep, bad = commits.partition("..")
     if not sep or not good or not bad:
         raise fail(f"give the range as GOOD..BAD, not {commits!r}")
+    if not db.exists():
+        raise fail(f"{db} does not exist: triage sets the state of regressions a timed database holds")
     engine = open_db(db, writer=True)
     with engine.connect() as conn:
         report = _report(conn, metric, machine)

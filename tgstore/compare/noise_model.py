@@ -78,12 +78,9 @@ def isotonic(values: Sequence[float], weights: Sequence[float]) -> list[float]:
 
 def contrast_mean_square(weights: dict[int, float], gamma: np.ndarray) -> float:
     """E[(sum_i w_i y_i)^2] for weights summing to 0, under the variogram `gamma` (indexes: commits)."""
-    items = list(weights.items())
-    total = 0.0
-    for i, wi in items:
-        for j, wj in items:
-            total -= wi * wj * gamma[abs(i - j)]
-    return max(total, 0.0)
+    index = np.fromiter(weights, dtype=np.int64)
+    w = np.fromiter(weights.values(), dtype=float)
+    return max(float(-w @ gamma[np.abs(index[:, None] - index[None, :])] @ w), 0.0)
 
 
 def level_change(before: Sequence[int], after: Sequence[int]) -> dict[int, float]:

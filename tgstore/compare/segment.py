@@ -43,16 +43,22 @@ def pelt(y: Sequence[float], penalty: float, window: int = WINDOW) -> list[tuple
     best[0] = -penalty
     last = np.zeros(n + 1, dtype=np.int64)  # where the last segment of that fit starts
     candidates = np.zeros(1, dtype=np.int64)
+    total, squares = costs.total, costs.squares
     for end in range(1, n + 1):
         if end - candidates[0] > window:
             candidates = candidates[end - candidates <= window]
-        fitted = best[candidates] + costs.of(candidates, end)
-        i = int(np.argmin(fitted))
-        best[end] = fitted[i] + penalty
+        sums = total[end] - total[candidates]
+        fitted = best[candidates] + (squares[end] - squares[candidates]) - sums * sums / (end - candidates)
+        i = fitted.argmin()
+        least = fitted[i] + penalty
+        best[end] = least
         last[end] = candidates[i]
         # the pruning: a start already worse than the best fit with one more segment can never win later (splitting
         # a segment never raises its cost: the paper's condition with K = 0)
-        candidates = np.append(candidates[fitted <= best[end]], end)
+        kept = candidates[fitted <= least]
+        candidates = np.empty(len(kept) + 1, dtype=np.int64)
+        candidates[:-1] = kept
+        candidates[-1] = end
     bounds = [n]
     while bounds[-1] > 0:
         bounds.append(int(last[bounds[-1]]))

@@ -49,7 +49,7 @@ MIN_SIDE = 2  # commits each side of a step for it to be called: one commit at a
 SPIKE_Z = 3.0  # a commit this many noise units off both neighbours (and they nearer each other) is set apart
 STANDARD = NormalDist()
 DF_SHARE = 0.6  # see degrees_of_freedom
-OTHER_STEP = 5.0  # see cuts_for
+OTHER_STEP = 5.0  # see big_steps
 
 
 EXACT_UP_TO = 10  # samples a side up to which a tied pair is tested by exact permutation (C(20, 10) = 184,756)
@@ -213,16 +213,14 @@ def _spike(y: np.ndarray, i: int, gamma: np.ndarray, samples: list[list[float]] 
     return Spike(i, math.exp((y[i - 1] + y[i + 1]) / 2), math.exp(y[i]), p_history, p_runs)
 
 
-def cuts_for(segments: list[tuple[int, int]], breakpoint: int | None, y: np.ndarray, sigma: float) -> list[int]:
-    """Where pairs may not straddle when the history of the step at `breakpoint` is estimated: the breakpoint
-    itself, and the fit's other breakpoints between levels more than OTHER_STEP noise units apart (another real step
-    in the history would make every change across it look like noise); smaller ones stay in, since leaving out the
-    places a correlated series wandered most would make its history look quieter than it is."""
-    cuts = set() if breakpoint is None else {breakpoint}
-    for (s0, e0), (s1, e1) in zip(segments, segments[1:], strict=False):
-        if abs(statistics.median(y[s1:e1]) - statistics.median(y[s0:e0])) > OTHER_STEP * sigma:
-            cuts.add(s1)
-    return sorted(cuts)
+def big_steps(segments: list[tuple[int, int]], y: np.ndarray, sigma: float) -> list[int]:
+    """The fit's breakpoints between levels more than OTHER_STEP noise units apart. When the history of one step is
+    estimated, pairs may not straddle these (another real step in the history would make every change across it
+    look like noise); smaller ones stay in, since leaving out the places a correlated series wandered most would
+    make its history look quieter than it is."""
+    medians = [float(np.median(y[s:e])) for s, e in segments]
+    return [segments[k + 1][0] for k in range(len(segments) - 1)
+            if abs(medians[k + 1] - medians[k]) > OTHER_STEP * sigma]
 
 
 def analyse(series: Series, alpha: float = ALPHA) -> Analysis:
@@ -237,11 +235,12 @@ def analyse(series: Series, alpha: float = ALPHA) -> Analysis:
     y = everything[kept]
     segments = pelt(y, PENALTY * sigma ** 2 * math.log(len(y)))
     spikes, outliers = [], []
-    big_steps = [kept[c] for c in cuts_for(segments, None, y, sigma)]  # as commit indexes
+    big = big_steps(segments, y, sigma)
+    big_commits = [kept[c] for c in big]  # as commit indexes
     for i in candidates:
         # the history of the series without commit i (its other odd commits kept, as leaving every large change
         # out would make the history quieter than it is, but a median does not let them decide), across no big step
-        spike_gamma = variogram(np.delete(everything, i), 1, cut=[c - (c > i) for c in big_steps], median=True)
+        spike_gamma = variogram(np.delete(everything, i), 1, cut=[c - (c > i) for c in big_commits], median=True)
         spike = _spike(everything, i, spike_gamma, series.samples, series.floor, n - 2)
         if spike.p_history < alpha and (spike.p_runs is None or spike.p_runs < alpha):
             spikes.append(spike)  # backed by the history and by its own runs
@@ -254,14 +253,14 @@ def analyse(series: Series, alpha: float = ALPHA) -> Analysis:
     set_aside: list[Step] = []
     for (s0, e0), (s1, e1) in zip(segments, segments[1:], strict=False):
         before, after = range(max(s0, e0 - WINDOW), e0), range(s1, min(e1, s1 + WINDOW))
-        gamma = variogram(y, len(before) + len(after), cut=cuts_for(segments, s1, y, sigma))
+        gamma = variogram(y, len(before) + len(after), cut=sorted({*big, s1}))
         weights = level_change(before, after)
         spread = math.sqrt(max(contrast_mean_square(weights, gamma),
                                series.floor ** 2 * (1 / len(before) + 1 / len(after))))
         change = sum(w * y[i] for i, w in weights.items())
         z = change / spread if spread > 0 else (math.copysign(math.inf, change) if change else 0.0)
         p_runs = _runs_p(kept_samples, range(max(s0, e0 - NEAREST), e0), range(s1, min(e1, s1 + NEAREST)), places)
-        step = Step(kept[s1], math.exp(statistics.median(y[s0:e0])), math.exp(statistics.median(y[s1:e1])),
+        step = Step(kept[s1], math.exp(float(np.median(y[s0:e0]))), math.exp(float(np.median(y[s1:e1]))),
                     min(1.0, places * 2 * float(student_t.sf(abs(z), degrees_of_freedom(len(before), len(after))))),
                     p_runs, z)
         if not step.reported(alpha):

@@ -25,7 +25,7 @@ and from the runs (p < {{ alpha }} each); confirmed ones were re-timed, interlea
 {% if not section.items %}
 None.
 {% endif %}{% for r in section.items %}
-- **{{ r.title }}** `{{ r.kernel or '' }}` {{ '%.3f'|format(r.ratio) }}x {{ r.direction }} \
+- **{{ r.title }}**{% if r.kernel %} `{{ r.kernel }}`{% endif %} {{ '%.3f'|format(r.ratio) }}x {{ r.direction }} \
 ({{ r.before_text }} -> {{ r.after_text }}), `{{ r.good[:10] }}..{{ r.bad[:10] }}`\
 {% if not r.exact %} (gap of {{ r.commits_between if r.commits_between is not none else '?' }}){% endif %} \
 {{ r.subject or '' }}
@@ -46,8 +46,8 @@ machine.</p>
 <h2>{{ section.title }} ({{ section.items|length }})</h2>
 {% if not section.items %}<p>None.</p>{% else %}<ul>
 {% for r in section.items %}<li class="tgstore-{{ r.direction }}"><strong>{{ r.title }}</strong>
-<code>{{ r.kernel or '' }}</code> {{ '%.3f'|format(r.ratio) }}x {{ r.direction }} ({{ r.before_text }} →
-{{ r.after_text }}), <code>{{ r.good[:10] }}..{{ r.bad[:10] }}</code>{% if not r.exact %} (gap of
+{% if r.kernel %}<code>{{ r.kernel }}</code> {% endif %}{{ '%.3f'|format(r.ratio) }}x {{ r.direction }}
+({{ r.before_text }} → {{ r.after_text }}), <code>{{ r.good[:10] }}..{{ r.bad[:10] }}</code>{% if not r.exact %} (gap of
 {{ r.commits_between if r.commits_between is not none else '?' }}){% endif %} {{ r.subject or '' }}<br>
 {{ r.explanation }}: {{ r.detail }}; stands out from {{ r.evidence }}; {{ r.confirmation_text }}; triage:
 {{ r.triage.state }}{% if r.triage.note %} ({{ r.triage.note }}){% endif %}<br>
