@@ -96,7 +96,8 @@ def run_confirmation(engine, report, repo: Path | None, cases, suite, backend: s
     names = set(read_case_names(plan.case_files))
     strangers = sorted({r.case for r in report.regressions if r.case.split("@")[0] not in names})  # x@file: a twin
     if strangers:
-        raise fail(f"--confirm times the suite the series came from: {', '.join(strangers)} is not in "
+        raise fail(f"--confirm times the suite the series came from: case {', '.join(strangers)} "
+                   f"{'is' if len(strangers) == 1 else 'are'} not in "
                    f"{', '.join(str(p) for p in plan.case_files)} (give the sweep's --cases or --suite)")
     try:
         root = open_repo(repo or DEFAULT_REPO)
