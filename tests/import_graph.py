@@ -20,7 +20,7 @@ LAYERS: list[tuple[str, ...]] = [
      "tgstore.cases", "tgstore.spelling"),
     ("tgstore.extract",),
     ("tgstore.db", "tgstore.store"),
-    ("tgstore.compare", "tgstore.pipeline"),
+    ("tgstore.compare", "tgstore.pipeline", "tgstore.gate"),
     ("tgstore.history", "tgstore.svod", "tgstore.queries"),
     ("tgstore.web", "tgstore.serve"),
     ("tgstore.cli", "tgstore.__main__"),

@@ -62,6 +62,8 @@ FIGURES = {
     "bench_skip": ["skip_share", "copied_by_what_ran", "facts_identical"],
     "bench_svod_log": ["svod_log_ingest_ratio", "svod_log_peak_mb"],
     "bench_svod_fuzz": ["svod_fuzz_inputs"],
+    "bench_regressions": ["false_alarm_ar1", "false_alarm_drift", "detection_step_110", "runs_only_drift",
+                          "segment_seconds", "segment_peak_mb"],
 }
 SLOW = {"bench_extract", "bench_rewrites", "bench_queries", "bench_sweep", "bench_timing", "bench_skip",
         "bench_compile_times"}  # 15 s or more, loaded

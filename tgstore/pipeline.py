@@ -17,6 +17,7 @@ from tgstore.extract.runner import BUILTIN_CASES, Echo, ExtractionResult, run_ex
 if TYPE_CHECKING:  # the database side is imported where it is used: `extract` alone never opens a database
     from sqlalchemy import Engine
 
+    from tgstore.bundle import Bundle
     from tgstore.store.runs import ExtractionOutcome, IngestReport
 
 
@@ -109,6 +110,36 @@ def extract_bundle(tinygrad_root: Path, out: Path, plan: ExtractionPlan, *, git:
                           on_case=on_case, echo=echo)
 
 
+class ExtractionFailed(Exception):
+    """An extraction that did not give a whole bundle (the child failed, crashed or hung, or wrote no bundle)."""
+
+
+def read_result(result: ExtractionResult) -> tuple[Bundle | None, str | None]:
+    """The bundle an extraction left (complete or truncated) and None, or None and why there is none."""
+    from tgstore.bundle import BundleError, read_bundle
+
+    try:
+        bundle = read_bundle(result.bundle_path) if result.bundle_path.exists() else None
+    except BundleError as exc:
+        return None, str(exc)
+    return (bundle, None) if bundle else (None, "the extractor wrote no bundle")
+
+
+def extract_to_bundle(tinygrad_root: Path, out: Path, plan: ExtractionPlan, *, git: dict | None = None) -> Bundle:
+    """Extract `tinygrad_root` for `plan` into `out` and read the bundle back: the way a tree becomes a bundle for
+    what does not store it as a run (the CI gate, its timing, a confirmation's re-timing). ExtractionFailed, with
+    one line saying why, unless the extraction was ok."""
+    result = extract_bundle(tinygrad_root, out, plan, git=git)
+    if result.status != "ok":
+        last = result.stderr.strip().splitlines()[-1:] or ["no output"]
+        raise ExtractionFailed(f"extracting {tinygrad_root} {result.status} (exit code {result.returncode}): "
+                               f"{last[0]}")
+    bundle, error = read_result(result)
+    if bundle is None:
+        raise ExtractionFailed(f"extracting {tinygrad_root}: {error}")
+    return bundle
+
+
 def extract_and_ingest(engine: Engine, tinygrad_root: Path, plan: ExtractionPlan, *, force: bool = False,
                        keep_bundle: Path | None = None, git: dict | None = None,
                        on_case: Callable[[str], None] | None = None, echo: Echo | None = None) -> IngestReport:
@@ -146,16 +177,11 @@ def timed(engine: Engine, sha: str, plan: ExtractionPlan) -> bool:
 def ingest_result(engine: Engine, result: ExtractionResult, described: dict, plan: ExtractionPlan, *,
                   force: bool = False) -> IngestReport:
     """Store what an extraction left: its bundle (complete or truncated), else a failed run saying why."""
-    from tgstore.bundle import BundleError, read_bundle
     from tgstore.store.ingest import ingest_bundle
     from tgstore.store.runs import ExtractionOutcome
 
     outcome = ExtractionOutcome(result.status, result.returncode, result.stderr)
-    try:
-        bundle = read_bundle(result.bundle_path) if result.bundle_path.exists() else None
-        error = None if bundle else "the extractor wrote no bundle"
-    except BundleError as exc:
-        bundle, error = None, str(exc)
+    bundle, error = read_result(result)
     if bundle is not None:
         return ingest_bundle(engine, bundle, outcome=outcome, force=force)
     return record_failure(engine, described, plan, outcome, f"extraction {result.status}: {error}")

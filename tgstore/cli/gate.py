@@ -63,7 +63,11 @@ def check(
     time: Annotated[bool, typer.Option("--time", help="Also time the working tree's kernels and REV's (REV unpacked "
                                        "from the working tree's git repository) on this machine, interleaved, and "
                                        "list the kernels slower or faster beyond the noise.")] = False,
-    rounds: Annotated[int, typer.Option("--rounds", min=2, help="--time: timed extractions of each side.")] = 3,
+    rounds: Annotated[int, typer.Option("--rounds", min=2, help="--time: timed extractions of each side; each is one "
+                                        "draw, so the exact test over rounds needs 5 for --confidence 0.99 (4 for "
+                                        "0.95).")] = 5,
+    confidence: Annotated[float, typer.Option("--confidence", min=0.5, max=0.9999, help="--time: how sure a "
+                                              "slower or faster kernel must be (1 - p over rounds).")] = 0.99,
     time_threshold: Annotated[str, typer.Option("--time-threshold", help="--time: how much slower or faster "
                                                 "counts (beyond the noise), a percentage or fraction.")] = "5%",
     fail_on: Annotated[str, typer.Option("--fail-on", help="What exits 1: changed (a kernel's output), slower (a "
@@ -81,8 +85,8 @@ def check(
     The database is left as it was. Renderers default to those of the stored run. With --time, also times both
     trees' kernels on this machine, interleaved, and lists those slower or faster beyond the noise (--fail-on slower
     exits 1 on a slower one); --report md prints a Markdown summary for a pull request."""
-    from tgstore.compare.ci_gate import CheckError, check_tree
     from tgstore.compare.diff import diff_to_json, format_diff
+    from tgstore.gate.tree import CheckError, check_tree
 
     if fail_on not in ("changed", "slower", "any", "never"):
         raise fail(f"--fail-on must be changed, slower, any or never, not {fail_on!r}", 2)
@@ -100,13 +104,13 @@ def check(
     except CheckError as exc:
         raise fail(str(exc), 2) from None
     diff = result.diff
-    speed = time_both(root, result.against.sha, plan, rounds, time_threshold) if time else None
+    speed = time_both(root, result.against.sha, plan, rounds, time_threshold, confidence) if time else None
     if as_json:
         typer.echo(json.dumps({"against": result.against.sha, "candidate": result.candidate,
                                **diff_to_json(diff), **({"speed": speed.as_json()} if speed else {})},
                               ensure_ascii=False, indent=1))
     elif report == "md":
-        from tgstore.compare.ci_speed import markdown
+        from tgstore.gate.speed import markdown
 
         emit(markdown(speed, changes_by_kind(diff), str(root)) if speed else
              f"### tgstore check against `{result.against.sha[:12]}`\n\n**Output:** "
@@ -136,9 +140,9 @@ def check(
         raise typer.Exit(1)
 
 
-def time_both(root, against: str, plan, rounds: int, threshold: str):
-    """check --time: the working tree and REV timed on this machine, interleaved (tgstore.check_time)."""
-    from tgstore.compare.ci_speed import SpeedCheckError, check_speed
+def time_both(root, against: str, plan, rounds: int, threshold: str, confidence: float):
+    """check --time: the working tree and REV timed on this machine, interleaved (tgstore.gate.speed)."""
+    from tgstore.gate.speed import SpeedCheckError, check_speed, rounds_needed
     from tgstore.git import GitError, package_checkout, verify_rev
     from tgstore.history.bisect import BisectError
     from tgstore.history.bisect_time import parse_threshold
@@ -149,21 +153,27 @@ def time_both(root, against: str, plan, rounds: int, threshold: str):
     try:
         fraction = parse_threshold(threshold)
         verify_rev(root, against)
+        if rounds < rounds_needed(confidence):
+            note(f"--time: {rounds} rounds a side cannot reach confidence {confidence} (each round is one draw; "
+                 f"that needs {rounds_needed(confidence)}): a kernel slower in every round is listed as unsure")
         with package_checkout(root, against) as base:
-            return check_speed(root, base, against, plan, rounds=rounds, threshold=fraction, log=note)
+            return check_speed(root, base, against, plan, rounds=rounds, threshold=fraction, confidence=confidence,
+                               log=note)
     except (BisectError, GitError, SpeedCheckError) as exc:
         raise fail(f"--time: {exc}", 2) from None
 
 
 def print_speed(speed) -> None:
-
-
     judged = [k for k in speed.kernels if k.verdict != "too short"]
     emit(f"  speed: {len(judged)} kernels timed {speed.rounds}x each side, interleaved: {len(speed.slower)} slower, "
-         f"{len(speed.faster)} faster beyond {speed.threshold:.0%} and the noise")
-    for k in speed.slower + speed.faster:
+         f"{len(speed.faster)} faster beyond {speed.threshold:.0%} at confidence {speed.confidence} over rounds"
+         + (f", {len(speed.unsure)} unsure" if speed.unsure else ""))
+    for k in speed.slower + speed.faster + speed.unsure:
         emit(f"    {k.verdict} {k.case}[{k.position}] {safe(k.kernel or '')}: {format_ns(min(k.base_ns))} -> "
-             f"{format_ns(min(k.ns))} ({k.ratio:.2f}x, p {k.p:.1g})")
+             f"{format_ns(min(k.ns))} ({k.ratio:.2f}x, p {k.p:.2g} over {speed.rounds} rounds)")
+    if speed.unsure:
+        note(f"  unsure: every round agrees, but {speed.rounds} rounds a side cannot give p below "
+             f"{1 - speed.confidence:.2g}; --rounds {speed.needed} can")
 
 
 def changes_by_kind(diff) -> dict[str, list[str]]:

@@ -1,4 +1,5 @@
-"""`tgstore regressions`: the steps in every kernel's stored timings, found by the tool (tgstore.regressions)."""
+"""`tgstore regressions [--confirm]`: the steps in every kernel's stored timings, found by the tool
+(history/regressions.py), confirmed by re-timing (history/confirm.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,19 @@ from typing import Annotated
 import typer
 
 from tgstore.cli.app import app
-from tgstore.cli.common import DbOption, JsonOption, command, fail, open_db
+from tgstore.cli.common import (
+    DEFAULT_REPO,
+    BackendOption,
+    CasesOption,
+    DbOption,
+    JsonOption,
+    RepoOption,
+    SuiteOption,
+    command,
+    fail,
+    make_plan,
+    open_db,
+)
 from tgstore.cli.output import emit, note, print_table, safe
 from tgstore.cli.times import MachineOption
 from tgstore.units import format_ns
@@ -27,49 +40,111 @@ def regressions(
     since: Annotated[str | None, typer.Option("--since", help="Only commits from this one on (sha, prefix or "
                                               "version).", show_default=False)] = None,
     machine: MachineOption = None,
+    confirm: Annotated[bool, typer.Option("--confirm", help="Re-time each reported step's two commits on this "
+                                          "machine, interleaved in one session (good, bad, good, bad, ...), and "
+                                          "store what the rounds say (needs --repo and the sweep's --cases or "
+                                          "--suite; this machine must be the series' machine).")] = False,
+    rounds: Annotated[int, typer.Option("--rounds", min=2, help="--confirm: timings of each commit (5 reach "
+                                        "p < 0.01).")] = 5,
+    repo: RepoOption = None,
+    cases: CasesOption = None,
+    suite: SuiteOption = None,
+    backend: BackendOption = "CPU",
     db: DbOption = Path("tgstore.db"),
     as_json: JsonOption = False,
 ) -> None:
     """Walk every kernel's (and case's) stored timings in history order on one machine (default: this one, else the
     machine with the most timings) and list each step: the commits it lies between (exact when adjacent on git's
-    first-parent line, else a gap and the bisect command that narrows it), its size, how sure (Mann-Whitney U on the
-    stored runs and a test against the commit-to-commit noise; confidence 1 - p, reported below p = 0.01), and what
-    explains it: the kernel's AST or source changed there (codegen) or did not (same source: runtime, compiler,
-    machine). Each series' noise is listed, so a step too small to see is said so. Slowdowns first."""
-    from tgstore.history.regressions import RegressionError, by_range, find_regressions
+    first-parent line, else a gap and the bisect command that narrows it), its size, what it stands out from (the
+    series' own history of commit-to-commit changes, and the stored runs of the commits beside it: both are needed,
+    p < 0.01 each after allowing for the breakpoint having been chosen), and what explains it: the kernel's AST or
+    source changed there (codegen) or did not (same source: runtime, compiler, machine). Confirmed steps (re-timed
+    with --confirm) are listed apart from unconfirmed ones, with their triage state (tgstore triage). Spikes (slower
+    at one commit, back at the next) and the candidates only one test backs are listed too, and each series' noise
+    and the smallest step the detector finds there 90% of the time."""
+    from tgstore.history.regressions import RegressionError, find_regressions
     from tgstore.store.timings import this_machine
 
-    engine = open_db(db, migrate=False, writer=False)
-    try:
+    engine = open_db(db, migrate=confirm, writer=confirm)
+
+    def walk():
         with engine.connect() as conn:
-            report = find_regressions(conn.connection.driver_connection, metric, case=case, since=since,
-                                      machine=machine, preferred=this_machine("CPU"))
+            return find_regressions(conn.connection.driver_connection, metric, case=case, since=since,
+                                    machine=machine, preferred=this_machine(backend))
+
+    try:
+        report = walk()
+        if confirm:
+            run_confirmation(engine, report, repo, cases, suite, backend, rounds)
+            report = walk()
     except RegressionError as exc:
         raise fail(str(exc)) from None
     if as_json:
         typer.echo(json.dumps(report.as_json(), ensure_ascii=False))
         return
-    note(f"{metric} on machine {report.machine}: {len(report.series)} series walked"
-         + (f", {report.skipped} skipped (under 10 us or under 3 commits)" if report.skipped else ""))
+    print_report(report)
+
+
+def run_confirmation(engine, report, repo: Path | None, cases, suite, backend: str, rounds: int) -> None:
+    from tgstore.git import GitError, open_repo
+    from tgstore.history.confirm import ConfirmError, confirm
+    from tgstore.pipeline import read_case_names
+
+    if report.metric != "time":
+        raise fail("--confirm re-times run times: it needs --metric time")
+    plan = make_plan(cases, backend, "C", 0, 900.0, suite=suite)
+    names = set(read_case_names(plan.case_files))
+    strangers = sorted({r.case for r in report.regressions if r.case.split("@")[0] not in names})  # x@file: a twin
+    if strangers:
+        raise fail(f"--confirm times the suite the series came from: case {', '.join(strangers)} "
+                   f"{'is' if len(strangers) == 1 else 'are'} not in "
+                   f"{', '.join(str(p) for p in plan.case_files)} (give the sweep's --cases or --suite)")
+    try:
+        root = open_repo(repo or DEFAULT_REPO)
+        found = confirm(engine, root, report, plan, rounds=rounds, log=note)
+    except (ConfirmError, GitError) as exc:
+        raise fail(str(exc)) from None
+    note(f"confirmation: {sum(c.confirmation.verdict == 'confirmed' for c in found)} of {len(found)} confirmed")
+
+
+def print_report(report) -> None:
+    from tgstore.history.regressions import by_range
+
+    note(f"{report.metric} on machine {report.machine}: {len(report.series)} series walked"
+         + (f", {len(report.skipped)} skipped (tgstore regressions --json says why)" if report.skipped else ""))
     if not report.regressions:
         emit("no step found")
-    for (good, bad), found in by_range(report.regressions).items():
-        first = found[0]
-        between = "unknown" if first.commits_between is None else first.commits_between
-        where = f"{good[:10]}..{bad[:10]}" + ("" if first.exact else f" (gap: {between} commits between)")
-        emit(f"{where}  {safe(first.subject or '')}")
-        print_table(["series", "kernel", "change", "ratio", "confidence", "explained by"],
-                    [[r.title, r.kernel or "", f"{format_value(r.before, r.unit)} -> {format_value(r.after, r.unit)}",
-                      f"{r.ratio:.3f}x {r.direction}", f"{r.confidence:.4f}", f"{r.explanation}: {r.detail}"]
-                     for r in found])
-        emit(f"  what changed: {first.diff_command()}")
-        if (command_line := next((r.bisect_command() for r in found if r.bisect_command()), None)):
-            emit(f"  narrow the gap: {command_line}")
-    noisy = [s for s in report.series if s.detectable > 0.2]
-    for s in noisy:
-        note(f"noise: {s.title} varies {s.noise:.1%} per commit; "
-             f"steps under {s.detectable:.0%} cannot be told from it")
-    unsure = [(s, sha) for s in report.series for sha in s.unsure]
-    for s, sha in unsure:
-        note(f"unconfirmed: {s.title} changes at {sha[:10]} with one "
-             "commit on one side: time more commits (or that one again) to tell a step from one slow reading")
+    for title, chosen in (("confirmed by re-timing", report.confirmed),
+                          ("unconfirmed (regressions --confirm re-times them)", report.unconfirmed)):
+        if not chosen:
+            continue
+        emit(f"== {title}: {len(chosen)}")
+        for (good, bad), found in by_range(chosen).items():
+            first = found[0]
+            between = "unknown" if first.commits_between is None else first.commits_between
+            where = f"{good[:10]}..{bad[:10]}" + ("" if first.exact else f" (gap: {between} commits between)")
+            emit(f"{where}  {safe(first.subject or '')}")
+            print_table(["series", "kernel", "change", "ratio", "stands out from", "confirmation", "triage",
+                         "explained by"],
+                        [[r.title, r.kernel or "",
+                          f"{format_value(r.before, r.unit)} -> {format_value(r.after, r.unit)}",
+                          f"{r.ratio:.3f}x {r.direction}",
+                          f"{r.evidence} (p {r.p_history:.1g}" + (f", {r.p_runs:.1g})" if r.p_runs is not None
+                                                                  else ")"),
+                          r.confirmation.detail if r.confirmation else r.confirmed,
+                          r.triage.state + (f": {r.triage.note}" if r.triage.note else ""),
+                          f"{r.explanation}: {r.detail}"] for r in found])
+            emit(f"  what changed: {first.diff_command()}")
+            if (command_line := next((r.bisect_command() for r in found if r.bisect_command()), None)):
+                emit(f"  narrow the gap: {command_line}")
+    for s in report.spikes:
+        emit(f"spike: {s.title} {s.kernel or ''} {s.direction} at {s.at[:10]} "
+             f"({format_value(s.level, s.unit)} -> {format_value(s.value, s.unit)}, {s.ratio:.3f}x), back at "
+             f"{s.back[:10]}  {safe(s.subject or '')}")
+    for c in report.candidates:
+        note(f"not reported: {c.title} at {c.at[:10]} ({c.ratio:.3f}x): {c.why}")
+    for s in report.series:
+        if s.detectable is None or s.detectable > 0.2:
+            note(f"noise: {s.title} varies {s.noise:.1%} per commit; " + (
+                f"the detector finds steps under {s.detectable:.0%} less than 90% of the time here"
+                if s.detectable is not None else f"{s.commits} commits are too few to call a step"))

@@ -1,139 +1,83 @@
 """Steps in a noisy series, and how sure each one is: the statistics under `tgstore regressions`, with no database.
 
-The model is asv's (`asv/step_detect.py`): a benchmark's history is piecewise constant plus noise, so its steps are
-the breakpoints of the piecewise-constant fit that minimises
-    penalty * (number of segments) + sum over segments of sum |y - median(segment)|
-(an L1 "Potts" fit: medians and absolute deviations, so one slow outlier moves nothing). Here the fit is exact
-(dynamic programming over every segmentation; O(n^2 log n), a few ms at 100 commits) and runs on log times, so a
-step is a ratio and the penalty does not depend on the kernel's scale. The penalty is the series' own noise times a
-BIC-like factor (`PENALTY` x ln n). asv picks its penalty by an information criterion instead; its series are the
-same shape.
+1. The fit: a benchmark's history is piecewise constant plus noise (asv's model), fitted on log times (a step is a
+   ratio) by PELT (`segment.pelt`) with a penalty of PENALTY x sigma^2 x ln n per segment, sigma the series' noise
+   per commit. A commit off the level on both sides is taken out first (`spike_candidates`), so one slow reading
+   does not become two steps; it is tested on its own as a spike (below).
+2. Each breakpoint the fit proposes is a candidate, tested twice; it is reported when both agree (`Step.evidence`):
+   - the history: the change of level (the mean of up to WINDOW commits after minus up to WINDOW before) against
+     the series' own history of commit-to-commit changes at every lag (`noise_model`: its variogram, from the
+     pairs that straddle neither this breakpoint nor another step of more than OTHER_STEP noise units), compared
+     with Student's t (`degrees_of_freedom`: the spread is estimated from the series itself). Correlated noise and
+     drift make the history's changes large, so they are not mistaken for a step;
+   - the runs: Mann-Whitney U (scipy's `mannwhitneyu`, exact for small samples) between the stored timed runs of the
+     NEAREST commits each side. Runs within one process agree with each other more than processes do, so the runs
+     alone call a drift certain: they are needed, not enough.
+   The breakpoint was chosen by the same data, as the most step-like place: each p-value is multiplied by the number
+   of places a breakpoint could have been chosen (Bonferroni), which bounds the chance that the most extreme of
+   them looks like this under no step. Re-timing the two commits (`tgstore regressions --confirm`) is the test on
+   data that did not choose the breakpoint.
+3. A spike: one commit off its neighbours both ways, tested the same two ways (the history of that contrast, the
+   commit's runs against each neighbour's): "slower at X, back at Y".
 
-Each breakpoint is then tested, which asv does not do: LNT and conbench test repeated samples. Two tests, both must
-pass (`Step.p` is the larger p-value):
-  * the samples: Mann-Whitney U between the stored timed runs of the commits next to the step on each side
-    (a rank test: no assumption on the runs' distribution, which is skewed and heavy-tailed);
-  * the commits: the step's size in units of the between-commit noise (a z-test of the two segments' medians
-    against the residual spread of every commit around its segment). Runs within one process agree with each other
-    more than processes do (a kernel's speed can be a property of the process: see docs/timing.md), so the samples
-    alone would call a process-to-process difference certain.
+bench/bench_regressions.py prints what this does on simulated histories (false alarms under drift and correlated
+noise, detection); docs/timing.md has the figures.
 """
 
 from __future__ import annotations
 
-import heapq
 import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from statistics import NormalDist
 
-PENALTY = 3.0  # x ln(n): the cost of one more segment in the Schwarz criterion (asv uses 4)
-MOST_SEGMENTS = 20  # per series
+import numpy as np
+from scipy.stats import PermutationMethod, mannwhitneyu
+from scipy.stats import t as student_t
+
+from tgstore.compare.detectable import detectable_step
+from tgstore.compare.noise_model import contrast_mean_square, level_change, variogram
+from tgstore.compare.segment import pelt
+
+PENALTY = 3.0  # x sigma^2 ln(n): the cost of one more segment (BIC's is 2; candidates are tested after)
 MIN_NOISE = 0.005  # relative (0.5%): no series is trusted to be quieter than this
-ALPHA = 0.01  # a step is reported when both tests give p below this
-NEAREST = 3  # commits each side of a step whose samples are compared
+ALPHA = 0.01  # a step is reported when both tests give p below this (after the Bonferroni factor)
+WINDOW = 10  # commits each side whose mean measures a level change
+NEAREST = 3  # commits each side of a step whose runs are compared
 MIN_SIDE = 2  # commits each side of a step for it to be called: one commit at an end may be a slow reading
+SPIKE_Z = 3.0  # a commit this many noise units off both neighbours (and they nearer each other) is set apart
+STANDARD = NormalDist()
+DF_SHARE = 0.6  # see degrees_of_freedom
+OTHER_STEP = 5.0  # see big_steps
 
 
-def normal_sf(z: float) -> float:
-    """P(Z > z) for a standard normal Z."""
-    return 0.5 * math.erfc(z / math.sqrt(2))
+EXACT_UP_TO = 10  # samples a side up to which a tied pair is tested by exact permutation (C(20, 10) = 184,756)
 
 
 def mann_whitney(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
-    """(U of `a`, two-sided p) of the Mann-Whitney U test: normal approximation with the tie correction and a
-    continuity correction (what scipy.stats.mannwhitneyu gives with method="asymptotic"). p is 1 when either side is
-    empty or every value is tied."""
-    n1, n2 = len(a), len(b)
-    if not n1 or not n2:
-        return 0.0, 1.0
-    pooled = sorted([(v, 0) for v in a] + [(v, 1) for v in b])
-    ranks = [0.0] * len(pooled)
-    ties = 0.0
-    i = 0
-    while i < len(pooled):
-        j = i
-        while j + 1 < len(pooled) and pooled[j + 1][0] == pooled[i][0]:
-            j += 1
-        for k in range(i, j + 1):
-            ranks[k] = (i + j) / 2 + 1
-        t = j - i + 1
-        ties += t ** 3 - t
-        i = j + 1
-    r1 = sum(r for r, (_, side) in zip(ranks, pooled, strict=True) if side == 0)
-    u1 = r1 - n1 * (n1 + 1) / 2
-    n = n1 + n2
-    variance = n1 * n2 / 12 * ((n + 1) - ties / (n * (n - 1))) if n > 1 else 0.0
-    if variance <= 0:
-        return u1, 1.0
-    z = (abs(u1 - n1 * n2 / 2) - 0.5) / math.sqrt(variance)
-    return u1, min(1.0, 2 * normal_sf(max(z, 0.0)))
+    """(U of `a`, two-sided p) of the Mann-Whitney U test: scipy's, exact when both samples are small (its exact
+    distribution when untied; with ties, every permutation enumerated: timings at a timer's resolution tie, and the
+    normal approximation scipy falls back to then gives 0.011 for five rounds a side that do not overlap, where the
+    exact p is 2/252 = 0.0079), else the normal approximation with tie and continuity corrections. p is 1 when
+    either side is empty or every value is tied."""
+    if not len(a) or not len(b) or len(set(a) | set(b)) == 1:
+        return (len(a) * len(b) / 2 if len(a) and len(b) else 0.0), 1.0
+    tied = len(set(a) | set(b)) < len(a) + len(b)
+    method = PermutationMethod(n_resamples=math.inf) if tied and max(len(a), len(b)) <= EXACT_UP_TO else "auto"
+    result = mannwhitneyu(a, b, alternative="two-sided", method=method)
+    return float(result.statistic), float(result.pvalue)
 
 
-def _segment_costs(y: Sequence[float], right: int) -> list[float]:
-    """cost[l] = sum |y[i] - median(y[l..right])| for l = right down to 0 (two heaps, O(n log n))."""
-    low: list[float] = []  # max-heap (negated): the smaller half, holding the median when the count is odd
-    high: list[float] = []  # min-heap: the larger half
-    sum_low = sum_high = 0.0
-    costs = [0.0] * (right + 1)
-    for left in range(right, -1, -1):
-        v = y[left]
-        if low and v > -low[0]:
-            heapq.heappush(high, v)
-            sum_high += v
-        else:
-            heapq.heappush(low, -v)
-            sum_low += v
-        if len(low) > len(high) + 1:
-            moved = -heapq.heappop(low)
-            sum_low -= moved
-            heapq.heappush(high, moved)
-            sum_high += moved
-        elif len(high) > len(low):
-            moved = heapq.heappop(high)
-            sum_high -= moved
-            heapq.heappush(low, -moved)
-            sum_low += moved
-        cost = sum_high - sum_low + (-low[0] if len(low) > len(high) else 0.0)
-        costs[left] = max(0.0, cost)
-    return costs
+def degrees_of_freedom(before: int, after: int) -> float:
+    """The Student t degrees of freedom of a level change measured over `before` and `after` commits: the spread
+    is estimated from the series itself, whose commits are not independent, so fewer than a two-sample t-test's
+    (DF_SHARE of them: chosen by simulation, bench/bench_regressions.py)."""
+    return max(1.0, DF_SHARE * (before + after - 2))
 
 
-def fits(y: Sequence[float], most: int) -> list[tuple[float, list[tuple[int, int]]]]:
-    """For k = 1 .. `most` segments: (least L1 cost, its segments [start, end)), by exact dynamic programming over
-    every segmentation (a segment's cost is its sum of absolute deviations from its median)."""
-    n = len(y)
-    cost = [_segment_costs(y, right) for right in range(n)]  # cost[right][left]
-    most = max(1, min(most, n))
-    best = [[math.inf] * (n + 1) for _ in range(most + 1)]
-    start = [[0] * (n + 1) for _ in range(most + 1)]
-    best[0][0] = 0.0
-    for k in range(1, most + 1):
-        previous, here, starts = best[k - 1], best[k], start[k]
-        for end in range(k, n + 1):
-            row = cost[end - 1]
-            for left in range(k - 1, end):
-                c = previous[left] + row[left]
-                if c < here[end]:
-                    here[end], starts[end] = c, left
-    out = []
-    for k in range(1, most + 1):
-        segments, end = [], n
-        for j in range(k, 0, -1):
-            segments.append((start[j][end], end))
-            end = start[j][end]
-        out.append((best[k][n], segments[::-1]))
-    return out
-
-
-def choose(y: Sequence[float], floor: float, most: int = MOST_SEGMENTS) -> list[tuple[int, int]]:
-    """The segmentation that minimises n ln(floor + mean absolute deviation) + PENALTY k ln n: the Schwarz
-    criterion for Laplace noise of unknown size, as asv selects its fit (the floor keeps a perfect fit from winning
-    by its log going to minus infinity)."""
-    n = len(y)
-    scored = [(n * math.log(floor + cost / n) + PENALTY * k * math.log(n), segments)
-              for k, (cost, segments) in enumerate(fits(y, most), start=1)]
-    return min(scored, key=lambda s: s[0])[1]
+def two_sided(z: float) -> float:
+    return 2 * STANDARD.cdf(-abs(z))
 
 
 def noise(y: Sequence[float]) -> float:
@@ -142,26 +86,61 @@ def noise(y: Sequence[float]) -> float:
 
 
 def noise_of_differences(diffs: Sequence[float]) -> float:
-    """The median absolute difference over 0.954 (its value for normal noise): robust to the few that are steps."""
+    """The median absolute difference over 0.954 (its value for normal noise of sd 1 per commit): robust to the few
+    that are steps."""
     return statistics.median(abs(d) for d in diffs) / 0.954 if diffs else 0.0
 
 
 @dataclass
 class Step:
     index: int  # the first commit after the step (an index into the series)
-    before: float  # the median of the segment before (linear units)
+    before: float  # the median of the level before (linear units)
     after: float  # and after
-    p: float  # the larger p-value of the two tests
-    p_samples: float | None  # Mann-Whitney U over the nearest commits' samples (None: no samples)
-    p_commits: float  # the step against the between-commit noise
+    p_history: float  # the level change against the series' history (Bonferroni-adjusted)
+    p_runs: float | None  # Mann-Whitney U over the nearest commits' runs, adjusted (None: no runs stored)
+    z_history: float  # the level change in units of what the history makes of such a change
 
     @property
     def ratio(self) -> float:
         return self.after / self.before if self.before else math.inf
 
     @property
+    def p(self) -> float:
+        return max(self.p_history, self.p_runs if self.p_runs is not None else 0.0)
+
+    @property
     def confidence(self) -> float:
         return 1 - self.p
+
+    def evidence(self, alpha: float = ALPHA) -> str:
+        """What it stands out from: 'history and runs', 'history (no runs stored)', 'runs only', 'history only',
+        'neither'."""
+        history = self.p_history < alpha
+        if self.p_runs is None:
+            return "history (no runs stored)" if history else "neither"
+        runs = self.p_runs < alpha
+        return {(True, True): "history and runs", (True, False): "history only", (False, True): "runs only",
+                (False, False): "neither"}[(history, runs)]
+
+    def reported(self, alpha: float = ALPHA) -> bool:
+        return self.evidence(alpha) in ("history and runs", "history (no runs stored)")
+
+
+@dataclass
+class Spike:
+    index: int  # the commit off its neighbours ("slower at X"; X + 1 is "back at Y")
+    level: float  # its neighbours' mean level (linear units)
+    value: float  # its own value
+    p_history: float
+    p_runs: float | None
+
+    @property
+    def ratio(self) -> float:
+        return self.value / self.level if self.level else math.inf
+
+    @property
+    def p(self) -> float:
+        return max(self.p_history, self.p_runs if self.p_runs is not None else 0.0)
 
 
 @dataclass
@@ -173,67 +152,123 @@ class Series:
 
 @dataclass
 class Analysis:
-    steps: list[Step]  # significant steps only
+    steps: list[Step]  # reported: the history and the runs agree
     noise: float  # relative noise per commit (a standard deviation of log values)
     segments: list[tuple[int, int]]  # of the points kept (indexes into the series)
-    outliers: list[int] = field(default_factory=list)  # single commits off the level on both sides of them
+    outliers: list[int] = field(default_factory=list)  # single commits off the level on both sides, not spikes
     unsure: list[Step] = field(default_factory=list)  # significant, with one commit on one side (an end)
+    set_aside: list[Step] = field(default_factory=list)  # a candidate only one test (or neither) backs
+    spikes: list[Spike] = field(default_factory=list)  # one-commit excursions the history and their runs back
+    commits: int = 0
 
     @property
     def detectable(self) -> float:
-        """The smallest step (a ratio - 1) this noise lets the test call with one commit on each side."""
-        return math.expm1(z_for(ALPHA) * self.noise * math.sqrt(2))
+        """The smallest step (a ratio - 1) this detector finds 90% of the time in a series of this length and noise,
+        the step in the middle (simulated: `detectable.TABLE`)."""
+        return math.expm1(detectable_step(self.commits) * self.noise)
 
 
-def z_for(alpha: float) -> float:
-    """The two-sided critical z of `alpha` (bisection on normal_sf; no scipy)."""
-    lo, hi = 0.0, 10.0
-    for _ in range(60):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if 2 * normal_sf(mid) > alpha else (lo, mid)
-    return hi
-
-
-def spikes(y: Sequence[float], segments: list[tuple[int, int]]) -> list[int]:
-    """Interior one-commit segments whose neighbours are nearer each other's level than the commit's: a reading off
-    the level (one slow process, a loaded minute), not two steps."""
+def spike_candidates(y: np.ndarray, sigma: float) -> list[int]:
+    """Interior commits further than SPIKE_Z noise units from both neighbours' mean, whose neighbours are nearer
+    each other than to it: a reading off the level (one slow process, a loaded minute), not two steps."""
     found = []
-    for (s0, e0), (s1, e1), (s2, e2) in zip(segments, segments[1:], segments[2:], strict=False):
-        if e1 - s1 == 1:
-            before, after = statistics.median(y[s0:e0]), statistics.median(y[s2:e2])
-            if abs(after - before) < min(abs(y[s1] - before), abs(y[s1] - after)):
-                found.append(s1)
+    for i in range(1, len(y) - 1):
+        off = y[i] - (y[i - 1] + y[i + 1]) / 2
+        if abs(off) > SPIKE_Z * sigma * math.sqrt(1.5) and abs(y[i + 1] - y[i - 1]) < abs(off) and \
+                (y[i] - y[i - 1]) * (y[i] - y[i + 1]) > 0:
+            found.append(i)
     return found
 
 
+def _runs_p(samples: list[list[float]] | None, a: Sequence[int], b: Sequence[int], places: int) -> float | None:
+    if samples is None:
+        return None
+    left = [v for i in a for v in samples[i] or []]
+    right = [v for i in b for v in samples[i] or []]
+    if not left or not right:
+        return None
+    return min(1.0, places * mann_whitney(left, right)[1])
+
+
+def _spike(y: np.ndarray, i: int, gamma: np.ndarray, samples: list[list[float]] | None, floor: float,
+           places: int) -> Spike:
+    """Commit i against its neighbours: the history (its change from each neighbour, y[i] - y[i-1] and
+    y[i] - y[i+1], the same way and each standing out from the series' commit-to-commit changes, 2 gamma(1) under
+    `gamma`, the variogram of the series without commit i: the smaller of the two is tested, so a commit beside a
+    step is not a spike by half the step) and its runs, which must differ from each neighbour's runs on their own,
+    the same way (a single odd run makes a best time odd, not the commit)."""
+    off = y[i] - (y[i - 1] + y[i + 1]) / 2
+    nearest = min(abs(y[i] - y[i - 1]), abs(y[i] - y[i + 1]))
+    spread = math.sqrt(max(contrast_mean_square({i - 1: -1.0, i: 1.0}, gamma), 2 * floor ** 2))
+    p_history = min(1.0, places * two_sided(nearest / spread)) if spread > 0 else float(nearest == 0)
+    p_runs = None
+    if samples is not None and samples[i]:
+        sides = []
+        for j in (i - 1, i + 1):
+            if not samples[j]:
+                continue
+            same_way = (statistics.median(samples[i]) > statistics.median(samples[j])) == (off > 0)
+            sides.append(min(1.0, places * mann_whitney(samples[i], samples[j])[1]) if same_way else 1.0)
+        p_runs = max(sides) if sides else None
+    return Spike(i, math.exp((y[i - 1] + y[i + 1]) / 2), math.exp(y[i]), p_history, p_runs)
+
+
+def big_steps(segments: list[tuple[int, int]], y: np.ndarray, sigma: float) -> list[int]:
+    """The fit's breakpoints between levels more than OTHER_STEP noise units apart. When the history of one step is
+    estimated, pairs may not straddle these (another real step in the history would make every change across it
+    look like noise); smaller ones stay in, since leaving out the places a correlated series wandered most would
+    make its history look quieter than it is."""
+    medians = [float(np.median(y[s:e])) for s, e in segments]
+    return [segments[k + 1][0] for k in range(len(segments) - 1)
+            if abs(medians[k + 1] - medians[k]) > OTHER_STEP * sigma]
+
+
 def analyse(series: Series, alpha: float = ALPHA) -> Analysis:
-    """The significant steps of a series (see the module's docstring)."""
-    everything = [math.log(v) for v in series.values]
+    """The steps and spikes of a series (see the module's docstring)."""
+    everything = np.log(np.asarray(series.values, dtype=float))
     n = len(everything)
-    if n < 2:
-        return Analysis([], series.floor, [(0, n)] if n else [])
-    outliers = spikes(everything, choose(everything, series.floor))
-    kept = [i for i in range(n) if i not in set(outliers)]
-    y = [everything[i] for i in kept]
-    segments = choose(y, series.floor)
-    # the noise per commit around the fit: mean absolute deviation, corrected for the medians fitted, as a sigma
-    deviation = sum(abs(y[i] - statistics.median(y[s:e])) for s, e in segments for i in range(s, e))
-    sigma = max(series.floor, deviation / max(1, len(y) - len(segments)) * 1.2533)
+    if n < 3:
+        return Analysis([], series.floor, [(0, n)] if n else [], commits=n)
+    sigma = max(series.floor, noise(list(everything)))
+    candidates = spike_candidates(everything, sigma)
+    kept = [i for i in range(n) if i not in set(candidates)]
+    y = everything[kept]
+    segments = pelt(y, PENALTY * sigma ** 2 * math.log(len(y)))
+    spikes, outliers = [], []
+    big = big_steps(segments, y, sigma)
+    big_commits = [kept[c] for c in big]  # as commit indexes
+    for i in candidates:
+        # the history of the series without commit i (its other odd commits kept, as leaving every large change
+        # out would make the history quieter than it is, but a median does not let them decide), across no big step
+        spike_gamma = variogram(np.delete(everything, i), 1, cut=[c - (c > i) for c in big_commits], median=True)
+        spike = _spike(everything, i, spike_gamma, series.samples, series.floor, n - 2)
+        if spike.p_history < alpha and (spike.p_runs is None or spike.p_runs < alpha):
+            spikes.append(spike)  # backed by the history and by its own runs
+        else:
+            outliers.append(i)
+    places = len(y) - 1  # where a breakpoint could have been chosen
+    kept_samples = [series.samples[i] for i in kept] if series.samples is not None else None
     steps: list[Step] = []
-    unsure: list[Step] = []  # significant, but one commit on one side
+    unsure: list[Step] = []
+    set_aside: list[Step] = []
     for (s0, e0), (s1, e1) in zip(segments, segments[1:], strict=False):
-        a, b = y[s0:e0], y[s1:e1]
-        m0, m1 = statistics.median(a), statistics.median(b)
-        z = abs(m1 - m0) / (sigma * math.sqrt(1 / len(a) + 1 / len(b)) * 1.2533)  # 1.2533: a median's variance
-        p_commits = min(1.0, 2 * normal_sf(z))
-        p_samples = None
-        if series.samples is not None:
-            near_a = [v for i in range(max(s0, e0 - NEAREST), e0) for v in series.samples[kept[i]] or []]
-            near_b = [v for i in range(s1, min(e1, s1 + NEAREST)) for v in series.samples[kept[i]] or []]
-            if near_a and near_b:
-                p_samples = mann_whitney(near_a, near_b)[1]
-        p = max(p_commits, p_samples if p_samples is not None else 0.0)
-        if p < alpha:
-            step = Step(kept[s1], math.exp(m0), math.exp(m1), p, p_samples, p_commits)
-            (steps if min(len(a), len(b)) >= MIN_SIDE else unsure).append(step)
-    return Analysis(steps, sigma, [(kept[s], kept[e - 1] + 1) for s, e in segments], outliers, unsure)
+        before, after = range(max(s0, e0 - WINDOW), e0), range(s1, min(e1, s1 + WINDOW))
+        gamma = variogram(y, len(before) + len(after), cut=sorted({*big, s1}))
+        weights = level_change(before, after)
+        spread = math.sqrt(max(contrast_mean_square(weights, gamma),
+                               series.floor ** 2 * (1 / len(before) + 1 / len(after))))
+        change = sum(w * y[i] for i, w in weights.items())
+        z = change / spread if spread > 0 else (math.copysign(math.inf, change) if change else 0.0)
+        p_runs = _runs_p(kept_samples, range(max(s0, e0 - NEAREST), e0), range(s1, min(e1, s1 + NEAREST)), places)
+        step = Step(kept[s1], math.exp(float(np.median(y[s0:e0]))), math.exp(float(np.median(y[s1:e1]))),
+                    min(1.0, places * 2 * float(student_t.sf(abs(z), degrees_of_freedom(len(before), len(after))))),
+                    p_runs, z)
+        if not step.reported(alpha):
+            if step.p_history < alpha or (step.p_runs is not None and step.p_runs < alpha):
+                set_aside.append(step)
+        elif min(e0 - s0, e1 - s1) < MIN_SIDE:
+            unsure.append(step)
+        else:
+            steps.append(step)
+    return Analysis(steps, sigma, [(kept[s], kept[e - 1] + 1) for s, e in segments], outliers, unsure, set_aside,
+                    spikes, n)

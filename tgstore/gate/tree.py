@@ -12,10 +12,9 @@ from pathlib import Path
 from sqlalchemy import Engine
 
 from tgstore import tempdirs
-from tgstore.bundle import BundleError, read_bundle
 from tgstore.compare.diff import CommitDiff, DiffError, diff_commits
 from tgstore.extract import child
-from tgstore.pipeline import ExtractionPlan, extract_bundle
+from tgstore.pipeline import ExtractionFailed, ExtractionPlan, extract_to_bundle
 from tgstore.store.commits import CommitNotFound, CommitRow, commit_key, resolve_commit
 from tgstore.store.ingest import store_bundle
 from tgstore.store.runs import ExtractionOutcome
@@ -63,19 +62,14 @@ def check_tree(engine: Engine, tinygrad_root: Path, against: str, plan: Extracti
         plan.renderers = renderers
     described = child.describe_tinygrad(tinygrad_root)
     with tempdirs.owned("check") as tmp:
-        result = extract_bundle(tinygrad_root, Path(tmp) / "bundle.jsonl", plan)
-        if result.status != "ok":
-            last = result.stderr.strip().splitlines()[-1:] or ["no output"]
-            raise CheckError(f"extracting {tinygrad_root} {result.status} (exit code {result.returncode}): {last[0]}")
         try:
-            bundle = read_bundle(result.bundle_path)
-        except BundleError as exc:
+            bundle = extract_to_bundle(tinygrad_root, Path(tmp) / "bundle.jsonl", plan)
+        except ExtractionFailed as exc:
             raise CheckError(str(exc)) from None
         with engine.connect() as conn:
             transaction = conn.begin()
             try:
-                report = store_bundle(conn, bundle, outcome=ExtractionOutcome(result.status, result.returncode,
-                                                                             result.stderr))
+                report = store_bundle(conn, bundle, outcome=ExtractionOutcome("ok", 0, ""))
                 candidate = resolve_commit(conn, report.commit)
                 diff = diff_commits(conn, commit.sha, candidate.sha, suite=plan.suite["hash"],
                                     backend=plan.backend, ignore_names=allow_names)

@@ -1,0 +1,105 @@
+"""`tgstore triage` (a regression's state, as LNT keeps it) and `tgstore report` (a period's regressions, to paste)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from tgstore.cli.app import app
+from tgstore.cli.common import DbOption, JsonOption, command, fail, open_db
+from tgstore.cli.output import emit, print_table
+from tgstore.cli.times import MachineOption
+
+MetricOption = Annotated[str, typer.Option("--metric", help="time (kernel run times) or compile.")]
+
+
+def _report(conn, metric: str, machine: str | None):
+    from tgstore.history.regressions import RegressionError, find_regressions
+    from tgstore.store.timings import this_machine
+
+    try:
+        return find_regressions(conn.connection.driver_connection, metric, machine=machine,
+                                preferred=this_machine("CPU"))
+    except RegressionError as exc:
+        raise fail(str(exc)) from None
+
+
+@command(app)
+def triage(
+    commits: Annotated[str, typer.Argument(help="The regression's commit range GOOD..BAD as `tgstore regressions` "
+                                           "lists it (sha prefixes).", show_default=False)],
+    state: Annotated[str, typer.Option("--state", help="new, acknowledged, fixed or ignored.",
+                                       show_default=False)],
+    note: Annotated[str, typer.Option("--note", help="Why: an issue link, what fixed it, why it is noise.")] = "",
+    case: Annotated[str | None, typer.Option("--case", help="Only this case's regressions in the range.",
+                                             show_default=False)] = None,
+    kernel: Annotated[int | None, typer.Option("--kernel", help="Only this kernel position (-1: the case's "
+                                               "kernels added up).", show_default=False)] = None,
+    metric: MetricOption = "time",
+    machine: MachineOption = None,
+    db: DbOption = Path("tgstore.db"),
+    as_json: JsonOption = False,
+) -> None:
+    """Set the state of the regressions `tgstore regressions` finds in a commit range (all of its series, or one
+    case's or kernel's), with a note; the date is stored. The state is keyed by series and range, so it stays when
+    the analysis runs again and finds the same step; /-/regressions and `tgstore report` show it."""
+    from tgstore.store.triage import STATES, set_triage
+
+    if state not in STATES:
+        raise fail(f"--state must be one of {', '.join(STATES)}, not {state!r}")
+    good, sep, bad = commits.partition("..")
+    if not sep or not good or not bad:
+        raise fail(f"give the range as GOOD..BAD, not {commits!r}")
+    if not db.exists():
+        raise fail(f"{db} does not exist: triage sets the state of regressions a timed database holds")
+    engine = open_db(db, writer=True)
+    with engine.connect() as conn:
+        report = _report(conn, metric, machine)
+    chosen = [r for r in report.regressions if r.good.startswith(good) and r.bad.startswith(bad)
+              and (case is None or r.case == case)
+              and (kernel is None or (r.position if r.position is not None else -1) == kernel)]
+    if not chosen:
+        ranges = sorted({f"{r.good[:10]}..{r.bad[:10]}" for r in report.regressions})
+        raise fail(f"no regression in {commits}" + (f" of case {case!r}" if case else "")
+                   + (f"; the regressions are in: {', '.join(ranges)}" if ranges else "; none found"))
+    with engine.begin() as conn:
+        for r in chosen:
+            set_triage(conn, r.key, state, note)
+    if as_json:
+        typer.echo(json.dumps([{"title": r.title, "good": r.good, "bad": r.bad, "state": state, "note": note}
+                               for r in chosen]))
+        return
+    print_table(["series", "range", "state"], [[r.title, f"{r.good[:10]}..{r.bad[:10]}", state] for r in chosen])
+
+
+@command(app)
+def report(
+    since: Annotated[str, typer.Option("--since", help="The period's start: regressions whose first slower (or "
+                                       "faster) commit is from this date on (YYYY-MM-DD), and those fixed since.",
+                                       show_default=False)],
+    format: Annotated[str, typer.Option("--format", help="md (Markdown) or html.")] = "md",
+    metric: MetricOption = "time",
+    machine: MachineOption = None,
+    db: DbOption = Path("tgstore.db"),
+) -> None:
+    """A triage report to paste (rustc-perf's weekly one is the model): new confirmed regressions and improvements,
+    those fixed, and the unconfirmed ones, each with its kernel, ratio, commit range, codegen or same source, and
+    the diff or bisect command."""
+    from datetime import date
+
+    from tgstore.history.report import FORMATS, commit_dates, render
+
+    if format not in FORMATS:
+        raise fail(f"--format must be {' or '.join(FORMATS)}, not {format!r}")
+    try:
+        date.fromisoformat(since[:10])
+    except ValueError:
+        raise fail(f"--since must be a date (YYYY-MM-DD), not {since!r}") from None
+    engine = open_db(db, migrate=False, writer=False)
+    with engine.connect() as conn:
+        found = _report(conn, metric, machine)
+        dates = commit_dates(conn.connection.driver_connection, {r.bad for r in found.regressions})
+    emit(render(found.as_json(), dates, since, format))
