@@ -33,11 +33,6 @@ JOIN case_results cr ON cr.id = rc.case_result_id LEFT JOIN match_sets ms ON ms.
 LEFT JOIN blobs d ON d.id = rc.debug_blob_id WHERE rc.run_id = ? ORDER BY k.name"""
 
 
-CASE_ROWS = """SELECT k.name, cr.hash, rc.status, ms.hash, d.hash FROM run_cases rc JOIN cases k ON k.id = rc.case_id
-JOIN case_results cr ON cr.id = rc.case_result_id LEFT JOIN match_sets ms ON ms.id = rc.match_set_id
-LEFT JOIN blobs d ON d.id = rc.debug_blob_id WHERE rc.run_id = ? ORDER BY k.name"""
-
-
 def stored(db: Path) -> dict[str, tuple]:
     """Per commit: its run's status, case results (case, result hash, status), pattern set, tree hash, version."""
     found = {}
@@ -127,3 +122,63 @@ def test_a_clone_that_lacks_files_the_extraction_does_not_read(tinygrad_release,
     assert f"untestable: it could have read {near}" in proc.stderr.replace("\n", " ")
     facts = stored(db)
     assert facts[shas[0]][1] == facts[first][1]  # extracted without the file: the same output
+
+
+# Put first in tinygrad/__init__.py: two optional files, one looked for with a stat (os.path.exists), one with open;
+# either present turns NOOPT on, which changes every kernel's name and source.
+OPTIONAL_FILES = """import os as _os
+_here = _os.path.dirname(_os.path.abspath(__file__))
+if _os.path.exists(_os.path.join(_here, {flag!r})):
+  _os.environ["NOOPT"] = "1"
+try:
+  with open(_os.path.join(_here, {options!r})) as _f:
+    if _f.read().strip() == "noopt": _os.environ["NOOPT"] = "1"
+except FileNotFoundError:
+  pass
+"""
+
+
+def current_copies(db: Path) -> dict[str, str | None]:
+    return dict(rows(db, "SELECT c.sha, r.copied_from FROM runs r JOIN tinygrad_commits c ON c.id = r.commit_id "
+                         "WHERE r.is_current"))
+
+
+def test_a_commit_that_adds_a_file_the_run_looked_for_is_extracted(tinygrad_release, tmp_path):
+    """A package that reads optional data files in a directory nothing lists: the run records the paths it looked
+    for and did not find, so the commit that adds one (found by open, or by a stat) is extracted, not copied, and
+    stores what extracting every commit stores."""
+    repo, first, cases, db, inputs = first_release_swept(tinygrad_release, tmp_path)
+    package = repo / "tinygrad"
+    quiet = sorted(p.relative_to(package).as_posix() for p in package.rglob("*")
+                   if p.is_dir() and "__pycache__" not in p.parts
+                   and f"tinygrad/{p.relative_to(package).as_posix()}" not in inputs["dirs"])
+    assert len(quiet) >= 2, "the run listed almost every directory of the package"
+    flag, options = f"{quiet[0]}/noopt.flag", f"{quiet[1]}/options.txt"
+    init = package / "__init__.py"
+    init.write_text(OPTIONAL_FILES.format(flag=flag, options=options) + init.read_text())
+    probing = commit(repo, "look for two optional files", 2)
+    (package / options).write_text("noopt\n")
+    opened = commit(repo, f"add {options}", 3)
+    (package / options).unlink()
+    removed = commit(repo, f"remove {options}", 4)
+    (package / flag).write_text("")
+    stated = commit(repo, f"add {flag}", 5)
+    unread = sorted(p for p in package.rglob("*.py") if p.relative_to(repo).as_posix() not in inputs["files"])[0]
+    with open(unread, "a") as f:
+        f.write("# read by nothing\n")
+    copied = commit(repo, "edit a file nothing reads", 6)
+    proc = sweep(db, repo, cases, f"{first}..{copied}")
+    # (removing the file again gives back `probing`'s package: copied)
+    assert current_copies(db) == {first: None, probing: None, opened: None, removed: probing, stated: None,
+                                  copied: stated}, proc.stderr
+    looked = {sha: json.loads(text) for sha, text in rows(
+        db, "SELECT c.sha, b.text FROM runs r JOIN tinygrad_commits c ON c.id = r.commit_id JOIN blobs b ON "
+            "b.id = r.inputs_blob_id WHERE r.is_current")}
+    assert {f"tinygrad/{flag}", f"tinygrad/{options}"} <= set(looked[probing]["absent"])
+    assert f"tinygrad/{options}" in looked[opened]["files"] and f"tinygrad/{flag}" in looked[stated]["files"]
+    full = tmp_path / "full.db"
+    sweep(full, repo, cases, f"{first}~0..{copied}", "--rev", first, "--no-skip")
+    facts = stored(db)
+    assert facts == stored(full)
+    # the files matter: each turns NOOPT on, and every case's result changes with it
+    assert facts[opened][1] != facts[probing][1] and facts[stated][1] == facts[opened][1] != facts[removed][1]
