@@ -223,7 +223,8 @@ class Outside:
         self.ignored = ignored
 
     def counts(self, path: str) -> bool:
-        if path in self.ignored or any(_under(path, d) for d in self.skipped) or PSEUDO.search(path):
+        if path in self.ignored or any(_under(path, d) for d in self.skipped) or PSEUDO.search(path) or \
+                f"{os.sep}__pycache__{os.sep}" in path:
             return False
         if any(_under(path, d) for d in self.installs):
             return any(_under(path, d) for d in self.sites)
@@ -231,9 +232,9 @@ class Outside:
 
 
     def holds(self, path: str) -> bool:
-        """Whether `path` is a directory above the checkout, the extractor or the interpreter (resolving a path
-        stat()s each of its parents: where things are installed, not what they are)."""
-        return any(_under(d, path) for d in [*self.skipped, *self.installs])
+        """Whether `path` is a directory above the checkout, the extractor, the interpreter or an ignored path
+        (resolving a path stat()s each of its parents: where things are, not what they are)."""
+        return any(_under(d, path) for d in [*self.skipped, *self.installs, *self.ignored])
 
 
 def _under(path: str, directory: str) -> bool:
