@@ -34,9 +34,11 @@ def test_pass_lists_where_the_era_names_its_passes(releases_db: Path) -> None:
         first = kernel["passes"][0]
         assert set(first) >= {"position", "name", "node_count", "changed", "graph_hash"}
         # a pass that changed nothing has its input's graph: the same hash as the pass before it
-        for before, after in zip(kernel["passes"], kernel["passes"][1:], strict=False):
-            if after["depth"] == 0 and before["depth"] == 0 and not after["changed"] and after["graph_hash"]:
-                assert after["graph_hash"] == before["graph_hash"], (before, after)
+        unchanged = [(before, after) for before, after in zip(kernel["passes"], kernel["passes"][1:], strict=False)
+                     if after["depth"] == 0 and before["depth"] == 0 and not after["changed"] and after["graph_hash"]]
+        assert unchanged, version
+        for before, after in unchanged:
+            assert after["graph_hash"] == before["graph_hash"], (before, after)
     # 0.10 names no passes: recorded as missing, not failed
     assert rows(releases_db, "SELECT m.feature FROM run_missing m JOIN v_runs r ON r.run_id = m.run_id "
                              "WHERE r.version = '0.10.0' AND m.feature = 'passes'") == [("passes",)]
@@ -63,6 +65,7 @@ def test_the_last_pass_graph_is_what_tinygrad_linearizes(releases_db: Path) -> N
             SELECT p.id, p.linear_id, p.pass_list_id FROM programs p
             JOIN schedule_items si ON si.id = p.schedule_item_id JOIN v_kernels k ON k.kernel_id = si.kernel_id
             WHERE k.version = ? AND p.renderer = 'C' AND p.pass_list_id IS NOT NULL GROUP BY p.id""", version)
+        assert programs, version
         for _pid, linear_id, pass_list_id in programs:
             (nodes_text,) = rows(releases_db, """SELECT g.nodes FROM pass_entries pe JOIN graphs g ON g.id = pe.graph_id
                 WHERE pe.pass_list_id = ? AND pe.depth = 0 AND pe.name != 'linearize/render'
