@@ -5,6 +5,7 @@ killed client resumes; two halves merged equal the whole (issue: all of tinygrad
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -48,8 +49,9 @@ def dask_cli() -> str:
 class Cluster:
     """A `dask scheduler` and `dask worker` processes on 127.0.0.1, each in its own process group."""
 
-    def __init__(self, workdir: Path, workers: int = 2) -> None:
+    def __init__(self, workdir: Path, workers: int = 2, worker_env: dict[str, str] | None = None) -> None:
         self.workdir = workdir
+        self.worker_env = worker_env or {}
         self.port = free_port()
         self.address = f"tcp://127.0.0.1:{self.port}"
         self.scheduler = self._start("scheduler", "scheduler", "--host", "127.0.0.1", "--port", str(self.port),
@@ -59,7 +61,8 @@ class Cluster:
 
     def _start(self, name: str, *args: str) -> subprocess.Popen:
         log = open(self.workdir / f"{name}.log", "w")
-        env = {**os.environ, "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "5"}
+        env = {**os.environ, "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "5",
+               **(self.worker_env if name != "scheduler" else {})}
         return subprocess.Popen([dask_cli(), *args], stdout=log, stderr=subprocess.STDOUT, cwd=self.workdir,
                                 start_new_session=True, env=env, stdin=subprocess.DEVNULL)
 
@@ -236,7 +239,7 @@ def test_bad_dask_address_is_one_line(history, tmp_path):
     assert proc.returncode == 1
     assert proc.stderr.startswith("error: cannot reach the Dask scheduler at tcp://127.0.0.1:")
     assert len(proc.stderr.strip().splitlines()) == 1
-    assert not db.exists() or rows(db, "SELECT count(*) FROM runs") == [(0,)]
+    assert not db.exists()  # nothing written
     bad = tgstore("ingest", "--db", db, "--dask", "local:2")
     assert bad.returncode == 1 and "need --rev" in bad.stderr
 
@@ -350,6 +353,43 @@ def test_commits_that_keep_the_package_are_copied_not_extracted(history, local_d
         assert len(copies) == 1
         (copy, path), = copies.items()
         assert path == f"not extracted: its package is {first if copy == second else second}'s"
+
+
+def test_workers_with_another_clang_do_not_copy_this_machines_runs(history, tmp_path):
+    """A run records the clang it ran (path, bytes, version). A worker whose PATH finds another clang would not
+    extract as this machine did: the commit whose package equals a run stored here is extracted there, saying why;
+    and back here, the run the worker made is not copied either."""
+    repo, shas, cases = history  # shas[2] is tinygrad 0.14.0 (its CPU device runs clang), shas[3] keeps its package
+    other = tmp_path / "other-bin"
+    other.mkdir()
+    (other / "clang").write_text(f"#!/bin/sh\nexec {shutil.which('clang')} \"$@\"\n")  # the same compiler, other bytes
+    (other / "clang").chmod(0o755)
+    db = tmp_path / "two-machines.db"
+    assert sweep(db, repo, cases, shas[2]).returncode == 0  # here
+    (tmp_path / "cluster").mkdir()
+    found = Cluster(tmp_path / "cluster", workers=1, worker_env={"PATH": f"{other}:{os.environ['PATH']}"})
+    try:
+        there = sweep(db, repo, cases, shas[3], "--dask", found.address)
+    finally:
+        found.stop()
+    assert there.returncode == 0, there.stderr
+    assert f"not copied from {shas[2][:10]}: program:clang is {other / 'clang'} " in there.stderr.replace("\n", "")
+
+    def clang(sha: str) -> str | None:
+        text = rows(db, "SELECT b.text FROM runs r JOIN tinygrad_commits c ON c.id = r.commit_id JOIN blobs b ON "
+                        "b.id = r.inputs_blob_id WHERE c.sha = ? AND r.is_current", sha)[0][0]
+        return json.loads(text)["machine"]["program:clang"]
+
+    assert clang(shas[3]).startswith(f"{other / 'clang'} ") and not clang(shas[2]).startswith(str(other))
+    # back here, with shas[2]'s run gone: the worker's run of the same package is not copied, it is extracted
+    write(db, f"DELETE FROM runs WHERE commit_id = (SELECT id FROM tinygrad_commits WHERE sha = '{shas[2]}')")
+    here = sweep(db, repo, cases, shas[2])
+    assert here.returncode == 0, here.stderr
+    assert f"not copied from {shas[3][:10]}: program:clang is " in here.stderr.replace("\n", "")
+    assert rows(db, "SELECT c.sha, r.copied_from FROM runs r JOIN tinygrad_commits c ON c.id = r.commit_id "
+                    "ORDER BY c.sha") == sorted([(shas[2], None), (shas[3], None)])
+    cases_of = {sha: [r[1:] for r in facts(db)["run_cases"] if r[0] == sha] for sha in shas[2:]}
+    assert cases_of[shas[2]] == cases_of[shas[3]] != []  # the same compiler under another name: the same facts
 
 
 def test_merge_carries_kernel_timings(tinygrad_release, tmp_path):

@@ -419,10 +419,10 @@ def test_uops_and_upats_compare_by_identity(tinygrad_release, release: str) -> N
 @pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2,
                     reason="needs two usable cores to compare with one")
 def test_stored_code_does_not_depend_on_the_machines_cores(tinygrad_release, tmp_path: Path) -> None:
-    from tgstore.bundle import read_bundle as load_bundle
-
     """0.12 and 0.13 split CPU kernels for CPU_COUNT threads, which defaults to the cores the process may use: the
     child fixes it (as NUM_CPU_THREADS later), so a sweep over machines of any size stores the same code."""
+    from tgstore.bundle import read_bundle as load_bundle
+
     cases = tmp_path / "cases.py"
     # 1M elements: enough work that the optimizer splits the kernel over threads (about 128K ops a thread)
     cases.write_text("from tinygrad import Tensor\n\ndef case_big_add():\n    return Tensor.empty(1024, 1024) + 1\n")

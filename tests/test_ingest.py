@@ -65,11 +65,11 @@ def test_kernel_graph_is_stored_as_nodes_and_edges(releases_db):
     nodes = rows(releases_db, "SELECT idx, op FROM uop_nodes WHERE kernel_id = ? ORDER BY idx", kernel_id)
     assert len(nodes) == node_count and nodes[-1][1] == "SINK"
     ops = {op for _, op in nodes}
-    assert {"STORE", "LOAD"} <= ops or "STORE" in ops
+    # every op of 0.14's matmul AST (it indexes its buffers: no LOAD op before lowering)
+    assert ops == {"ADD", "CONST", "END", "INDEX", "MUL", "PARAM", "RANGE", "REDUCE", "SINK", "STORE"}
     # edges point backwards in toposort order: every source precedes its user
-    for parent, child in rows(releases_db, "SELECT parent_idx, child_idx FROM uop_edges WHERE kernel_id = ?",
-                              kernel_id):
-        assert child < parent
+    edges = rows(releases_db, "SELECT parent_idx, child_idx FROM uop_edges WHERE kernel_id = ?", kernel_id)
+    assert len(edges) >= len(nodes) - 1 and all(child < parent for parent, child in edges)
 
 
 def test_eras_differ_and_missing_features_are_recorded(releases_db):

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from cli import tgstore
+from git_history import build_release_history
 
 
 def ingest(db: Path, *bundles: Path, force: bool = False) -> subprocess.CompletedProcess[str]:
@@ -129,11 +130,9 @@ def test_unknown_names_are_refused_before_anything_runs(tmp_path: Path, real_bun
     assert tgstore("ingest", "--db", fresh, *options).returncode == 1 and not fresh.exists()
 
 
-@pytest.mark.slow  # a sweep
-def test_a_sweep_refuses_a_backend_no_commit_has(tmp_path: Path) -> None:
-    repo = Path("/work/tinygrad")
-    if not (repo / ".git").exists():
-        pytest.skip("no tinygrad clone")
+def test_a_sweep_refuses_a_backend_no_commit_has(tmp_path: Path, tinygrad_release) -> None:
+    repo = tmp_path / "tinygrad"
+    build_release_history(repo, [("0.12.0", "tinygrad 0.12.0"), ("0.14.0", "tinygrad 0.14.0")], tinygrad_release)
     proc = tgstore("ingest", "--db", tmp_path / "t.db", "--repo", repo, "--rev", "HEAD~1..HEAD", "--backend", "NOPE")
     assert proc.returncode == 1 and "no such device" in proc.stderr, proc.stderr
     assert not (tmp_path / "t.db").exists()

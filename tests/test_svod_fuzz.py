@@ -20,7 +20,7 @@ STORED = 40  # read, stored into a real database and checked after each
 
 
 def test_five_thousand_mutated_logs_are_read_without_a_traceback() -> None:
-    read = refused = 0
+    read = refused = problems = 0
     for name, text in inputs(READ):
         lines = text.count("\n") + 1
         try:
@@ -33,14 +33,16 @@ def test_five_thousand_mutated_logs_are_read_without_a_traceback() -> None:
         for run in runs:
             for problem in run.problems:
                 assert problem.file == 0 and 0 <= problem.line <= lines, (name, problem)
+                problems += 1
     assert read + refused == READ and read > READ * 0.9
+    assert problems > READ * 0.1, problems  # the mutations did make problems whose places were checked
 
 
 def test_mutated_logs_are_stored_whole_or_not_at_all(tmp_path: Path) -> None:
     db = tmp_path / "fuzz.db"
     engine = open_engine(db)
     upgrade(engine)
-    stored = refused = 0
+    stored = refused = logs = 0
     for name, text in inputs(STORED, seed=7):
         path = tmp_path / name
         path.write_text(text, encoding="utf-8")
@@ -52,10 +54,11 @@ def test_mutated_logs_are_stored_whole_or_not_at_all(tmp_path: Path) -> None:
             for report in reports:
                 if report.log is not None:
                     assert all(0 <= p.line <= text.count("\n") + 1 for p in report.problems)
+                    logs += 1
         except SvodLogError as exc:
             assert "nothing stored" in str(exc) and "\n" not in str(exc)
             with engine.connect() as conn:
                 assert conn.execute(sql("SELECT count(*) FROM svod_runs")).scalar() == before
             refused += 1
         assert check_database(engine, repair=False).ok, name
-    assert stored + refused == STORED and stored > 0
+    assert stored + refused == STORED and stored > 0 and logs > 0, (stored, refused, logs)

@@ -142,6 +142,38 @@ def test_sweep_again_skips_everything(history, swept):
     assert_consistent(db, repo)
 
 
+PASSES = """SELECT c.sha, count(p.id), count(p.pass_list_id) FROM runs r JOIN tinygrad_commits c ON c.id = r.commit_id
+JOIN case_set_members m ON m.case_set_id = r.case_set_id JOIN schedule_items si ON si.case_result_id = m.case_result_id
+JOIN programs p ON p.schedule_item_id = si.id WHERE r.is_current AND p.renderer = 'C' GROUP BY c.sha"""
+
+
+def test_a_sweep_asking_for_stages_extracts_what_a_sweep_without_them_stored(history, tmp_path):
+    """`--stages none` (the cheap first look), then `--stages C` over the same range: every commit gets its passes,
+    each line saying what its stored run lacked; a third sweep (asking for less) skips every commit, saying why."""
+    repo, shas, cases = history
+    db = tmp_path / "stages.db"
+    revs = (f"{shas[0]}~0..{shas[-1]}", shas[0])
+    first = tgstore(*sweep_args(db, repo, cases, *revs), "--stages", "none")
+    assert first.returncode == 0, first.stderr
+    assert {sha: (programs > 0, passes) for sha, programs, passes in rows(db, PASSES)} == {
+        sha: (True, 0) for sha in shas}
+    second = tgstore(*sweep_args(db, repo, cases, *revs), "--stages", "C")
+    assert second.returncode == 0, second.stderr
+    by_sha = {sha: (programs, passes) for sha, programs, passes in rows(db, PASSES)}
+    assert set(by_sha) == set(shas) and all(passes == programs > 0 for programs, passes in by_sha.values()), by_sha
+    lines = [ln for ln in second.stderr.splitlines() if ln.startswith("[")]
+    assert len(lines) == len(shas) and all(" ok " in ln and "lacked stages C (it has none)" in ln for ln in lines), \
+        second.stderr
+    proc = tgstore("stages", "matmul", "--commit", shas[1], "--db", db)
+    assert proc.returncode == 0 and "no passes recorded" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines()[2].split()[:4] == ["0", "early", "movement", "ops"], proc.stdout  # 0.12's first
+    third = tgstore(*sweep_args(db, repo, cases, *revs), "--stages", "none")
+    assert third.returncode == 0, third.stderr
+    lines = [ln for ln in third.stderr.splitlines() if ln.startswith("[")]
+    assert len(lines) == len(shas) and all(" skipped " in ln and "holds what was asked" in ln and "stages none" in ln
+                                           for ln in lines), third.stderr
+
+
 def assert_no_orphans(marker: str) -> None:
     """The extraction children of a killed sweep die with it (PR_SET_PDEATHSIG), though they run in their own
     sessions; if any survive, kill them so they do not outlive the test, and fail."""

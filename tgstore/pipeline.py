@@ -77,6 +77,16 @@ class ExtractionPlan:
     def effective_renderers(self) -> list[str]:
         return list(self.renderers or child.DEFAULT_RENDERERS)
 
+    @property
+    def settings(self) -> dict:
+        """The settings an extraction for this plan records (extract/child/settings.py), computed as the child
+        computes them: what a stored run must hold to make the extraction unneeded."""
+        renderers = child.selected_renderers(",".join(self.renderers) if self.renderers else None,
+                                             child.DEFAULT_RENDERERS)
+        stages = [r for r in child.selected_renderers(self.stages, child.DEFAULT_STAGE_RENDERERS) if r in renderers]
+        return child.run_settings(suite_hash=self.suite["hash"], backend=self.backend, renderers=renderers,
+                                  stages=stages, rewrites=self.rewrites, debug=self.debug_level)
+
     def child_args(self, tinygrad_root: Path) -> list[str]:
         """The extraction child's command-line options for this plan (child/__main__.py)."""
         args = ["--backend", self.backend, "--debug", str(self.debug_level)]
@@ -155,7 +165,7 @@ def extract_and_ingest(engine: Engine, tinygrad_root: Path, plan: ExtractionPlan
     if not force:
         with engine.connect() as conn:
             found = find_run(conn, sha, plan.suite["hash"], plan.backend)
-        if found is not None and found.covers(plan.effective_renderers) and not (
+        if found is not None and found.covers(plan.settings) and not (
                 (plan.time or plan.compile_times) and not timed(engine, sha, plan)):
             return IngestReport(found.id, sha, "ok", 0, 0, 0, skipped=True)
     with tempdirs.owned("bundle") as tmp:

@@ -156,8 +156,10 @@ def ingest(
     """Extract a tinygrad (installed, or --tinygrad PATH) over the case suite and store it in the database.
 
     Creates and migrates the database if needed. A crash or hang of the extraction is stored as a failed run (an
-    ok run of the same commit stays current). With --rev, sweeps commits of a git repository: commits already
-    ingested ok are skipped, failed ones retried. Exits 1 if an extraction or a bundle failed.
+    ok run of the same commit stays current). A tinygrad whose ok run already holds what is asked (renderers,
+    stages, rewrite steps, DEBUG level, extractor) is not extracted again. With --rev, sweeps commits of a git
+    repository: commits whose ok run holds what is asked are skipped (each line says why), the others extracted
+    (saying what their run lacked), failed ones retried. Exits 1 if an extraction or a bundle failed.
 
     With --capture -- COMMAND, runs the command instead of a suite (in the current directory; in a sweep, in each
     commit's checkout) and stores every kernel tinygrad lowered, one case per pytest test (or one for the whole
@@ -274,7 +276,6 @@ def sweep_commits(db: Path, repo: Path, revs: list[str], plan, jobs: int, force:
         check_backend(plan.backend, devices_at(root, commits[0].sha) | devices_at(root, commits[-1].sha))
     except (SweepError, UnknownName) as exc:
         raise fail(str(exc)) from None
-    engine = open_db(db)
 
     def interrupt(_signum: int, _frame: object) -> None:
         raise KeyboardInterrupt
@@ -287,6 +288,7 @@ def sweep_commits(db: Path, repo: Path, revs: list[str], plan, jobs: int, force:
 
             workers = DaskWorkers(dask, root, worker_repo=worker_repo)
             note(f"Dask cluster at {dask}: {workers.width} worker thread{'s' * (workers.width != 1)}")
+        engine = open_db(db)  # after the cluster answered: an unreachable scheduler writes nothing
         with SweepReporter(err) as reporter:
             summary = sweep(engine, root, commits, plan, jobs=jobs, force=force, reporter=reporter, workers=workers,
                             skip=skip)

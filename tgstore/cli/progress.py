@@ -29,15 +29,17 @@ class SweepReporter(Reporter):
         if self.progress is not None:
             self.progress.stop()
 
-    def start(self, total: int, skipped: list[Commit]) -> None:
+    def start(self, total: int, skipped: list[CommitOutcome]) -> None:
         self.total = total
         if len(skipped) <= 50:
-            for commit in skipped:
-                self._line(CommitOutcome(commit, "skipped"))
+            for outcome in skipped:
+                self._line(outcome)
         else:
             self.done += len(skipped)
-            self.console.print(Text(f"{len(skipped)} of {total} commits already ingested ok: skipped "
-                                    f"({skipped[0].sha[:10]} ... {skipped[-1].sha[:10]})"))
+            why = skipped[0].note or ""
+            self.console.print(Text(f"{len(skipped)} of {total} commits already stored, each run holding what was "
+                                    f"asked: skipped ({skipped[0].commit.sha[:10]} ... {skipped[-1].commit.sha[:10]}"
+                                    f"{'; ' + why if why else ''})"))
         if self.console.is_terminal:
             self.progress = Progress(TextColumn("sweep"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                                      TextColumn("{task.description}"), console=self.console, transient=True)
@@ -62,6 +64,8 @@ class SweepReporter(Reporter):
         line.append(f" {seconds}  {safe(o.commit.subject)}")
         if o.copied_from:
             line.append(f"  (run of {o.copied_from[:10]} copied: {copy_why(o)})", style="dim")
+        if o.note:
+            line.append(f"  ({safe(o.note)})", style="dim")
         if o.error and o.status in FAILED:
             line.append(f"\n    {safe(o.error)}", style="red")
         self.console.print(line)

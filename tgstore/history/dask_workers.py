@@ -6,6 +6,9 @@ client stays the only writer and ingests each bundle as it comes back. A task ca
 the commit's package as a `git archive` tar (or, with `--worker-repo`, the path of a tinygrad clone on the workers)
 and the text of the case files; it returns the bundle compressed. Workers need tgstore installed and nothing else.
 
+Before a run is copied instead of extracted, every worker identifies the machine keys the run recorded
+(`identify`: its Python, CPU, clang, libLLVM, ...): a copy needs each of them to extract as the run's machine did.
+
 A worker lost mid-task: the scheduler runs the task again elsewhere (up to its `allowed-failures`); only a result
 that came back is ingested, so nothing is stored twice. An extraction already running when the client stops runs
 to its end on its worker, and its result is dropped.
@@ -24,6 +27,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from tgstore import tempdirs
+from tgstore.extract.child.toolchain import identify
 from tgstore.extract.runner import ExtractionResult
 from tgstore.git import Commit, commit_archive, readable_archive, unpack
 from tgstore.history.sweep import SweepError, SweepStopped, WorkerLost, extract_commit, extract_tree
@@ -133,6 +137,15 @@ class DaskWorkers:
         except Exception as exc:
             self.check_scheduler(exc)
             raise
+
+    def identify(self, keys: list[str]) -> list[dict[str, str | None]]:
+        """Every worker's identities of the machine keys (a run is copied only where each worker would extract it
+        as the run's machine did: two machines with another clang or libLLVM never copy each other's runs)."""
+        try:
+            return list(self.client.run(identify, keys).values())
+        except Exception as exc:  # noqa: BLE001 - the scheduler gone: say so; else no probe, so no copy
+            self.check_scheduler(exc)
+            return []
 
     def check_scheduler(self, exc: Exception) -> None:
         """Raise SchedulerLost when `exc` came from the scheduler being gone (the client is no longer running)."""

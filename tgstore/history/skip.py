@@ -1,16 +1,22 @@
-"""Skip by what ran: a commit whose tree gives the extraction the same bytes to read as its parent's stored run read
-is not extracted; that run is copied to it (`store.runs.copy_run`, with `copied_from` and the reason).
+"""Skip by what ran: a commit whose tree gives the extraction the same bytes to read as its parent's stored run read,
+on a machine that identifies as that run's did, is not extracted; that run is copied to it (`store.runs.copy_run`,
+with `copied_from` and the reason).
 
 Each extraction records its inputs (`extract/child/inputs.py`): the git blob id of every file under `tinygrad/` it
-loaded or opened, the entries of every directory it listed or loaded a module from, the version files, and its
-settings (suite, backend, renderers, stages, rewrite steps, debug level, Python, the extractor's own code). Those are
-the only bytes of the commit an extraction sees (its checkout holds nothing else of the commit), and the rest of its
-world is in the settings. So when a commit's tree has the same blob at each of those paths and the same entries in
-each of those directories, an extraction of it reads exactly what the stored one read, and stores the same facts.
-A file nothing loaded may change, appear or go where nothing looked; a changed loaded file, a file that appears in a
-directory a module was loaded from or that was listed (an import or a glob would find it), a changed version file or
-other settings each mean an extraction. What is not caught: a file tinygrad only stat()s (no audit event), outside
-every directory it loaded from or listed.
+loaded, opened or stat()ed, the entries of every directory it listed or loaded a module from, every package path it
+looked for and did not find (an open, a stat, an import's probe), the version files, its settings (the table in
+`extract/child/settings.py`) and what it used of the machine (`extract/child/toolchain.py`: Python, the CPU, the
+programs it started such as clang, the libraries it loaded such as libLLVM, files and directories outside the
+package). Those are the only bytes of the commit an extraction sees (its checkout holds nothing else of the commit).
+So when a commit's tree has the same blob at each of those paths, the same entries in each of those directories and
+still nothing at each absent path, and the machine that would extract it identifies each machine key alike, an
+extraction of it reads exactly what the stored one read, and stores the same facts. Anything else means an
+extraction: a changed file it read, a file that appears where it looked or where an import or a glob would find it,
+a changed version file, other settings, another clang or libLLVM.
+
+What is not proven, and why a run says so: what a program the run started reads (clang's headers and libraries,
+git's repository) is outside the audit hook's sight; the run lists those programs (`subprocesses`) and their
+identity (path, bytes, `--version`) is compared, not what they read. docs/design.md, "What a skip cannot prove".
 
 The check reads git's trees only (`git ls-tree`), never a file's content, so it works in a blobless clone too.
 """
@@ -18,15 +24,14 @@ The check reads git's trees only (`git ls-tree`), never a file's content, so it 
 from __future__ import annotations
 
 import json
-import platform
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Connection, Engine
 
-from tgstore.extract import child
 from tgstore.extract.child.inputs import listing_hash
 from tgstore.git import Tree
+from tgstore.store.runs import stored_runs
 
 
 def why_not_same(tree: Tree, inputs: dict[str, Any]) -> str | None:
@@ -38,7 +43,18 @@ def why_not_same(tree: Tree, inputs: dict[str, Any]) -> str | None:
     for directory, digest in sorted(inputs["dirs"].items()):
         if listing_hash(tree.listing(directory)) != digest:
             return f"the entries of {directory}/ changed"
+    for path in inputs.get("absent", []):
+        if exists(tree, path):
+            return f"{path}, which its run looked for and did not find, appeared"
+    for directory in inputs.get("present", []):
+        if not tree.listing(directory):
+            return f"{directory}/ is gone"
     return None
+
+
+def exists(tree: Tree, path: str) -> bool:
+    """Whether a checkout of `tree` has a file or a directory at `path`."""
+    return path in tree.entries or bool(tree.listing(path))
 
 
 def touches(before: Tree, after: Tree, inputs: dict[str, Any]) -> bool:
@@ -48,6 +64,9 @@ def touches(before: Tree, after: Tree, inputs: dict[str, Any]) -> bool:
     if changed & (inputs["files"].keys() | inputs.get("versions", {}).keys()):
         return True
     moved = {p for p in changed if (p in before.entries) != (p in after.entries)}
+    looked = set(inputs.get("absent", [])) | set(inputs.get("present", []))
+    if any(p in looked or looked & set(ancestors(p)) for p in moved):
+        return True
     dirs = {d for p in moved for d in ancestors(p)} & inputs["dirs"].keys()
     return any(before.listing(d) != after.listing(d) for d in dirs)
 
@@ -55,15 +74,6 @@ def touches(before: Tree, after: Tree, inputs: dict[str, Any]) -> bool:
 def ancestors(path: str) -> list[str]:
     parts = path.split("/")[:-1]
     return ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
-
-
-def expected_settings(plan: Any) -> dict[str, Any]:
-    """The settings an extraction for `plan` records (computed as child.main computes them)."""
-    renderers = child.selected_renderers(",".join(plan.renderers) if plan.renderers else None,
-                                         child.DEFAULT_RENDERERS)
-    stages = [r for r in child.selected_renderers(plan.stages, child.DEFAULT_STAGE_RENDERERS) if r in renderers]
-    return child.run_settings(suite_hash=plan.suite["hash"], backend=plan.backend, renderers=renderers, stages=stages,
-                              rewrites=plan.rewrites, debug=plan.debug_level, python=platform.python_version())
 
 
 STORED_INPUTS = """
@@ -75,18 +85,57 @@ WHERE s.hash = ? AND r.backend = ? AND r.status = 'ok' AND r.is_current = 1 AND 
 """
 
 
-def stored_inputs(conn: Connection, plan: Any, shas: list[str]) -> dict[str, dict[str, Any]]:
-    """The inputs of those commits' current ok runs that were extracted with the plan's settings."""
-    settings = expected_settings(plan)
+def stored_inputs(conn: Connection, asked: dict[str, Any], shas: list[str]) -> dict[str, dict[str, Any]]:
+    """The inputs of those commits' current ok runs that hold the `asked` settings and hold nothing their own
+    extraction did not make (a renderer carried from the run it replaced was extracted from other inputs)."""
+    runs = stored_runs(conn, asked["suite"], asked["backend"], shas)
     found: dict[str, dict[str, Any]] = {}
     for start in range(0, len(shas), 500):
         chunk = shas[start:start + 500]
         for sha, text in conn.exec_driver_sql(STORED_INPUTS.format(marks=",".join("?" * len(chunk))),
-                                              (plan.suite["hash"], plan.backend, *chunk)).fetchall():
+                                              (asked["suite"], asked["backend"], *chunk)).fetchall():
             inputs = json.loads(text)
-            if inputs.get("settings") == settings:
+            run = runs.get(sha)
+            if run is None or "files" not in inputs or "machine" not in inputs or not run.covers(asked):
+                continue
+            if set(inputs["settings"].get("renderers", [])) == set(run.settings["renderers"]):
                 found[sha] = inputs
     return found
+
+
+STORED_MACHINES = """
+SELECT c.sha, json_extract(b.text, '$.machine') FROM runs r
+JOIN tinygrad_commits c ON c.id = r.commit_id
+JOIN suites s ON s.id = r.suite_id
+JOIN blobs b ON b.id = r.inputs_blob_id
+WHERE s.hash = ? AND r.backend = ? AND r.is_current = 1 AND c.sha IN ({marks})
+"""
+
+
+def stored_machines(conn: Connection, asked: dict[str, Any], shas: list[str]) -> dict[str, dict[str, Any] | None]:
+    """What those commits' current runs recorded of the machine they used (toolchain keys and identities)."""
+    found: dict[str, dict[str, Any] | None] = {}
+    for start in range(0, len(shas), 500):
+        chunk = shas[start:start + 500]
+        for sha, text in conn.exec_driver_sql(STORED_MACHINES.format(marks=",".join("?" * len(chunk))),
+                                              (asked["suite"], asked["backend"], *chunk)).fetchall():
+            found[sha] = json.loads(text) if text else None
+    return found
+
+
+def machine_differs(recorded: dict[str, str | None] | None, probed: list[dict[str, str | None]]) -> str | None:
+    """None when every machine that would extract (`probed`: each one's identities of the recorded keys,
+    toolchain.identify) identifies each key as the run that `recorded` them did; else the first difference."""
+    if recorded is None:
+        return "its run did not record the machine it used"
+    if not probed:
+        return "no machine to extract on was probed"
+    for key, identity in sorted(recorded.items()):
+        for found in probed:
+            if found.get(key) != identity:
+                return f"{key} is {found.get(key) or 'absent'} where it would be extracted (its run had " \
+                       f"{identity or 'none'})"
+    return None
 
 
 def nearest_directory(tree: Path, path: str) -> str:
@@ -99,11 +148,14 @@ def nearest_directory(tree: Path, path: str) -> str:
 
 def needed_missing(missing: list[list[str]], inputs: dict[str, Any] | None) -> list[str]:
     """Of the paths a partial clone lacked ([path, nearest_directory] each), those the extraction could have read: in a
-    directory whose entries it loaded from or listed (an import or a glob there would have seen them), or all of them
-    when it recorded nothing (it failed)."""
-    if inputs is None:
+    directory whose entries it loaded from or listed (an import or a glob there would have seen them), at or under a
+    path it looked for and did not find (it would have found it), or all of them when it recorded nothing (it
+    failed)."""
+    if inputs is None or "files" not in inputs:
         return [path for path, _directory in missing]
-    return [path for path, directory in missing if path in inputs["files"] or directory in inputs["dirs"]]
+    absent = set(inputs.get("absent", []))
+    return [path for path, directory in missing if path in inputs["files"] or directory in inputs["dirs"]
+            or path in absent or absent & set(ancestors(path))]
 
 
 def record_missing_paths(engine: Engine, run_id: int, missing: list[list[str]]) -> list[str]:

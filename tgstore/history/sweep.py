@@ -40,11 +40,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine
 
 from tgstore import tempdirs
-from tgstore.db.models.run_tables import Run, Suite, TinygradCommit
 from tgstore.extract import child
+from tgstore.extract.child.toolchain import identify
 from tgstore.extract.runner import ExtractionResult, TinygradNotFound, resolve_tinygrad_root
 from tgstore.git import (
     Commit,
@@ -60,10 +60,10 @@ from tgstore.git import (
     unpack,
 )
 from tgstore.history import skip as skip_by
+from tgstore.history.stored import Stored, stored_commits
 from tgstore.pipeline import ExtractionPlan, default_workers, extract_bundle, ingest_result, record_failure
 from tgstore.store.rows import FAILED
-from tgstore.store.runs import ExtractionOutcome, StoredRun, copy_run
-from tgstore.store.timings import this_machine, timed_commits
+from tgstore.store.runs import ExtractionOutcome, copy_run
 
 # git's one-line errors are a sweep's (the CLI catches SweepError for both)
 SweepError = GitError
@@ -134,22 +134,6 @@ def extract_tree(tree: Path, commit: Commit, plan: ExtractionPlan, workdir: Path
     return described, extract_bundle(root, out, plan, git=commit.git())
 
 
-def ok_commits(engine: Engine, plan: ExtractionPlan) -> set[str]:
-    """Shas with an ok run for the plan's suite and backend that rendered the plan's renderers (the commits a sweep
-    skips)."""
-    with engine.connect() as conn:
-        rows = conn.execute(
-            select(TinygradCommit.sha, Run.id, Run.status, Run.renderers).join(Run, Run.commit_id == TinygradCommit.id)
-            .join(Suite, Suite.id == Run.suite_id)
-            .where(Suite.hash == plan.suite["hash"], Run.backend == plan.backend, Run.status == "ok",
-                   Run.is_current.is_(True)))
-        wanted = plan.effective_renderers
-        done = {sha for sha, *run in rows if StoredRun(*run).covers(wanted)}
-        if plan.time:  # a timed sweep also needs this machine's timings of the commit
-            done &= timed_commits(conn, plan.suite["hash"], plan.backend, this_machine(plan.backend))
-        return done
-
-
 # ---------------------------------------------------------------- sweeps
 
 
@@ -165,6 +149,7 @@ class CommitOutcome:
     error: str | None = None
     copied_from: str | None = None  # not extracted: a copy of this stored commit's run
     copy_reason: str | None = None  # why that is this commit's output (package identical, or nothing read changed)
+    note: str | None = None  # why it was skipped, or what its stored run lacked (so it was extracted or copied)
 
     @property
     def seconds(self) -> float:
@@ -193,7 +178,7 @@ def _last_line(text_: str) -> str:
 class Reporter:
     """What a sweep tells about its progress; the CLI shows it (tgstore.cli.progress.SweepReporter)."""
 
-    def start(self, total: int, skipped: list[Commit]) -> None: ...
+    def start(self, total: int, skipped: list[CommitOutcome]) -> None: ...
 
     def running(self, commits: list[Commit]) -> None: ...
 
@@ -216,6 +201,11 @@ class Workers(Protocol):
         """Stop at once (Ctrl-C, a database error): cancel what has not started, end what has."""
         ...
 
+    def identify(self, keys: list[str]) -> list[dict[str, str | None]]:
+        """Each machine's identities of the machine keys (extract/child/toolchain.py) where the extractions run:
+        a run is copied only where every one of them identifies as the run's machine did."""
+        ...
+
 
 class LocalWorkers:
     """`jobs` threads on this machine, each checking a commit out of `repo` and running the extraction child."""
@@ -229,6 +219,9 @@ class LocalWorkers:
     def submit(self, commit: Commit, plan: ExtractionPlan, workdir: Path) -> Future:
         self.futures.append(self.pool.submit(self._work, commit, plan, workdir))
         return self.futures[-1]
+
+    def identify(self, keys: list[str]) -> list[dict[str, str | None]]:
+        return [identify(keys)]  # the extraction child runs this interpreter, with this PATH and HOME
 
     def _work(self, commit: Commit, plan: ExtractionPlan, workdir: Path) -> tuple[dict, ExtractionResult, float]:
         workdir.mkdir()
@@ -260,15 +253,20 @@ class CommitQueue:
 
     * a commit whose package equals a stored commit's (or one ingested ok earlier in this sweep) has that run copied;
       while the first commit of a package is in flight, the others wait for it;
-    * a commit whose first parent has a stored run (extracted with the same settings) that read nothing the commit
+    * a commit whose first parent has a stored run (holding the asked settings) that read nothing the commit
       changed has that run copied (tgstore.skip); while its parent is in flight, a commit waits for it unless the
       change already touches what the last run read.
 
-    Capture and timed runs are never copied."""
+    Either copy needs the source run to hold what the plan asks for, and the machines that would extract (`probe`:
+    Workers.identify) to identify as the source run's machine did (its clang, libLLVM, Python, ...); a commit that is
+    extracted though it could have been copied says why (`notes`). Capture and timed runs are never copied."""
 
     def __init__(self, engine: Engine, repo: Path, plan: ExtractionPlan, todo: list[Commit], stored: set[str], *,
-                 skip: bool = True):
+                 skip: bool = True, probe: Callable[[list[str]], list[dict]] | None = None):
         self.engine, self.repo, self.plan = engine, repo, plan
+        self.asked = plan.settings
+        self.probe = probe or (lambda keys: [identify(keys)])
+        self.notes: dict[str, str] = {}  # sha -> why it was not copied
         self.pending = deque(todo)
         # capture runs the commit's own tests, and a timed sweep wants each commit's own timings (compile times
         # too): none copies
@@ -283,7 +281,7 @@ class CommitQueue:
         if copies:
             with engine.connect() as conn:
                 parents = sorted({p for p in self.parents.values() if p} | stored)
-                self.inputs = skip_by.stored_inputs(conn, plan, parents)
+                self.inputs = skip_by.stored_inputs(conn, self.asked, parents)
         first = self.parents.get(todo[0].sha) if todo else None
         # what the latest run read: whether a commit waits for its parent is guessed from it
         self.latest = self.inputs.get(first or "") or next(iter(self.inputs.values()), None)
@@ -329,8 +327,13 @@ class CommitQueue:
     def _copy(self, commit: Commit, source: str, reason: str, copied: Callable[[CommitOutcome], None],
               tree_hash: str | None) -> bool:
         st = time.monotonic()
+        with self.engine.connect() as conn:
+            recorded = skip_by.stored_machines(conn, self.asked, [source]).get(source)
+        if (why := skip_by.machine_differs(recorded, self.probe(sorted(recorded or {})))) is not None:
+            self.notes[commit.sha] = f"not copied from {source[:10]}: {why}"
+            return False
         report = copy_run(self.engine, source, commit.git(), self.plan.suite["hash"], self.plan.backend,
-                          self.plan.effective_renderers, reason=reason, tree_hash=tree_hash)
+                          self.asked, reason=reason, tree_hash=tree_hash)
         if report is None:
             return False
         copied(CommitOutcome(commit, report.status, ingest_seconds=time.monotonic() - st, run_id=report.run_id,
@@ -341,7 +344,7 @@ class CommitQueue:
 
     def _learn(self, sha: str) -> None:
         with self.engine.connect() as conn:
-            found = skip_by.stored_inputs(conn, self.plan, [sha])
+            found = skip_by.stored_inputs(conn, self.asked, [sha])
         if sha in found:
             self.inputs[sha] = self.latest = found[sha]
 
@@ -377,17 +380,20 @@ def sweep(engine: Engine, repo: Path, commits: list[Commit], plan: ExtractionPla
     reporter = reporter or Reporter()
     summary = SweepSummary()
     clean_stale_worktrees(repo)
-    done = set() if force else ok_commits(engine, plan)
-    skipped = [c for c in commits if c.sha in done]
-    queue = CommitQueue(engine, repo, plan, [c for c in commits if c.sha not in done], done, skip=skip)
-    summary.outcomes += [CommitOutcome(c, "skipped") for c in skipped]
-    reporter.start(len(commits), skipped)
+    found = Stored() if force else stored_commits(engine, plan)
+    skipped = [CommitOutcome(c, "skipped", note=found.done[c.sha]) for c in commits if c.sha in found.done]
     local = LocalWorkers(repo, jobs) if workers is None else None
     runner: Workers = local or workers  # type: ignore[assignment]
+    queue = CommitQueue(engine, repo, plan, [c for c in commits if c.sha not in found.done], set(found.done),
+                        skip=skip, probe=runner.identify)
+    summary.outcomes += skipped
+    reporter.start(len(commits), skipped)
     in_flight: dict[Future, tuple[Commit, Path, int]] = {}  # ... and the processes its extraction runs cases in
     cores = default_workers() if local is not None else 1  # a Dask worker is one process
 
     def stored(outcome: CommitOutcome) -> None:
+        notes = [found.lacking.get(outcome.commit.sha), queue.notes.get(outcome.commit.sha)]
+        outcome.note = "; ".join(n for n in notes if n) or None
         summary.outcomes.append(outcome)
         reporter.finished(outcome)
         if on_ingested is not None:

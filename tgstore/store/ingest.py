@@ -25,14 +25,23 @@ from tgstore.store.commits import commit_key, upsert_commit
 from tgstore.store.compile_times import store_compile_times
 from tgstore.store.content import canonical_json
 from tgstore.store.rows import FAILED, case_ids, get_or_create, insert_returning_id, now_iso
-from tgstore.store.runs import STDERR_KEEP, ExtractionOutcome, IngestReport, StoredRun, find_run, make_room
+from tgstore.store.runs import (
+    STDERR_KEEP,
+    ExtractionOutcome,
+    IngestReport,
+    StoredRun,
+    bundle_settings,
+    find_run,
+    make_room,
+)
 from tgstore.store.timings import store_timings
 
 
 def ingest_bundle(engine: Engine, bundle: Bundle, *, outcome: ExtractionOutcome | None = None,
                   force: bool = False) -> IngestReport:
     """Store `bundle` as one run. The current run of the same commit, suite and backend is kept when it is `ok` and
-    rendered the bundle's renderers (the report says skipped) unless `force`. Otherwise the new run becomes current
+    holds every setting the bundle was extracted with (renderers, stages, ...: StoredRun.covers; the report says
+    skipped) unless `force`. Otherwise the new run becomes current
     unless it is worse than the current one (see make_room): a failed re-extraction is then stored as an attempt."""
     with gc_paused(), engine.begin() as conn:  # hashing and row lists of a large bundle: see tgstore.nogc
         return store_bundle(conn, bundle, outcome=outcome, force=force)
@@ -44,7 +53,7 @@ def store_bundle(conn: Connection, bundle: Bundle, *, outcome: ExtractionOutcome
     header = bundle.header
     sha = commit_key(bundle.tinygrad)
     existing = find_run(conn, sha, header["suite"]["hash"], header["backend"])
-    if existing and existing.covers(header["renderers"]) and not force:
+    if existing and existing.covers(bundle_settings(header, bundle.end)) and not force:
         return keep_current_run(conn, bundle, sha, existing)
     new = decide_run(conn, bundle, outcome, existing)
     contents = BundleStore(conn, bundle, new.carried)
@@ -58,7 +67,7 @@ def store_bundle(conn: Connection, bundle: Bundle, *, outcome: ExtractionOutcome
 
 
 def keep_current_run(conn: Connection, bundle: Bundle, sha: str, existing: StoredRun) -> IngestReport:
-    """The current run covers the bundle's renderers: it stays. Re-timing a stored commit adds the timings."""
+    """The current run holds what the bundle holds: it stays. Re-timing a stored commit adds the timings."""
     timed = bool(bundle.header.get("timing"))
     if timed:
         store_bundle_timings(conn, bundle, sha, existing.id)

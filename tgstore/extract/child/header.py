@@ -10,6 +10,8 @@ import re
 import subprocess
 from typing import Any
 
+from . import settings
+
 
 def tree_hash(root: pathlib.Path) -> str:
     """sha256 over the sorted lines "<relative path> <sha256 of bytes>" of the package's .py files."""
@@ -115,9 +117,10 @@ def extractor_hash() -> str:
     return digest.hexdigest()
 
 
-def run_settings(*, suite_hash: str, backend: str, renderers: list[str], stages: list[str], rewrites: int, debug: int,
-                 python: str) -> dict[str, Any]:
-    """What an extraction's output depends on besides the tinygrad files it reads (recorded with its inputs): two
-    runs with equal settings that read equal bytes write equal bundles."""
-    return {"suite": suite_hash, "backend": backend, "renderers": list(renderers), "stages": list(stages),
-            "rewrites": rewrites, "debug": debug, "python": python, "extractor": extractor_hash()}
+def run_settings(*, suite_hash: str, backend: str, renderers: list[str], stages: list[str], rewrites: int,
+                 debug: int) -> dict[str, Any]:
+    """What an extraction's output depends on besides the tinygrad files it reads and the machine (recorded with its
+    inputs; the table is child/settings.py): two runs with equal settings that read equal bytes on machines that
+    identify alike write equal bundles."""
+    return settings.run_settings(suite=suite_hash, backend=backend, renderers=renderers, stages=stages,
+                                 rewrites=rewrites, debug=debug, extractor=extractor_hash())

@@ -116,7 +116,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         inputs = read_inputs(args)
         described = describe_tinygrad(inputs.root, git_override(args))  # reads every file: before the watch
-        watch = InputWatch(inputs.root)  # what the run reads, for a sweep's skip (history/skip.py)
+        # what the run reads, for a sweep's skip (history/skip.py); the case files are the suite, not its inputs
+        watch = InputWatch(inputs.root, ignored=[*map(str, inputs.case_files), str(pathlib.Path(args.out).resolve())])
         watch.start()
         env = tinygrad_env(inputs.root, args.backend)
         out = BundleWriter(pathlib.Path(args.out))
@@ -130,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
         return 3
     write_header(ex, args, header, out)
     if inputs.capture_argv is not None:
-        return capture_command(ex, inputs.root, inputs.capture_argv, args.cwd, out)
+        return capture_command(ex, inputs.root, inputs.capture_argv, args.cwd, out, settings_of(header, inputs, args))
     cases = load_case_files(inputs.case_files, out)
     # timings want the machine to themselves: one process
     jobs = 1 if args.time or args.compile_times or not can_fork() else max(1, min(args.jobs, len(cases)))
@@ -232,13 +233,16 @@ def load_case_files(case_files: list[pathlib.Path], out: BundleWriter) -> list[t
     return cases
 
 
+def settings_of(header: dict[str, Any], inputs: Inputs, args: argparse.Namespace) -> dict[str, Any]:
+    """The run's settings (child/settings.py): what a stored run is asked to hold."""
+    return run_settings(suite_hash=header["suite"]["hash"], backend=args.backend, renderers=inputs.renderers,
+                        stages=inputs.stage_renderers, rewrites=args.rewrites, debug=args.debug)
+
+
 def read_record(watch: InputWatch, header: dict[str, Any], inputs: Inputs,
                 args: argparse.Namespace) -> Callable[[], dict[str, Any]]:
-    """The end record's `inputs`: what the run read and its settings (capture mode runs the commit's own files and
-    is never skipped, so it has none)."""
-    return lambda: {**watch.record(), "settings": run_settings(
-        suite_hash=header["suite"]["hash"], backend=args.backend, renderers=inputs.renderers,
-        stages=inputs.stage_renderers, rewrites=args.rewrites, debug=args.debug, python=platform.python_version())}
+    """The end record's `inputs`: what the run read and used, and its settings."""
+    return lambda: {**watch.record(), "settings": settings_of(header, inputs, args)}
 
 
 def run_cases(ex: Extractor, cases: list[tuple[str, Callable, str | None]], out: BundleWriter,
@@ -283,9 +287,11 @@ def end_record(ex: Extractor, cases: int, failed: int) -> dict[str, Any]:
     return record
 
 
-def capture_command(ex: Extractor, root: pathlib.Path, argv: list[str], cwd: str | None, out: BundleWriter) -> int:
+def capture_command(ex: Extractor, root: pathlib.Path, argv: list[str], cwd: str | None, out: BundleWriter,
+                    settings: dict[str, Any]) -> int:
     """Capture mode: run the command, then write one case per origin (pytest test, or the whole command) holding
-    the kernels first lowered there."""
+    the kernels first lowered there. Its inputs are its settings alone: the command runs the commit's own files, so
+    a capture run is never copied to another commit."""
     if cwd:
         os.chdir(cwd)
     hooks, command = capture(ex.tg, root, argv)
@@ -297,7 +303,7 @@ def capture_command(ex: Extractor, root: pathlib.Path, argv: list[str], cwd: str
         rec["missing"].append({"feature": "match_counts", "reason": "capture mode counts no matches per case"})
         failed += rec["status"] == "error"
         out.write(rec)
-    out.write(end_record(ex, len(hooks.origins), failed))
+    out.write({**end_record(ex, len(hooks.origins), failed), "inputs": {"settings": settings}})
     out.close()
     return 0
 

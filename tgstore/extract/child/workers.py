@@ -7,7 +7,7 @@ cases is made whole again here, in case order:
 - graphs are written once, at the first case that uses them (each worker knows only the graphs it wrote);
 - a rule first seen in a worker carries that worker's key: the rule is keyed here by its content, in case order,
   as the serial loop keys it, and the case's match counts are re-keyed to match (patterns.PatternRegistry.adopt);
-- the files and directories the workers read join the run's own (inputs.InputWatch).
+- what the workers read and used joins the run's own (inputs.InputWatch).
 Standard library only (concurrent.futures: a worker that dies fails the pool instead of hanging it).
 """
 
@@ -50,7 +50,7 @@ class Forked:
 FORKED: Forked | None = None
 
 
-def run_one(index: int) -> tuple[int, list[dict], dict, tuple[set[str], set[str]]]:
+def run_one(index: int) -> tuple[int, list[dict], dict, dict[str, set[str]]]:
     """In a worker: the case's records emitted while it ran, its case record, and what the worker has read."""
     assert FORKED is not None
     emitted: list[dict] = []
@@ -108,6 +108,6 @@ def run_in_workers(ex: Extractor, cases: list[Case], jobs: int, emit: Emit, watc
     merge = Merge(ex, write, set(ex.recorder.seen_graphs) if ex.recorder is not None else set())
     context = multiprocessing.get_context("fork")
     with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context, initializer=worker_init) as pool:
-        for pid, emitted, rec, (files, dirs) in pool.map(run_one, range(len(cases))):
-            watch.add(files, dirs)
+        for pid, emitted, rec, seen in pool.map(run_one, range(len(cases))):
+            watch.add(seen)
             yield merge.case(pid, emitted, rec)
