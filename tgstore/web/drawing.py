@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from tgstore.compare.matching import compare
+from tgstore.compare.uop_text import uop_diff
 from tgstore.web import layout
 from tgstore.web.graphs import StoredGraph, find_graph
 from tgstore.web.passnav import PassContext, PassKey, commit_of_run, pass_context
@@ -48,6 +49,32 @@ def drawing(digest: str, nodes_json: str, other_digest: str | None, other_json: 
     removed = len([g for g in result.ghosts if g not in hidden]) + result.ghosts_left_out
     return Drawing(svg, len(result.added - hidden), len(result.changed - hidden), removed, result.ghosts_left_out,
                    time.perf_counter() - start)
+
+
+@dataclass
+class Sides:
+    """Two graphs drawn side by side: the older (removed and changed nodes marked) and the newer (added and changed
+    marked), matched by structure (tgstore.compare.matching)."""
+
+    svg_a: str
+    svg_b: str
+    added: int
+    changed: int
+    removed: int
+
+
+@lru_cache(maxsize=GRAPH_CACHE // 4)
+def sides(old_json: str, new_json: str, fold: bool) -> Sides:
+    old, new = json.loads(old_json), json.loads(new_json)
+    result = compare(old, new, max_ghosts=0)
+    changed_old = {result.new_to_old[n] for n in result.changed}
+    marks_a = {**{o: "removed" for o in result.removed}, **{o: "changed" for o in changed_old}}
+    marks_b = {**{n: "added" for n in result.added}, **{n: "changed" for n in result.changed}}
+    hidden_a = layout.foldable(old) if fold else set()
+    hidden_b = layout.foldable(new) if fold else set()
+    return Sides(layout.svg(old, marks=marks_a, fold=fold), layout.svg(new, marks=marks_b, fold=fold),
+                 len(result.added - hidden_b), len(result.changed - hidden_b),
+                 len([o for o in result.removed if o not in hidden_a]))
 
 
 @dataclass
@@ -90,3 +117,22 @@ def subgraph_svg(node: dict[str, Any] | None) -> Markup | None:
     if not graph:
         return None
     return Markup(layout.svg(graph, marks={len(graph) - 1: "changed"}, fold=True))
+
+
+def step_diff_lines(step: Any) -> list[str]:
+    """A rewrite step as tinygrad's VIZ shows it: the unified diff of the rewritten UOp printed before and after
+    (its recorded neighbourhood: sources up to three levels down)."""
+    if step is None:
+        return []
+    before, after = (step.before or {}).get("graph"), (step.after or {}).get("graph")
+    return uop_diff(before, after, "before", "after")
+
+
+def step_diff_html(step: Any) -> Markup | None:
+    lines = step_diff_lines(step)
+    if not lines:
+        return None
+    kinds = {"+": "add", "-": "del", "@": "hunk"}
+    rows = "".join(f'<span class="{"head" if line.startswith(("+++", "---")) else kinds.get(line[:1], "ctx")}">'
+                   f"{escape(line)}</span>\n" for line in lines)
+    return Markup(f'<pre class="tgstore-code tgstore-unified">{rows}</pre>')

@@ -1,0 +1,59 @@
+"""Which kernel of a case at another commit is "the same kernel": matched by AST (its hash, then its hash in one
+spelling across tinygrad eras), else by kernel name; among several candidates the one nearest the same position.
+A kernel with no match has no counterpart there: pages link to a kernel at another commit only through this, so
+no link leads to a kernel that does not exist (a kernel only 0.14.0 has is not "kernel 3 at 0.13.0")."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tgstore.compare.spelled import ast_spelling
+from tgstore.compare.sql import AnyConnection, rows
+
+KERNELS_SQL = """
+SELECT si.position, kn.name, kn.hash FROM run_cases rc JOIN cases k ON k.id = rc.case_id
+JOIN schedule_items si ON si.case_result_id = rc.case_result_id JOIN kernels kn ON kn.id = si.kernel_id
+WHERE rc.run_id = :run AND k.name = :case ORDER BY si.position"""
+
+
+@dataclass(frozen=True)
+class KernelRow:
+    position: int
+    name: str | None
+    hash: str
+
+
+@dataclass(frozen=True)
+class Match:
+    position: int
+    how: str  # "AST", "AST in one spelling", "name"
+
+
+def case_kernels(conn: AnyConnection, run: int, case: str) -> list[KernelRow]:
+    return [KernelRow(r["position"], r["name"], r["hash"]) for r in rows(conn, KERNELS_SQL, run=run, case=case)]
+
+
+def match_kernel(conn: AnyConnection, kernel: KernelRow, others: list[KernelRow]) -> Match | None:
+    """`kernel`'s counterpart among `others` (another commit's kernels of the same case), or None."""
+    def nearest(found: list[KernelRow]) -> int:
+        return min(found, key=lambda k: (abs(k.position - kernel.position), k.position)).position
+
+    same = [k for k in others if k.hash == kernel.hash]
+    if same:
+        return Match(nearest(same), "AST")
+    spelled = ast_spelling(conn, kernel.hash)
+    alike = [k for k in others if spelled is not None and ast_spelling(conn, k.hash) == spelled]
+    if alike:
+        return Match(nearest(alike), "AST in one spelling")
+    named = [k for k in others if kernel.name and k.name == kernel.name]
+    if named:
+        return Match(nearest(named), "name")
+    return None
+
+
+def counterpart(conn: AnyConnection, case: str, run: int, position: int, other_run: int) -> Match | None:
+    """The kernel at `position` of `case` in `run`, found in `other_run` (None: it has no counterpart there)."""
+    mine = next((k for k in case_kernels(conn, run, case) if k.position == position), None)
+    if mine is None:
+        return None
+    return match_kernel(conn, mine, case_kernels(conn, other_run, case))
