@@ -63,8 +63,9 @@ def rewrites(run: int, case: str, pass_position: int, kernel: int | None = None,
     return _with(REWRITES, run=run, case=case, kernel=kernel, renderer=renderer, pass_=pass_position, step=step)
 
 
-def blob(digest: str, *, language: str | None = None, start: int | None = None) -> str:
-    return _with(f"{BLOB}/{digest}", language=language, start=start or None)
+def blob(digest: str, *, language: str | None = None, start: int | None = None, line: int | None = None) -> str:
+    """A stored text, a page at a time from `start`; `line` (from 1) shown marked, with the lines around it."""
+    return _with(f"{BLOB}/{digest}", language=language, start=start or None, line=line)
 
 
 def parity(case: str | None = None, *, svod_run: int | None = None, commit: str | None = None,
