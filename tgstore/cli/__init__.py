@@ -5,7 +5,19 @@ from __future__ import annotations
 import sys
 
 # The command modules register themselves on `app` and `db_app`.
-from tgstore.cli import browse, db, extract, gate, merge, regressions, rewrites, stages, svod, times  # noqa: F401
+from tgstore.cli import (  # noqa: F401
+    browse,
+    db,
+    extract,
+    gate,
+    mcp,
+    merge,
+    regressions,
+    rewrites,
+    stages,
+    svod,
+    times,
+)
 from tgstore.cli.app import app, db_app
 
 

@@ -1,15 +1,18 @@
 """Which kernel of a case at another commit is "the same kernel": matched by AST (its hash, then its hash in one
-spelling across tinygrad eras), else by kernel name; among several candidates the one nearest the same position.
+spelling across tinygrad eras), else by kernel name (its `n1` suffix aside); among several candidates the one nearest
+the same position.
 A kernel with no match has no counterpart there: pages link to a kernel at another commit only through this, so
 no link leads to a kernel that does not exist (a kernel only 0.14.0 has is not "kernel 3 at 0.13.0")."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from tgstore.compare.spelled import ast_spelling
 from tgstore.compare.sql import AnyConnection, rows
 
+DEDUP_SUFFIX = re.compile(r"n\d+$")
 KERNELS_SQL = """
 SELECT si.position, kn.name, kn.hash FROM run_cases rc JOIN cases k ON k.id = rc.case_id
 JOIN schedule_items si ON si.case_result_id = rc.case_result_id JOIN kernels kn ON kn.id = si.kernel_id
@@ -45,10 +48,16 @@ def match_kernel(conn: AnyConnection, kernel: KernelRow, others: list[KernelRow]
     alike = [k for k in others if spelled is not None and ast_spelling(conn, k.hash) == spelled]
     if alike:
         return Match(nearest(alike), "AST in one spelling")
-    named = [k for k in others if kernel.name and k.name == kernel.name]
+    named = [k for k in others if kernel.name and base_name(k.name) == base_name(kernel.name)]
     if named:
         return Match(nearest(named), "name")
     return None
+
+
+def base_name(name: str | None) -> str | None:
+    """A kernel's name without the suffix tinygrad adds to tell same-named kernels apart (`r_4_16n1` is r_4_16's
+    second kernel): eras number them differently."""
+    return DEDUP_SUFFIX.sub("", name) if name else name
 
 
 def counterpart(conn: AnyConnection, case: str, run: int, position: int, other_run: int) -> Match | None:

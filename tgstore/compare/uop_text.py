@@ -1,7 +1,8 @@
 """A stored graph printed as tinygrad prints a UOp (`UOp.__repr__` through `pretty_print`: each node
 `UOp(Ops.OP, dtype, arg=..., src=(...))`, its sources indented below it, a node used twice named `x<n>:=` where first
 printed and `x<n>` after), and the unified diff of two such printings: what tinygrad's VIZ shows for a rewrite step
-(the rewritten UOp before and after). Nodes are tgstore's encoding, [op, dtype, arg, [source positions]]."""
+(the rewritten UOp before and after; here its recorded neighbourhood, sources cut off below it printed `...`). Nodes
+are tgstore's encoding, [op, dtype, arg, [source positions]]."""
 
 from __future__ import annotations
 
@@ -13,9 +14,16 @@ from typing import Any
 Node = Sequence[Any]
 
 
+# ops that have no sources: any other op drawn without sources had them cut off by the recorded neighbourhood (a
+# step keeps its node's sources three levels down, twelve nodes at most) and is printed with `src=(...)`
+LEAVES = frozenset({"CONST", "VCONST", "DEFINE_VAR", "DEFINE_GLOBAL", "DEFINE_LOCAL", "DEFINE_REG", "DEVICE", "UNIQUE",
+                    "LUNIQUE", "NOOP", "BINARY", "SOURCE"})
+
+
 def _rep(node: Node) -> str:
     op, dtype, arg = str(node[0]), str(node[1] or "dtypes.void"), node[2]
-    return f"UOp(Ops.{op}, {dtype}, arg={'None' if arg in (None, '') else arg}, src=(%s))"
+    cut = not node[3] and op not in LEAVES
+    return f"UOp(Ops.{op}, {dtype}, arg={'None' if arg in (None, '') else arg}, src=({'...' if cut else '%s'}))"
 
 
 def uop_text(nodes: Sequence[Node], root: int | None = None) -> str:
@@ -44,7 +52,8 @@ def uop_text(nodes: Sequence[Node], root: int | None = None) -> str:
             return f"{' ' * depth}x{number}"
         printed.add(i)
         sources = "".join(f"\n{text(s, depth + 2)}," for s in nodes[i][3])
-        return f"{' ' * depth}{f'x{number}:=' if uses > 1 else ''}{_rep(nodes[i]) % sources}"
+        rep = _rep(nodes[i])
+        return f"{' ' * depth}{f'x{number}:=' if uses > 1 else ''}{rep % sources if '%s' in rep else rep}"
 
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 4 * len(nodes) + 100))

@@ -104,7 +104,10 @@ def load(conn: sqlite3.Connection, digest: str, versus: str | None, key: PassKey
         if other is None:
             out.problem = f"no stored graph {versus[:12]} to compare with"
         else:
-            out.other, out.other_label = other, f"graph {versus[:12]}"
+            use = other.uses[0] if other.uses else None
+            where = f" (after {use['pass_name']!r} at {use['version'] or use['sha'][:12]})" \
+                if use and use.get("pass_name") else ""
+            out.other, out.other_label = other, f"graph {versus[:12]}{where}"
     elif compare_input and out.context is not None and (before := out.context.previous) is not None:
         if before.graph_hash != digest:
             out.other = find_graph(conn, before.graph_hash or "")
