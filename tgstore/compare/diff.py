@@ -17,6 +17,7 @@ from tgstore.compare.pyrender import canonical_pyrender
 from tgstore.compare.spelled import Speller
 from tgstore.compare.sql import AnyConnection, rows, scalar
 from tgstore.compare.stage_diff import stage_diffs
+from tgstore.spelling.eras import spelling_hash
 from tgstore.store.commits import CommitRow, resolve_commit
 
 WHAT = ("source", "ast", "all")
@@ -304,11 +305,17 @@ class _Sides:
     def diff_spelled_ast(self, name: str, position: int, ia: dict[str, Any], ib: dict[str, Any]) -> None:
         """The two ASTs in one spelling across eras: nothing when equal there, else their structural diff."""
         speller = Speller(self.conn, True)
-        if speller.ast_key(ia["kernel_hash"]) == speller.ast_key(ib["kernel_hash"]):
+        old, new = speller.ast(ia["kernel_hash"]) or [], speller.ast(ib["kernel_hash"]) or []
+        if self.result.ignore_names:  # the kernels' names masked where the AST writes them (KernelInfo)
+            old = [[op, dtype, mask_names(str(arg), ia["kernel_name"]), src] for op, dtype, arg, src in old]
+            new = [[op, dtype, mask_names(str(arg), ib["kernel_name"]), src] for op, dtype, arg, src in new]
+            same = spelling_hash(old) == spelling_hash(new)
+        else:
+            same = speller.ast_key(ia["kernel_hash"]) == speller.ast_key(ib["kernel_hash"])
+        if same:
             self.result.spelling_only.append((name, position))
             return
         where = f"{name}[{position}]"
-        old, new = speller.ast(ia["kernel_hash"]) or [], speller.ast(ib["kernel_hash"]) or []
         names = ia["kernel_name"] if ia["kernel_name"] == ib["kernel_name"] else \
             f"{ia['kernel_name']} -> {ib['kernel_name']}"
         title = (f"{where} {names or ia['root_op']}: AST changed ({ia['node_count']} -> {ib['node_count']} nodes; "
