@@ -3,7 +3,7 @@ rewrites one node from a later era's spelling into the earliest stored one; a ru
 
 - PARAM: 0.14 writes the element dtype, `ParamArg(slot, dtype, device=...)` and the buffer size as a CONST source;
   0.13 and before wrote `dtype.ptr(size)` and the slot alone. Normalized to the latter (the size CONST, then unused,
-  goes too).
+  goes too; the device is the run's backend).
 - RANGE: 0.14 marks the ranges of a kernel AST that the optimizer may still reshape `AxisType.WEAK` where 0.13 wrote
   `AxisType.LOOP`. Normalized to LOOP.
 - REDUCE: the arg's second field is `()` at 0.13 and `0` at 0.14 on the same reductions (the reduced ranges are
@@ -28,7 +28,7 @@ Pass graphs (the IR after each codegen pass) add, from the built-in suite at 0.1
 - AFTER is typed as the pointer it orders (0.13) or as the element (0.14): the element, as INDEX.
 - A CONST cast to dtypes.int (0.14 lowers index constants so) is the constant.
 - Symbolic variables: `DEFINE_VAR dtype ('name', lo, hi)` at 0.13, `PARAM dtype ParamArg(-k, dtype, vmin_vmax=(lo,
-  hi), ..., name='name')` at 0.14: the former.
+  hi), ..., name='name')` with an empty shape (a STACK of nothing) as its source at 0.14: the former.
 - SINK's KernelInfo names the kernel (`r_4_16n1` at one era, `r_4_16` at another): the name is left out (the
   generated source, compared as stored, still shows it).
 - A PROGRAM's BINARY is typed void (0.13) or uchar (0.14): untyped.
@@ -49,7 +49,7 @@ from collections.abc import Callable
 from typing import Any
 
 Node = list[Any]
-PARAM_ARG = re.compile(r"^ParamArg\((\d+),")
+PARAM_ARG = re.compile(r"^ParamArg\((\d+), ([\w.]+)")
 SPACE_ARG = re.compile(r"^ParamArg\((\d+), ([\w.]+), addrspace=AddrSpace\.(REG|LOCAL)\)$")
 VARIABLE_ARG = re.compile(r"^ParamArg\(-\d+, [\w.]+, vmin_vmax=\((.*?), (.*?)\),.*\bname='([^']*)'")
 KERNEL_NAME = re.compile(r"^KernelInfo\(name='[^']*', ")
@@ -72,15 +72,22 @@ def _size(src: list[int], nodes: list[Node]) -> tuple[list[int], str]:
 def _param(node: Node, nodes: list[Node]) -> Node:
     op, dtype, arg, src = node
     variable = VARIABLE_ARG.match(str(arg))
-    if variable:  # a symbolic variable (0.14): DEFINE_VAR ('name', lo, hi) as 0.13 wrote it
-        low, high, name = variable.groups()
-        return ["DEFINE_VAR", dtype, f"('{name}', {low}, {high})", src]
+    if variable:  # a symbolic variable (0.14): DEFINE_VAR ('name', lo, hi) as 0.13 wrote it, without 0.14's empty
+        low, high, name = variable.groups()  # shape (a STACK of nothing)
+        empty = [s for s in src if nodes[s][0] == "STACK" and not nodes[s][3] and nodes[s][1] == "dtypes.void"]
+        return ["DEFINE_VAR", dtype, f"('{name}', {low}, {high})", [s for s in src if s not in empty]]
     found = PARAM_ARG.match(str(arg))
     if not found:
         return node
     sizes, size = _size(src, nodes)
     pointer = dtype if ".ptr(" in str(dtype) else f"{dtype}.ptr({size})"
-    return [op, pointer, found.group(1), [s for s in src if s not in sizes]]
+    return [op, pointer, _slot(found.group(1), found.group(2), dtype), [s for s in src if s not in sizes]]
+
+
+def _slot(slot: str, arg_dtype: str, dtype: Any) -> str:
+    """A buffer's slot, as 0.13 wrote its arg; ParamArg's own dtype kept where it is not the node's (never so in a
+    graph tinygrad made: a rule keeps what it cannot prove redundant)."""
+    return slot if arg_dtype == POINTER.sub("", str(dtype)) else f"{slot} ({arg_dtype})"
 
 
 def _buffer(node: Node, nodes: list[Node]) -> Node:
@@ -88,9 +95,10 @@ def _buffer(node: Node, nodes: list[Node]) -> Node:
     found = SPACE_ARG.match(str(node[2]))
     if not found:
         return node
-    slot, dtype, space = found.groups()
+    slot, arg_dtype, space = found.groups()
     sizes, size = _size(node[3], nodes)
-    return [f"DEFINE_{space}", f"{dtype}.ptr({size}, AddrSpace.{space})", slot, [s for s in node[3] if s not in sizes]]
+    return [f"DEFINE_{space}", f"{node[1]}.ptr({size}, AddrSpace.{space})", _slot(slot, arg_dtype, node[1]),
+            [s for s in node[3] if s not in sizes]]
 
 
 def _range(node: Node, nodes: list[Node]) -> Node:
