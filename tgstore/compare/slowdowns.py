@@ -99,7 +99,8 @@ def compare_times(conn: AnyConnection, ref_a: str, ref_b: str, *, case: str | No
         taken: set[int] = set()
         for rb in at_b:
             mine = KernelRow(rb["position"], rb["kernel_name"], rb["kernel_hash"] or "")
-            match = match_kernel(conn, mine, [k for k in kernels_a if k.position not in taken])
+            match = match_kernel(conn, mine, [k for k in kernels_a if k.position not in taken],
+                                 len(at_b) == len(at_a))
             if match is None:
                 out.unmatched_b.append((name, rb["position"], rb["kernel_name"]))
                 continue

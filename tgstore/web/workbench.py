@@ -241,7 +241,8 @@ def load(conn: sqlite3.Connection, where: Where, details: bool = True) -> Workbe
         if not 0 <= i < len(commits):
             return None
         sha, version, run = commits[i]
-        match = match_kernel(conn, mine, case_kernels(conn, run, where.case))
+        theirs = case_kernels(conn, run, where.case)
+        match = match_kernel(conn, mine, theirs, len(kernels) == len(theirs))
         return Neighbour(sha, version, run, match.position if match else None, match.how if match else None)
 
     bench = Workbench(where, commit, run_id, found[1], found[2], [(k[0], k[1]) for k in kernels], renderers,

@@ -11,7 +11,7 @@ from datasette.utils.asgi import Response
 
 from tgstore.compare.slowdowns import timed_commits
 from tgstore.queries import load_queries
-from tgstore.web import charts
+from tgstore.web import charts, urls
 from tgstore.web.base import database, render
 from tgstore.web.metadata import TABLES
 
@@ -79,5 +79,5 @@ async def index(datasette: Any, request: Any) -> Response:
                           for c in data["commits"]],
               "timed_commits": [{"sha": s, "version": v} for s, v in data["timed"]],
               "views": [n for n, _t, _d in views], "queries": [n for n, _t, _d in queries],
-              "pages": {"diff": "/-/diff", "slowdowns": "/-/slowdowns", "regressions": "/-/regressions",
-                        "parity": "/-/parity", "chart": "/-/chart"}})
+              "pages": {"diff": urls.DIFF, "slowdowns": urls.SLOWDOWNS, "regressions": urls.REGRESSIONS,
+                        "parity": urls.PARITY, "chart": urls.CHART}})

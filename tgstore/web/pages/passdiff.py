@@ -38,8 +38,10 @@ def read_sides(conn: sqlite3.Connection, case: str, kernel: int | None, a: str |
             raise WorkbenchError(f"{case!r} is stored at one commit only: nothing to compare with")
         a = side_b.older.label
     commit_a, run_a = commit_run(conn, Where(case, None, a), commits)
-    mine = next(k for k in case_kernels(conn, side_b.run_id, case) if k.position == side_b.where.kernel)
-    match = match_kernel(conn, mine, case_kernels(conn, run_a, case))
+    kernels_b = case_kernels(conn, side_b.run_id, case)
+    mine = next(k for k in kernels_b if k.position == side_b.where.kernel)
+    kernels_a = case_kernels(conn, run_a, case)
+    match = match_kernel(conn, mine, kernels_a, len(kernels_a) == len(kernels_b))
     if match is None:
         raise WorkbenchError(f"kernel {side_b.where.kernel} ({side_b.kernel_name}) of {case!r} at "
                              f"{side_b.commit_label} has no counterpart at {commit_a.version or commit_a.short} (no "
