@@ -1,8 +1,9 @@
 """Session fixture ``two_releases_db``: the core cases extracted from tinygrad 0.13.0 and 0.14.0 as `tgstore ingest`
 stores them by default (renderers, the C and LLVM passes, rewrite steps), every kernel timed on this machine
-(`--time`), and a Svod test log of the worked example stored for sum_rows: two adjacent releases whose ASTs and pass
-graphs differ in spelling and for real, for the pages that compare (tests/test_web_compare.py), the crawl
-(tests/test_web_crawl.py) and `tgstore mcp` (tests/test_mcp.py). Tests only read it (copy it to change it)."""
+(`--time`), a case whose schedule differs between them (tests/fixtures/cases/eras.py), and a Svod test log of the
+worked example stored for sum_rows: two adjacent releases whose ASTs and pass graphs differ in spelling and for real,
+for the pages that compare (tests/test_web_compare.py), the crawl (tests/test_web_crawl.py) and `tgstore mcp`
+(tests/test_mcp.py). Tests only read it (copy it to change it)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from tgstore.db import open_engine, upgrade
 from tgstore.pipeline import ExtractionPlan, extract_and_ingest
 
 TWO_RELEASES = ["0.13.0", "0.14.0"]
+ERA_CASES = Path(__file__).resolve().parent / "fixtures" / "cases" / "eras.py"  # a kernel only 0.14.0 has
 SVOD_CASE = "sum_rows"
 
 
@@ -30,7 +32,7 @@ def two_releases_db(tmp_path_factory, tinygrad_release) -> Path:
     upgrade(engine)
     for version in TWO_RELEASES:
         report = extract_and_ingest(engine, tinygrad_release(version), ExtractionPlan(
-            case_files=[CORE_CASES], rewrites=DEFAULT_REWRITES, time=True, time_runs=3))
+            case_files=[CORE_CASES, ERA_CASES], rewrites=DEFAULT_REWRITES, time=True, time_runs=3))
         assert report.status == "ok", (version, report)
     engine.dispose()
     log = where / "svod.log"
