@@ -17,7 +17,7 @@ import httpx
 import pytest
 from web_server import Server, start_server, stop_server
 
-HREF = re.compile(r'(?:href|src|data-svg|data-load)="([^"]+)"')
+HREF = re.compile(r'(?<![\w-])(?:href|src|data-svg|data-load)="([^"]+)"')
 DEPTH = 3
 # query parameters that select within a page (which pass, step, row, page of rows), not which page it is
 WITHIN = frozenset({"pass", "step", "row", "start", "fold", "sides", "title", "changes", "collapse", "spelling",

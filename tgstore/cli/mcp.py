@@ -1,8 +1,9 @@
 """`tgstore mcp`: the CLI's answers over the Model Context Protocol (stdio), for agents. Each tool is one CLI command
 run with `--json` on the same database, its output parsed: an answer is the CLI's answer, byte for byte before
-parsing, whatever the command (query, queries, diff, stages, rewrites, parity, regressions, times). A command that
-fails answers with its one-line error. Needs the optional extra: `pip install 'tgstore[mcp]'` (the official `mcp`
-SDK)."""
+parsing, whatever the command (query, diff, stages, rewrites, parity, regressions, times), as one JSON text (a
+command that prints JSON lines: their list); `queries` lists the canned questions. A command that fails answers
+with its one-line error (the call's is_error). Needs the optional extra: `pip install 'tgstore[mcp]'` (the official
+`mcp` SDK)."""
 
 from __future__ import annotations
 
@@ -27,16 +28,18 @@ class CommandFailed(Exception):
     """The CLI command failed; the message is its error line."""
 
 
-def cli_json(db: Path, args: list[str], lines: bool = False) -> Any:
-    """`tgstore ARGS --json --db DB` as a subprocess, its output parsed (JSON lines: a list)."""
+def cli_json(db: Path, args: list[str]) -> str:
+    """`tgstore ARGS --json --db DB` as a subprocess, its output parsed: one JSON document, or (a command that prints
+    JSON lines: query, stages) the list of them. A command that prints nothing failed: its last stderr line."""
     proc = subprocess.run([sys.executable, "-m", "tgstore", *args, "--json", "--db", str(db)], capture_output=True,
-                          text=True)
+                          text=True, stdin=subprocess.DEVNULL)
     out = proc.stdout.strip()
     if not out:
         raise CommandFailed((proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1])
-    if lines:
+    try:
+        return json.loads(out)
+    except json.JSONDecodeError:
         return [json.loads(line) for line in out.splitlines() if line.strip()]
-    return json.loads(out)
 
 
 def option(flag: str, value: Any) -> list[str]:
@@ -48,79 +51,91 @@ def switch(flag: str, on: bool) -> list[str]:
     return [flag] if on else []
 
 
-def build_server(db: Path) -> Any:
+def build_server(db: Path) -> str:
     """The MCP server with one tool per question kind."""
     try:
         from mcp.server.mcpserver import MCPServer as Server  # mcp 2
     except ImportError:  # pragma: no cover - mcp 1: the same server under its earlier name
         from mcp.server.fastmcp import FastMCP as Server
 
+    try:
+        from mcp.server.mcpserver.exceptions import ToolError
+    except ImportError:  # pragma: no cover - mcp 1
+        from mcp.server.fastmcp.exceptions import ToolError
+
     server = Server("tgstore", instructions=INSTRUCTIONS)
 
-    @server.tool()
-    def queries() -> dict[str, Any]:
+    def answer(args: list[str]) -> str:
+        """The command's JSON as one text (a list for JSON lines): what the CLI printed, parsed and written again."""
+        try:
+            return json.dumps(cli_json(db, args), ensure_ascii=False)
+        except CommandFailed as exc:
+            raise ToolError(str(exc)) from None
+
+    @server.tool(structured_output=False)
+    def queries() -> str:
         """The canned SQL questions (queries/*.sql): name, title, description and parameters of each."""
         from tgstore.queries import load_queries
 
-        return {"queries": [{"name": q.name, "title": q.title, "description": q.description,
-                             "parameters": [{"name": p.name, "description": p.description, "optional": p.optional}
-                                            for p in q.parameters]} for q in load_queries().values()]}
+        return json.dumps([{"name": q.name, "title": q.title, "description": q.description,
+                            "parameters": [{"name": p.name, "description": p.description, "optional": p.optional}
+                                           for p in q.parameters]} for q in load_queries().values()])
 
-    @server.tool()
-    def query(name: str, params: dict[str, str] | None = None) -> dict[str, Any]:
+    @server.tool(structured_output=False)
+    def query(name: str, params: dict[str, str] | None = None) -> str:
         """Run a canned query (see `queries`) with its parameters, e.g. name="kernels_changed",
         params={"a": "0.13.0", "b": "0.14.0"}: its rows, as `tgstore query NAME -p k=v --json` prints them."""
         args = ["query", name]
         for key, value in (params or {}).items():
             args += ["-p", f"{key}={value}"]
-        return {"rows": cli_json(db, args, lines=True)}
+        return answer(args)
 
-    @server.tool()
+    @server.tool(structured_output=False)
     def diff(a: str, b: str, case: str | None = None, renderer: str | None = None, stages: bool = False,
-             spelling: str = "ignore", what: str = "all") -> dict[str, Any]:
+             spelling: str = "ignore", what: str = "all") -> str:
         """What changed between commits a and b (`tgstore diff --json`): cases and kernels changed, unified diffs of
         kernel ASTs and generated sources, with stages=True each kernel's first differing pass. Spelling-blind by
         default (spelling="raw": compared as stored)."""
-        return cli_json(db, ["diff", a, b, *option("--case", case), *option("--renderer", renderer),
+        return answer(["diff", a, b, *option("--case", case), *option("--renderer", renderer),
                              *switch("--stages", stages), "--spelling", spelling, "--what", what])
 
-    @server.tool()
+    @server.tool(structured_output=False)
     def stages(case: str, commit: str | None = None, kernel: int | None = None, renderer: str | None = None,
-               schedule: bool = False) -> Any:
+               schedule: bool = False) -> str:
         """The passes each kernel of a case went through at a commit, with node counts (`tgstore stages --json`)."""
-        return cli_json(db, ["stages", case, *option("--commit", commit), *option("--kernel", kernel),
+        return answer(["stages", case, *option("--commit", commit), *option("--kernel", kernel),
                              *option("--renderer", renderer), *switch("--schedule", schedule)])
 
-    @server.tool()
+    @server.tool(structured_output=False)
     def rewrites(case: str, commit: str | None = None, kernel: int | None = None, pass_name: str | None = None,
-                 renderer: str | None = None) -> Any:
+                 renderer: str | None = None) -> str:
         """The rewrite steps inside a case's passes at a commit: each rule that matched (file:line, UPat) and the
         node before and after (`tgstore rewrites --json`)."""
-        return cli_json(db, ["rewrites", case, *option("--commit", commit), *option("--kernel", kernel),
+        return answer(["rewrites", case, *option("--commit", commit), *option("--kernel", kernel),
                              *option("--pass", pass_name), *option("--renderer", renderer)])
 
-    @server.tool()
+    @server.tool(structured_output=False)
     def parity(case: str, commit: str | None = None, svod_run: int | None = None, renderer: str | None = None,
-               rules: bool = False) -> Any:
+               rules: bool = False) -> str:
         """Svod against tinygrad for a case, stage by stage (`tgstore parity --json`); rules=True compares rule
         activity per pass instead."""
-        return cli_json(db, ["parity", case, *option("--commit", commit), *option("--svod", svod_run),
+        return answer(["parity", case, *option("--commit", commit), *option("--svod", svod_run),
                              *option("--renderer", renderer), *switch("--rules", rules)])
 
-    @server.tool()
+    @server.tool(structured_output=False)
     def regressions(metric: str = "time", case: str | None = None, since: str | None = None,
-                    machine: str | None = None) -> Any:
+                    machine: str | None = None) -> str:
         """Steps in the stored kernel times (metric "time") or compile times ("compile") over history, on one
         machine, with their commits, size and confidence (`tgstore regressions --json`)."""
-        return cli_json(db, ["regressions", "--metric", metric, *option("--case", case), *option("--since", since),
+        return answer(["regressions", "--metric", metric, *option("--case", case), *option("--since", since),
                              *option("--machine", machine)])
 
-    @server.tool()
+    @server.tool(structured_output=False)
     def times(case: str, commit: str | None = None, against: str | None = None, machine: str | None = None,
-              compile: bool = False) -> Any:
+              compile: bool = False) -> str:
         """Each kernel's best and median time at a commit (or, with against, beside another commit's on the same
         machine); compile=True: how long scheduling and lowering took (`tgstore times --json`)."""
-        return cli_json(db, ["times", case, *option("--commit", commit), *option("--against", against),
+        return answer(["times", case, *option("--commit", commit), *option("--against", against),
                              *option("--machine", machine), *switch("--compile", compile)])
 
     return server

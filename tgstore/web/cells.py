@@ -24,7 +24,10 @@ WRAPPED_COLUMNS = frozenset({"upat"})  # one long line each: wrap rather than sc
 HASH = re.compile(r"^[0-9a-f]{64}$")
 SHA = re.compile(r"^([0-9a-f]{40}|tree:[0-9a-f]{16,})$")  # a git commit, or an installed package's tree hash
 TRUNCATE_LINES = 8  # a code cell in a table shows this many lines and links to the rest
-GRAPH_COLUMNS = frozenset({"kernel_hash", "graph_hash", "graph", "graph_a", "graph_b", "norm_hash"})
+# columns holding the hash of a stored graph (a kernel AST, a pass graph, a Svod tree): each links to its drawing.
+# Not norm_hash: a graph's hash in Svod parity's spelling names a stored Svod tree only when the two are equal.
+GRAPH_COLUMNS = frozenset({"kernel_hash", "graph_hash", "graph", "graph_a", "graph_b"})
+GRAPH_TABLES = frozenset({"kernels", "graphs", "svod_trees"})  # their own `hash` column is a stored graph
 
 
 def _get(row: Any, key: str) -> Any:
@@ -74,7 +77,8 @@ class CellRenderer:
             return code_block(value, "pyrender")
         if is_code(value, column):
             return code_block(value, None, wrap=column in WRAPPED_COLUMNS)
-        if isinstance(value, str) and column in GRAPH_COLUMNS and HASH.match(value):
+        if isinstance(value, str) and (column in GRAPH_COLUMNS or column == "hash" and table in GRAPH_TABLES) \
+                and HASH.match(value):
             return Markup(link(self.route_url(urls.graph(value)), value[:12], value, "tgstore-graph-link"))
         if column == "diff" and isinstance(value, str) and value.count(" ") in (1, 2):
             a, b, *case = value.split(" ")

@@ -220,9 +220,9 @@ def load(conn: sqlite3.Connection, where: Where, details: bool = True) -> Workbe
         notice = (f"kernel {where.kernel} of {where.case!r} has no {wanted} program at {commit.version or commit.short}"
                   f"; showing {programs[0][0]} (renderers: {', '.join(renderers)})")
         program = programs[0]
-    if program is None and wanted:
-        raise WorkbenchError(f"kernel {where.kernel} of {where.case!r} has no {wanted} program at "
-                             f"{commit.version or commit.short}; renderers: {', '.join(renderers) or 'none'}")
+    if not programs:  # a schedule item no renderer lowered (a copy, a buffer view): its AST, said so
+        notice = (f"kernel {where.kernel} of {where.case!r} has no program at {commit.version or commit.short} (no "
+                  "renderer lowered this schedule item)")
     renderer, program_name, source_hash, source, linear_id, error, pass_list = program or (None,) * 7
     passes = [Pass(r[0], r[1], r[2], r[3], bool(r[4]), r[5], r[6])
               for r in conn.execute(PASSES_SQL, (pass_list,))] if pass_list is not None else []
