@@ -122,8 +122,11 @@ class _Passes:
             return False
         if not self.speller.ignore:
             return True
-        aligned = align(self.entries(list_a), self.entries(list_b), self.speller.graph_key)
-        return any(p.kind not in ("same", "spelling") for p in aligned)
+        aligned = align(self.entries(list_a), self.entries(list_b))  # raw first: a pass one side ran is enough
+        if any(p.a is None or p.b is None for p in aligned):
+            return True
+        key = self.speller.graph_key  # then the pairs, in order, each read only if no earlier one differed
+        return any(p.a.graph_hash != p.b.graph_hash and key(p.a.graph_hash) != key(p.b.graph_hash) for p in aligned)
 
 
 @dataclass

@@ -43,7 +43,6 @@ reachable from the root after the rules are dropped and positions renumbered in 
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Callable
 from typing import Any
@@ -200,9 +199,11 @@ def spelling_hash(nodes: list[Node]) -> str:
     sorted, hashed again)."""
     spelled = normalized(nodes)
     hashes: list[str] = []
-    for op, dtype, arg, src in spelled:  # sources come before their users
-        hashes.append(hashlib.sha256(json.dumps([op, dtype, arg, [hashes[s] for s in src]]).encode()).hexdigest())
+    sha = hashlib.sha256
+    for op, dtype, arg, src in spelled:  # sources come before their users; fields never hold the separators
+        text = "\x1e".join((str(op), str(dtype), str(arg), "\x1f".join(hashes[s] for s in src)))
+        hashes.append(sha(text.encode("utf-8", "surrogatepass")).hexdigest())
     if not hashes:
         return ""
     tops = sorted(hashes[i] for i in roots(spelled))
-    return tops[0] if len(tops) == 1 else hashlib.sha256(json.dumps(tops).encode()).hexdigest()
+    return tops[0] if len(tops) == 1 else sha("\x1f".join(tops).encode()).hexdigest()

@@ -27,8 +27,10 @@ SVOD_TREE = "Svod tree"  # StoredGraph.kind of a Svod tree (tgstore.web.graphs)
 TINYGRAD_KINDS = ("kernel AST", "pass graph")
 
 
-def compared_nodes(loaded: Loaded, spelling: bool) -> tuple[list[Any], Any, str | None, str | None]:
-    """(this graph's nodes, the other graph, its label, the spelling both are drawn in) as the page compares them."""
+def compared_nodes(loaded: Loaded, spelling: bool, across: bool) -> tuple[list[Any], Any, str | None, str | None]:
+    """(this graph's nodes, the other graph, its label, the spelling both are drawn in) as the page compares them.
+    `across`: the other graph was asked for (`vs`, another commit's, say); a pass compared with its own input is
+    one commit's and drawn as stored."""
     found, other, label = loaded.graph, loaded.other, loaded.other_label
     assert found is not None
     nodes, spelled = found.nodes, None
@@ -40,7 +42,7 @@ def compared_nodes(loaded: Loaded, spelling: bool) -> tuple[list[Any], Any, str 
         else:
             other = replace(other, nodes=normalize_tinygrad(other.nodes)[0])
         spelled = "Svod parity's spelling"
-    elif other is not None and spelling and found.kind in TINYGRAD_KINDS and other.kind in TINYGRAD_KINDS:
+    elif other is not None and spelling and across and found.kind in TINYGRAD_KINDS and other.kind in TINYGRAD_KINDS:
         nodes, other = normalized(found.nodes), replace(other, nodes=normalized(other.nodes))
         spelled = "one spelling across tinygrad eras"
     return nodes, other, label, spelled
@@ -58,7 +60,7 @@ async def graph(datasette: Any, request: Any) -> Response:
     found = loaded.graph
     if found is None:
         return await not_found(datasette, request, f"no stored graph has the hash {digest}")
-    nodes, other, other_label, spelled = compared_nodes(loaded, spelling)
+    nodes, other, other_label, spelled = compared_nodes(loaded, spelling, bool(versus))
     pair = None
     if side_by_side and other is not None:
         pair = sides(json.dumps(other.nodes), json.dumps(nodes), fold)
