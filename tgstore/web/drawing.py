@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
 from tgstore.compare.matching import compare
 from tgstore.compare.uop_text import uop_diff
@@ -129,13 +129,3 @@ def step_diff_lines(step: Any) -> list[str]:
         return []
     before, after = (step.before or {}).get("graph"), (step.after or {}).get("graph")
     return uop_diff(before, after, "before", "after")
-
-
-def step_diff_html(step: Any) -> Markup | None:
-    lines = step_diff_lines(step)
-    if not lines:
-        return None
-    kinds = {"+": "add", "-": "del", "@": "hunk"}
-    rows = "".join(f'<span class="{"head" if line.startswith(("+++", "---")) else kinds.get(line[:1], "ctx")}">'
-                   f"{escape(line)}</span>\n" for line in lines)
-    return Markup(f'<pre class="tgstore-code tgstore-unified">{rows}</pre>')

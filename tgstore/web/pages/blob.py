@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Any
 
 from datasette.utils.asgi import Response
-from markupsafe import Markup, escape
 
 from tgstore.web import urls
 from tgstore.web.base import commit_label, int_arg, not_found, read, render
@@ -26,15 +25,6 @@ JOIN tinygrad_commits c ON c.id = r.commit_id WHERE b.hash = ? ORDER BY c.histor
 SVOD_FILE_SQL = """
 SELECT f.path, f.run_id FROM svod_files f JOIN blobs b ON b.id = f.blob_id WHERE b.hash = ? ORDER BY f.run_id DESC
 LIMIT 1"""
-
-
-def marked_lines(lines: list[str], start: int, marked: int) -> Markup:
-    """Plain lines, each with an id (line-N, from 1), the marked one highlighted."""
-    out = []
-    for n, text in enumerate(lines, start + 1):
-        cls = ' class="tgstore-marked-line"' if n == marked else ""
-        out.append(f'<span id="line-{n}"{cls}>{escape(text.rstrip(chr(10)))}</span>')
-    return Markup('<pre class="tgstore-code tgstore-log">' + "\n".join(out) + "</pre>")
 
 
 async def blob(datasette: Any, request: Any) -> Response:
@@ -60,27 +50,19 @@ async def blob(datasette: Any, request: Any) -> Response:
     while end < len(lines) and end - start < BLOB_LINES and size < BLOB_CHARS:  # a page of a long text
         size += len(lines[end])
         end += 1
-    message = ""
-    if start > 0 or end < len(lines):
-        parts = [f"lines {start + 1}–{end} of {len(lines)}"]
-        if start > 0:
-            previous = urls.blob(digest, language=language, start=max(0, start - BLOB_LINES))
-            parts.insert(0, f'<a class="tgstore-prev" href="{escape(datasette.urls.path(previous))}">← previous</a>')
-        if end < len(lines):
-            following = urls.blob(digest, language=language, start=end)
-            parts.append(f'<a class="tgstore-next" href="{escape(datasette.urls.path(following))}">next →</a>')
-        message = Markup(" · ".join(parts))
-    title = f"text {digest[:12]}"
+    title, workbench = f"text {digest[:12]}", None
     if source_of is not None:
         renderer, position, case, sha, version = source_of
         title = f"{renderer} source of {case} kernel {position} at {commit_label(sha, version)}"
-        bench = datasette.urls.path(urls.kernel(case, position, sha, renderer))
-        back = f'<a class="tgstore-workbench-link" href="{escape(bench)}">← its workbench</a>'
-        message = Markup(back) + (Markup(" · ") + message if message else "")
+        workbench = datasette.urls.path(urls.kernel(case, position, sha, renderer))
     elif svod_file is not None:
         title = f"Svod output {svod_file[0]} (Svod run {svod_file[1]})" + (f", line {line}" if line else "")
-    body = marked_lines(lines[start:end], start, line) if line else code_block("".join(lines[start:end]), language)
-    return await render(datasette, request, "tgstore_message.html", {"title": title, "message": message,
-                                                                      "body": body},
-                        data={"hash": digest, "title": title, "start": start, "end": end, "total_lines": len(lines),
-                              "text": "".join(lines[start:end])})
+    shown = lines[start:end]
+    return await render(datasette, request, "tgstore_blob.html", {
+        "title": title, "digest": digest, "language": language, "workbench": workbench, "start": start, "end": end,
+        "total": len(lines), "paged": start > 0 or end < len(lines), "marked": line,
+        "previous": max(0, start - BLOB_LINES) if start > 0 else None, "following": end if end < len(lines) else None,
+        "lines": [text.rstrip("\n") for text in shown] if line else [],
+        "body": None if line else code_block("".join(shown), language)},
+        data={"hash": digest, "title": title, "start": start, "end": end, "total_lines": len(lines),
+              "text": "".join(shown)})

@@ -17,7 +17,7 @@ from tgstore.compare.rewrite_steps import PassSteps, case_steps
 from tgstore.web import layout, urls
 from tgstore.web.base import int_arg, not_found, read, render
 from tgstore.web.cells import code_block
-from tgstore.web.drawing import INLINE_SVG_BYTES, drawing, step_diff_html, step_diff_lines, subgraph_svg
+from tgstore.web.drawing import INLINE_SVG_BYTES, drawing, step_diff_lines, subgraph_svg
 from tgstore.web.graphs import find_graph
 from tgstore.web.machinecode import readable_source
 from tgstore.web.workbench import Where, Workbench, WorkbenchError, load, neighbour_pass, shown_source
@@ -78,7 +78,7 @@ async def kernel(datasette: Any, request: Any) -> Response:
         pass_diff = datasette.urls.path(urls.passdiff(case, where.kernel, bench.older.label, bench.commit_label,
                                                       bench.renderer))
     return await render(datasette, request, "tgstore_kernel.html", {
-        **extra, "step_diff": step_diff_html(step), "bench": bench, "where": bench.where,
+        **extra, "step_diff": step_diff_lines(step), "bench": bench, "where": bench.where,
         "url": lambda **kw: datasette.urls.path(bench.where.url(**kw)),
         "steps": steps, "step_list": steps.steps[:STEPS_LISTED] if steps else [], "step": step,
         "before_svg": subgraph_svg(step.before if step else None),

@@ -11,7 +11,7 @@ from datasette.utils.asgi import Response
 
 from tgstore.compare.rewrite_steps import PassSteps, case_steps
 from tgstore.web.base import not_found, read, render
-from tgstore.web.drawing import step_diff_html, step_diff_lines, subgraph_svg
+from tgstore.web.drawing import step_diff_lines, subgraph_svg
 from tgstore.web.passnav import PassContext, PassKey, commit_of_run, pass_context
 
 STEP_LIST_LIMIT = 500  # steps listed on one page (a pass's recorded steps are capped at extraction anyway)
@@ -55,6 +55,6 @@ async def rewrites(datasette: Any, request: Any) -> Response:
         "prev_pass": prev_with_steps, "next_pass": next_with_steps,
         "step_url": lambda i: datasette.urls.path(ctx.steps_url(current, step=i)) + "#step",
         "before_svg": subgraph_svg(step.before if step else None),
-        "after_svg": subgraph_svg(step.after if step else None), "step_diff": step_diff_html(step)},
+        "after_svg": subgraph_svg(step.after if step else None), "step_diff": step_diff_lines(step)},
         data={"pass": found.to_json(), "where": ctx.where, "commit": commit[0] if commit else None,
               "selected": selected, "step_diff": "\n".join(step_diff_lines(step)) if step else None})
