@@ -124,7 +124,8 @@ class CellRenderer:
         run_id = _get(row, "run_id")
         if column == "case" and isinstance(value, str) and run_id is not None:
             return Markup(link(self.view("v_kernels", run_id=run_id, case=value), value, "this case's kernels"))
-        if column == "position" and isinstance(value, int) and run_id is not None and "case" in keys:
+        # a schedule position; -1 is the case as a whole (canonical documents, the scheduler's passes): no kernel
+        if column == "position" and isinstance(value, int) and value >= 0 and run_id is not None and "case" in keys:
             case = _get(row, "case")
             parts = [str(value), link(self.route_url(urls.kernel(case, value, _get(row, "sha"), _get(row, "renderer"))),
                 "workbench", "this kernel's passes, graph, rewrite steps and source", "tgstore-workbench-link")]

@@ -294,9 +294,10 @@ def label(sha: str, version: str | None) -> str:
 
 def render(chart: Chart, link: Any = None) -> str:
     """The chart as an SVG document; `link(run_id)` gives each point's URL. One <circle class="dot"> per point."""
-    legend_rows = -(-len(chart.series) // 4) if len(chart.series) > 1 else 0
+    named = len(chart.series) > 1 or chart.metric == "time"  # a kernel's time is named even when it is alone
+    legend_rows = -(-len(chart.series) // 4) if named else 0
     line = pygal.Line(style=STYLE, width=1100, height=460 + 24 * legend_rows, x_label_rotation=35,
-                      show_legend=len(chart.series) > 1, legend_at_bottom=True, legend_at_bottom_columns=4,
+                      show_legend=named, legend_at_bottom=True, legend_at_bottom_columns=4,
                       truncate_legend=40, js=[],
                       disable_xml_declaration=True, show_minor_x_labels=len(chart.commits) <= 40,
                       x_labels_major_count=20, y_title=METRICS[chart.metric][1], allow_interruptions=True,
