@@ -3,12 +3,14 @@ navigation links and highlighted code in tables. `tgstore serve` registers it (t
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from datasette import hookimpl
 from markupsafe import Markup
 
+from tgstore.queries import load_queries
 from tgstore.web.cells import CellRenderer
 from tgstore.web.errors import READ_METHODS, error_response, method_not_allowed
 from tgstore.web.routes import ROUTES
@@ -80,3 +82,18 @@ def prepare_jinja2_environment(env: Any, datasette: Any) -> None:
     env.trim_blocks = True
     env.lstrip_blocks = True
     env.globals["tg"] = Bound(datasette.urls.path)  # tgstore's URL builder (tgstore.web.urls) in every template
+    env.globals["tg_query"] = query_info  # a canned query's title and parameters (templates/query.html)
+
+
+@cache
+def canned_queries() -> dict[str, Any]:
+    return load_queries()  # read once per server: the files ship with tgstore
+
+
+def query_info(name: str | None) -> dict[str, Any] | None:
+    """A canned query's title, parameters (name -> what it means) and the ones it needs, or None (custom SQL)."""
+    query = canned_queries().get(name or "")
+    if query is None:
+        return None
+    return {"title": query.title, "parameters": {p.name: p.description or p.name for p in query.parameters},
+            "required": [p.name for p in query.parameters if not p.optional]}

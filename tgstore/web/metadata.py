@@ -107,12 +107,8 @@ TABLES: dict[str, dict[str, Any]] = {
 
 
 def canned_query(query: Query) -> dict[str, Any]:
-    """A canned query's Datasette entry: its title (the page's title, not its SQL), description, parameters, and for
-    tgstore's query.html what each parameter means and which ones it needs before it runs."""
     return {"sql": query.sql, "title": query.title, "description": query.description,
-            "params": query.parameter_names, "hide_sql": True,
-            "tgstore_parameters": {p.name: p.description or p.name for p in query.parameters},
-            "tgstore_required": [p.name for p in query.parameters if not p.optional]}
+            "params": query.parameter_names, "hide_sql": True}
 
 
 # Table options that Datasette 1.0 reads from configuration, not from metadata.
