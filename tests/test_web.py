@@ -212,8 +212,9 @@ def test_the_datasette_1_line_serves_the_same_pages(releases_db: Path, tmp_path:
         with sqlite3.connect(f"file:{releases_db}?mode=ro", uri=True) as conn:
             expected = run_query(conn, "kernels_changed", params).dicts()
         assert expected and server.get(f"/{db}/kernels_changed.json", _shape="array", **params).json() == expected
-        for name in load_queries():
-            assert server.get(f"/{db}/{name}").status_code == 200
+        for name, query in load_queries().items():
+            page = server.get(f"/{db}/{name}").text  # titled by its title, not its SQL, on the 1.0 line too
+            assert f"<title>{query.title} · {db}</title>" in page
         assert 'class="facet-info' in server.get(f"/{db}/v_runs").text  # table options from configuration
         assert ">passes</a>" in server.get(f"/{db}/v_kernels", case="matmul").text  # links
         sources = server.get(f"/{db}/v_sources", case="add", renderer="C").text
