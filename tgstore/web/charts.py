@@ -37,14 +37,20 @@ METRICS: dict[str, tuple[str, str, str]] = {
     # read per distinct case result by pass_node_points (most commits share their predecessor's): the SQL is
     # PASS_NODES_RUNS and PASS_NODES_RESULTS below
     "pass_nodes": ("Nodes after each pass", "nodes", ""),
-    # kernel run times (ingest --time): the best time of each kernel (named "#position name") on one machine, the
-    # latest timing per commit; their sum is the "time_total" chart, drawn apart (it would flatten the kernels)
+    # kernel run times (ingest --time): the best time of each kernel position (named "#position name", the name at
+    # the newest commit: a kernel renamed r_4_16n1 -> r_4_16 stays one line) on one machine, the latest timing per
+    # commit; their sum is the "time_total" chart, drawn apart (it would flatten the kernels)
     "time": ("Kernel run time (best of runs)", "µs", """
-        SELECT coalesce(kt.run_id, -kt.session_id), kt.sha, c.version, kt.history_rank,
-               '#' || kt.position || ' ' || coalesce(kt.kernel_name, ''), round(kt.ns_min / 1000.0, 3)
-        FROM v_kernel_times kt JOIN v_commits c ON c.sha = kt.sha
-        WHERE kt."case" = :case AND kt.status = 'ok' AND kt.machine = :machine
-        ORDER BY kt.history_rank, kt.run_id, kt.position"""),
+        WITH t AS (
+          SELECT coalesce(kt.run_id, -kt.session_id) AS run_id, kt.sha, c.version, kt.history_rank, kt.position,
+                 kt.ns_min, last_value(coalesce(kt.kernel_name, '')) OVER (
+                   PARTITION BY kt.position ORDER BY kt.history_rank
+                   ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS newest_name
+          FROM v_kernel_times kt JOIN v_commits c ON c.sha = kt.sha
+          WHERE kt."case" = :case AND kt.status = 'ok' AND kt.machine = :machine
+        )
+        SELECT run_id, sha, version, history_rank, '#' || position || ' ' || newest_name, round(ns_min / 1000.0, 3)
+        FROM t ORDER BY history_rank, run_id, position"""),
     "time_total": ("Kernel run time, all kernels of the case added", "µs", """
         SELECT coalesce(kt.run_id, -kt.session_id), kt.sha, c.version, kt.history_rank, 'total',
                round(sum(kt.ns_min) / 1000.0, 3)

@@ -9,6 +9,7 @@ from typing import Any
 from datasette.utils.asgi import Response
 
 from tgstore.compare.diff import DiffError, diff_commits, diff_to_json, summary_line
+from tgstore.compare.kernel_match import counterpart
 from tgstore.compare.summary import label, summarize
 from tgstore.store.commits import CommitNotFound
 from tgstore.web import diffpage, diffsummary, urls
@@ -64,8 +65,14 @@ async def diff(datasette: Any, request: Any) -> Response:
             "label_b": label(result.b)}, data={"section": section.id, "lines": section.lines})
     diffpage.draw(found)
     one_sided, other_notes = diffsummary.one_sided_notes(result.notes, result.a, result.b)
+    positions = sorted({s.position for s in found if s.position >= 0})
+    # the pass-by-pass diff of a kernel only where it has a counterpart at a (its AST or name): the diff pairs
+    # kernels by schedule position, the pass-by-pass page by what they are
+    matched = await read(datasette, lambda conn: {p for p in positions if counterpart(
+        conn, case, result.run_b.run_id, p, result.run_a.run_id) is not None})
     return await render(datasette, request, "tgstore_diff.html", {
         **context, "result": result, "summary": summary_line(result), "one_sided": one_sided, "notes": other_notes,
         "label_a": label(result.a), "label_b": label(result.b), "raw_spelling": raw_spelling,
-        "kernels": diffpage.kernels(found), "section_url": lambda s, **kw: diffpage.section_url(base, s, **kw)},
+        "kernels": diffpage.kernels(found), "section_url": lambda s, **kw: diffpage.section_url(base, s, **kw),
+        "matched": matched},
         data=diff_to_json(result))
