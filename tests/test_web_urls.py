@@ -69,3 +69,11 @@ def test_no_page_cell_or_template_spells_a_route_by_hand() -> None:
         found += [f"{path.relative_to(WEB)}:{n}" for n, line in enumerate(text.splitlines(), 1)
                   if spelled.search(line)]
     assert found == []
+
+
+def test_pages_read_through_datasettes_connection_only() -> None:
+    """No page opens a second SQLAlchemy engine on the served file: they read through Datasette's own connection
+    (tgstore.web.base.read), the comparison code taking it as it is (tgstore.compare.sql)."""
+    opened = [f"{path.relative_to(WEB)}" for path in sorted(WEB.rglob("*.py"))
+              if re.search(r"\bopen_engine\b|^\s*(from|import) sqlalchemy", path.read_text(), re.M)]
+    assert opened == []
