@@ -22,7 +22,6 @@ from tgstore.web.pages import (
 )
 
 HASH = "(?P<hash>[0-9a-f]{64})"
-JSON = r"(\.(?P<format>json))?"
 
 
 def page(path: str, handler: Any, formats: str = "json") -> tuple[str, Any]:
