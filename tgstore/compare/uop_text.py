@@ -20,10 +20,11 @@ LEAVES = frozenset({"CONST", "VCONST", "DEFINE_VAR", "DEFINE_GLOBAL", "DEFINE_LO
                     "LUNIQUE", "NOOP", "BINARY", "SOURCE"})
 
 
-def _rep(node: Node) -> str:
+def _rep(node: Node, sources: str) -> str:
+    """A node as UOp.__repr__ writes it, `sources` its printed sources (an arg may hold any text, `%d` too)."""
     op, dtype, arg = str(node[0]), str(node[1] or "dtypes.void"), node[2]
     cut = not node[3] and op not in LEAVES
-    return f"UOp(Ops.{op}, {dtype}, arg={'None' if arg in (None, '') else arg}, src=({'...' if cut else '%s'}))"
+    return f"UOp(Ops.{op}, {dtype}, arg={'None' if arg in (None, '') else arg}, src=({'...' if cut else sources}))"
 
 
 def uop_text(nodes: Sequence[Node], root: int | None = None) -> str:
@@ -52,8 +53,7 @@ def uop_text(nodes: Sequence[Node], root: int | None = None) -> str:
             return f"{' ' * depth}x{number}"
         printed.add(i)
         sources = "".join(f"\n{text(s, depth + 2)}," for s in nodes[i][3])
-        rep = _rep(nodes[i])
-        return f"{' ' * depth}{f'x{number}:=' if uses > 1 else ''}{rep % sources if '%s' in rep else rep}"
+        return f"{' ' * depth}{f'x{number}:=' if uses > 1 else ''}{_rep(nodes[i], sources)}"
 
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 4 * len(nodes) + 100))
