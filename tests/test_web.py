@@ -114,7 +114,7 @@ def test_diff_view_of_two_releases_shows_the_changed_line_side_by_side(site: Ser
     assert (f"void E_64_4({params}, int core_id) {{", f"void E_64_4({params}) {{") in pairs
     assert '<span class="kt">void</span>' in page  # highlighted as C
     assert "passes: first difference at" in page  # the pass graphs, with links to the graph view
-    assert re.search(r'href="/-/graph/[0-9a-f]{64}\?vs=[0-9a-f]{64}"', page)
+    assert re.search(r'href="/-/graph/[0-9a-f]{64}\?vs=[0-9a-f]{64}&amp;sides=1"', page)  # both, side by side
     data = screenshot(url, tmp_path / "diff.png", tmp_path / "profile", "1400,1600")
     assert len(data) > 50_000
 
