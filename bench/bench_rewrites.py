@@ -1,17 +1,21 @@
 """The cost of recording rewrite steps (`--rewrites N`, on by default at 20 a pass): extraction CPU seconds (the
 child's user+system time), bundle bytes and database bytes, with and without steps.
 
-    python bench/bench_rewrites.py [--tinygrad DIR] [--cases matmul,softmax,...] [--rewrites 20] [--repeats 2]
+    python bench/bench_rewrites.py [--tinygrad DIR] [--cases matmul,softmax,...|all] [--rewrites 20] [--repeats 2]
                                    [--jobs 1]
     python bench/bench_rewrites.py --smallest
 
 The runs alternate (without, with, without, ...); the figure is the median over the pairs of each run's ratio.
+`--cases all` is the whole built-in suite. With steps recorded, the database also says how many steps each pass
+made (`total`, recorded whatever the cap): the share of passes a cap N would record whole is printed for a few N.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import resource
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -47,13 +51,14 @@ def main() -> None:
     where = ["--tinygrad", str(args.tinygrad)] if args.tinygrad else []
     with tempfile.TemporaryDirectory() as tmp:
         tmpdir = Path(tmp)
-        cases = case_file(args.cases.split(","), tmpdir / "cases.py")
+        cases = None if args.cases == "all" else case_file(args.cases.split(","), tmpdir / "cases.py")
         figures: dict[int, dict[str, float]] = {}
         runs: dict[int, list[float]] = {0: [], args.rewrites: []}
         for _ in range(args.repeats):  # alternated, so that both see the same machine
             for rewrites in runs:
                 runs[rewrites].append(cpu_seconds([*tgstore, "extract", "-o", str(tmpdir / f"b{rewrites}.jsonl"),
-                                                   *where, "--cases", str(cases), "--rewrites", str(rewrites),
+                                                   *where, *(["--cases", str(cases)] if cases else []),
+                                                   "--rewrites", str(rewrites),
                                                    "--jobs", str(args.jobs)]))
         for rewrites, seconds in runs.items():
             bundle, db = tmpdir / f"b{rewrites}.jsonl", tmpdir / f"d{rewrites}.db"
@@ -64,6 +69,7 @@ def main() -> None:
                   f"{', '.join(f'{s:.2f}' for s in seconds)}), bundle {bundle.stat().st_size:,} B, ingest CPU "
                   f"{ingest:.2f} s, database {db.stat().st_size:,} B")
         off, on = figures[0], figures[args.rewrites]
+        coverage(tmpdir / f"d{args.rewrites}.db", args.rewrites)
         # each run with steps over the run without it just before: on a machine whose speed drifts (a shared host),
         # neighbours see the same machine; their median is the figure, the least runs' ratio is printed beside it
         paired = sorted(b / a for a, b in zip(runs[0], runs[args.rewrites], strict=True))
@@ -74,6 +80,24 @@ def main() -> None:
         print(f"figure rewrites_bundle_ratio {on['bundle'] / off['bundle']:.2f}  # reported")
         print(f"figure rewrites_db_ratio {on['db'] / off['db']:.2f}  # reported")
         print(f"figure rewrites_ingest_ratio {on['ingest'] / off['ingest']:.2f}  # reported")
+
+
+def coverage(db: Path, recorded: int) -> None:
+    """Steps per pass (every pass with steps recorded, distinct pass lists), and the share of passes a cap would
+    record whole."""
+    with sqlite3.connect(db) as conn:
+        totals = sorted(json.loads(text)["total"] for (text,) in conn.execute(
+            "SELECT b.text FROM pass_entries pe JOIN blobs b ON b.id = pe.rewrites_blob_id"))
+    if not totals:
+        return
+    steps = sum(totals)
+    print(f"# {len(totals):,} passes, {steps:,} steps (recorded up to {recorded} a pass); steps a pass: median "
+          f"{totals[len(totals) // 2]}, 99th percentile {totals[int(0.99 * (len(totals) - 1))]}, most {totals[-1]}")
+    for cap in (20, 50, 100, 200, 500):
+        whole = sum(t <= cap for t in totals) / len(totals)
+        kept = sum(min(t, cap) for t in totals) / steps
+        print(f"figure rewrites_passes_whole_at_{cap} {whole:.4f}  # share of passes a cap of {cap} records whole "
+              f"({kept:.1%} of all steps)")
 
 
 if __name__ == "__main__":

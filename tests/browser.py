@@ -15,7 +15,7 @@ from typing import Any
 from slack import generous
 from web_server import CHROMIUM
 
-KEYS = {"ArrowLeft": 37, "ArrowUp": 38, "ArrowRight": 39, "ArrowDown": 40}
+KEYS = {"ArrowLeft": 37, "ArrowUp": 38, "ArrowRight": 39, "ArrowDown": 40, "Enter": 13, "Tab": 9, "Backspace": 8}
 
 
 class BrowserError(AssertionError):
@@ -101,13 +101,29 @@ class Browser:
     def url(self) -> str:
         return self.js("location.href")
 
+    def _key(self, key: str) -> None:
+        text = {"Enter": "\r"}.get(key)
+        for kind in ("keyDown", "keyUp"):
+            extra = {"text": text} if text and kind == "keyDown" else {}
+            self.call("Input.dispatchKeyEvent", session=True, type=kind, key=key, code=key,
+                      windowsVirtualKeyCode=KEYS[key], nativeVirtualKeyCode=KEYS[key], **extra)
+
     def press(self, key: str) -> None:
         """A real key press (down, up) that navigates: returns once the next page has loaded."""
-        def keys() -> None:
-            for kind in ("keyDown", "keyUp"):
-                self.call("Input.dispatchKeyEvent", session=True, type=kind, key=key, code=key,
-                          windowsVirtualKeyCode=KEYS[key], nativeVirtualKeyCode=KEYS[key])
-        self._loads(keys)
+        self._loads(lambda: self._key(key))
+
+    def key(self, key: str) -> None:
+        """A real key press that stays on the page (Tab, Backspace in a field)."""
+        self._key(key)
+
+    def focus(self, selector: str) -> None:
+        if not self.js(f"(() => {{ const e = document.querySelector({json.dumps(selector)}); if (!e) return false; "
+                       "e.focus(); if (e.select) e.select(); return true; })()"):
+            raise BrowserError(f"nothing matches {selector!r} on {self.url}")
+
+    def type(self, text: str) -> None:
+        """Text typed into the focused field, as a keyboard's input (its selection replaced)."""
+        self.call("Input.insertText", session=True, text=text)
 
     def click(self, selector: str) -> None:
         """A real mouse click in the middle of the first element matching `selector`; waits for the next page."""

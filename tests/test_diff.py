@@ -135,9 +135,14 @@ def test_cli_diff(sample: SampleDb) -> None:
     assert result.exit_code == 0, result.output  # differences are not an error
     assert "added cases: relu" in result.stdout
     assert f"--- {SHA_A[:12]} matmul[0] C" in result.stdout and "+  float4 acc0 = (float4)(0.0f);" in result.stdout
-    result = runner.invoke(app, ["diff", SHA_A[:6], "0.14.0", "--what", "ast", "--case", "matmul",
+    result = runner.invoke(app, ["diff", SHA_A[:6], "0.14.0", "--what", "ast", "--case", "matmul", "--spelling", "raw",
                                  "--db", str(sample.path)])
     assert result.exit_code == 0 and "pyrender" in result.stdout and "matmul[0] C" not in result.stdout
+    # spelling-blind by default: the ASTs compared, and their diff printed, in one spelling across eras
+    result = runner.invoke(app, ["diff", SHA_A[:6], "0.14.0", "--what", "ast", "--case", "matmul",
+                                 "--db", str(sample.path)])
+    assert result.exit_code == 0 and "pyrender" not in result.stdout and "spelling ignored" in result.stdout
+    assert "ast (one spelling)" in result.stdout and "matmul[0] C" not in result.stdout
     result = runner.invoke(app, ["diff", SHA_B, SHA_B, "--db", str(sample.path)])
     assert result.exit_code == 0 and "0 changed, 3 unchanged" in result.stdout
     result = runner.invoke(app, ["diff", "0.9.9", SHA_B, "--db", str(sample.path)])

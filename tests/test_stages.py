@@ -150,11 +150,17 @@ def test_diff_stages_names_the_first_differing_pass(releases_db: Path) -> None:
     by_renderer = {s["renderer"]: s for s in stages if s["scope"] == "kernel"}  # the scheduler passes: renderer None
     assert set(by_renderer) == {"C", "LLVM"}
     c = by_renderer["C"]
-    assert c["case"] == "matmul" and c["position"] == 0 and c["pass_position"] == 0
+    # the first pass both releases ran whose outputs differ in one spelling across eras (the default): a shared pass
+    assert c["case"] == "matmul" and c["position"] == 0 and c["kind"] == "changed" and c["ignore_spelling"]
+    assert c["pass_a"] == c["pass_b"] and None not in (c["pass_position_a"], c["pass_position_b"])
     assert c["diff"].startswith("--- ") and "\n+" in c["diff"]  # a structural diff of the two graphs
     text = tgstore("diff", "0.12.0", "0.14.0", "--case", "matmul", "--stages", "--db", releases_db).stdout
-    # the line names the pass JSON's pass_position 0 points at: 0.14.0's first codegen pass, which 0.12.0 lacks
-    assert "== matmul[0] C: first differing pass 'multi_pm' #- -> #0, added (- -> 21 nodes); added multi_pm, " in text
+    assert f"first differing pass {c['pass_a']!r} #{c['pass_position_a']} -> #{c['pass_position_b']}, changed" in text
+    raw = json.loads(tgstore("diff", "0.12.0", "0.14.0", "--case", "matmul", "--stages", "--what", "ast", "--json",
+                             "--spelling", "raw", "--db", releases_db).stdout)["stages"]
+    (raw_c,) = [s for s in raw if s["scope"] == "kernel" and s["renderer"] == "C"]
+    # as stored, the first shared pass whose graph differs comes no later
+    assert raw_c["kind"] == "changed" and raw_c["pass_position_b"] <= c["pass_position_b"]
 
 
 def test_diff_stages_aligns_passes_by_name_and_names_added_and_removed(releases_db: Path) -> None:
@@ -295,7 +301,8 @@ def test_diff_stages_shows_the_scheduler_passes_with_each_header_on_its_own_line
 
     old, new = names("0.12.0"), names("0.14.0")
     assert Counter(schedule["added"]) == new - old and Counter(schedule["removed"]) == old - new
-    assert schedule["title"].startswith("add schedule: first differing pass ")
+    assert schedule["title"].startswith(("add schedule: first differing pass ",
+                                         "add schedule: no shared pass differs; first one-sided pass "))
     lines = tgstore("diff", "0.12.0", "0.14.0", "--case", "add", "--stages", "--what", "ast", "--db",
                     releases_db).stdout.splitlines()
     for section in stages:

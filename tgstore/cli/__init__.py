@@ -10,6 +10,7 @@ from tgstore.cli import (  # noqa: F401
     db,
     extract,
     gate,
+    mcp,
     merge,
     regressions,
     rewrites,

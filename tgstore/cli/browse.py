@@ -133,22 +133,28 @@ def diff(
                        ] = None,
     context: Annotated[int, typer.Option("--context", "-U", help="Lines of context in the diffs.")] = 3,
     ignore_names: IgnoreNamesOption = False,
+    spelling: Annotated[str, typer.Option(
+        "--spelling", help="ignore: kernel ASTs and pass graphs compared (and their diffs printed) in one spelling "
+        "across tinygrad eras (tgstore/spelling/eras.py), so a change of spelling alone is not a change; raw: "
+        "compared as stored (ASTs as pyrender). Generated sources are compared as stored either way.")] = "ignore",
     exit_code: Annotated[bool, typer.Option("--exit-code", help="Exit 1 when something changed, 0 when nothing did "
                                             "(like git diff --exit-code).")] = False,
     as_json: JsonOption = False,
 ) -> None:
     """What changed between two commits' runs: a summary (cases, kernels, renderers changed), then unified diffs of
-    kernel ASTs (pyrender) and generated sources. Renderers unavailable at either commit are skipped with one line
-    saying so."""
+    kernel ASTs and generated sources; spelling-blind unless --spelling raw. Renderers unavailable at either commit
+    are skipped with one line saying so."""
     from tgstore.compare.diff import DiffError, diff_commits, diff_to_json, format_diff
     from tgstore.store.commits import CommitNotFound
 
+    if spelling not in ("ignore", "raw"):
+        raise fail(f"--spelling must be ignore or raw, not {spelling!r}")
     engine = open_db(db, migrate=False, writer=False)
     try:
         with engine.connect() as conn:
             result = diff_commits(conn, a, b, case=case, renderer=renderer, what=what, suite=suite, backend=backend,
                                   context=context, ignore_names=ignore_names, stages=stages,
-                                  schedule_stages=stages)
+                                  schedule_stages=stages, ignore_spelling=spelling == "ignore")
     except (DiffError, CommitNotFound) as exc:
         raise fail(str(exc)) from None
     if as_json:

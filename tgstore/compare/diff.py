@@ -11,11 +11,13 @@ import difflib
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Connection, text
-
+from tgstore.compare.graphs import structural_diff
 from tgstore.compare.names import mask_names
 from tgstore.compare.pyrender import canonical_pyrender
+from tgstore.compare.spelled import Speller
+from tgstore.compare.sql import AnyConnection, rows, scalar
 from tgstore.compare.stage_diff import stage_diffs
+from tgstore.spelling.eras import spelling_hash
 from tgstore.store.commits import CommitRow, resolve_commit
 
 WHAT = ("source", "ast", "all")
@@ -74,6 +76,8 @@ class CommitDiff:
     skipped_renderers: dict[str, str] = field(default_factory=dict)  # renderer -> why (unavailable at a or b)
     ignore_names: bool = False
     stage_diffs: list = field(default_factory=list)  # tgstore.compare.stage_diff.StageDiff, with --stages
+    ignore_spelling: bool = False  # ASTs and pass graphs compared in one spelling across tinygrad eras
+    spelling_only: list[tuple[str, int]] = field(default_factory=list)  # kernels whose AST differs in spelling only
 
     @property
     def changed_cases(self) -> list[str]:
@@ -101,11 +105,11 @@ class CommitDiff:
         return bool(self.added_cases or self.removed_cases or self.changed_cases)
 
 
-def _rows(conn: Connection, sql: str, **params: Any) -> list[dict[str, Any]]:
-    return [dict(row._mapping) for row in conn.execute(text(sql), params)]
+def _rows(conn: AnyConnection, sql: str, **params: Any) -> list[dict[str, Any]]:
+    return rows(conn, sql, **params)
 
 
-def _runs_of(conn: Connection, commit: CommitRow) -> list[RunInfo]:
+def _runs_of(conn: AnyConnection, commit: CommitRow) -> list[RunInfo]:
     return [RunInfo(r["id"], r["name"], r["hash"], r["backend"], r["status"]) for r in _rows(
         conn, "SELECT r.id, s.name, s.hash, r.backend, r.status FROM runs r JOIN suites s ON s.id = r.suite_id "
               "WHERE r.commit_id = :commit ORDER BY r.id", commit=commit.id)]
@@ -115,7 +119,7 @@ def _describe_runs(runs: list[RunInfo]) -> str:
     return ", ".join(f"run {r.run_id} ({r.suite}/{r.backend}, {r.status})" for r in runs) or "none"
 
 
-def choose_runs(conn: Connection, a: CommitRow, b: CommitRow, *, suite: str | None = None,
+def choose_runs(conn: AnyConnection, a: CommitRow, b: CommitRow, *, suite: str | None = None,
                 backend: str | None = None) -> tuple[RunInfo, RunInfo, list[str]]:
     """The pair of runs to compare: same suite and backend; the most recently ingested pair when several match."""
     notes = []
@@ -146,19 +150,19 @@ def choose_runs(conn: Connection, a: CommitRow, b: CommitRow, *, suite: str | No
     return ra, rb, notes
 
 
-def _cases(conn: Connection, run_id: int) -> dict[str, str]:
+def _cases(conn: AnyConnection, run_id: int) -> dict[str, str]:
     return {r["case"]: r["status"] for r in _rows(conn, 'SELECT "case", status FROM v_run_cases WHERE run_id = :run',
                                                   run=run_id)}
 
 
-def _items(conn: Connection, run_id: int, case: str | None) -> dict[tuple[str, int], dict[str, Any]]:
+def _items(conn: AnyConnection, run_id: int, case: str | None) -> dict[tuple[str, int], dict[str, Any]]:
     rows = _rows(conn, 'SELECT "case", position, kernel_id, kernel_hash, kernel_name, root_op, node_count '
                        'FROM v_kernels WHERE run_id = :run AND (:case IS NULL OR "case" = :case)',
                  run=run_id, case=case)
     return {(r["case"], r["position"]): r for r in rows}
 
 
-def _programs(conn: Connection, run_id: int, case: str | None) -> dict[tuple[str, int], dict[str, dict[str, Any]]]:
+def _programs(conn: AnyConnection, run_id: int, case: str | None) -> dict[tuple[str, int], dict[str, dict[str, Any]]]:
     rows = _rows(conn, 'SELECT "case", position, renderer, kernel_name, source_hash, error FROM v_sources '
                        'WHERE run_id = :run AND (:case IS NULL OR "case" = :case)', run=run_id, case=case)
     programs: dict[tuple[str, int], dict[str, dict[str, Any]]] = {}
@@ -167,17 +171,17 @@ def _programs(conn: Connection, run_id: int, case: str | None) -> dict[tuple[str
     return programs
 
 
-def _kernel_texts(conn: Connection, kernel_id: int) -> tuple[str | None, str | None]:
-    row = conn.execute(text("SELECT pr.text, at.text FROM kernels k LEFT JOIN blobs pr ON pr.id = k.pyrender_blob_id "
-                            "LEFT JOIN blobs at ON at.id = k.ast_text_blob_id WHERE k.id = :id"),
-                       {"id": kernel_id}).one()
-    return row[0], row[1]
+def _kernel_texts(conn: AnyConnection, kernel_id: int) -> tuple[str | None, str | None]:
+    row = rows(conn, "SELECT pr.text AS pyrender, at.text AS ast FROM kernels k LEFT JOIN blobs pr "
+                     "ON pr.id = k.pyrender_blob_id LEFT JOIN blobs at ON at.id = k.ast_text_blob_id WHERE k.id = :id",
+               id=kernel_id)[0]
+    return row["pyrender"], row["ast"]
 
 
-def _blob_text(conn: Connection, hash_: str | None) -> str | None:
+def _blob_text(conn: AnyConnection, hash_: str | None) -> str | None:
     if hash_ is None:
         return None
-    return conn.execute(text("SELECT text FROM blobs WHERE hash = :hash"), {"hash": hash_}).scalar()
+    return scalar(conn, "SELECT text FROM blobs WHERE hash = :hash", hash=hash_)
 
 
 def _unified(old: str, new: str, from_label: str, to_label: str, context: int) -> list[str]:
@@ -188,22 +192,27 @@ def _unified(old: str, new: str, from_label: str, to_label: str, context: int) -
 UNAVAILABLE = "renderer unavailable:"
 
 
-def diff_commits(conn: Connection, ref_a: str, ref_b: str, *, case: str | None = None, renderer: str | None = None,
+def diff_commits(conn: AnyConnection, ref_a: str, ref_b: str, *, case: str | None = None, renderer: str | None = None,
                  what: str = "all", suite: str | None = None, backend: str | None = None,
                  context: int = 3, ignore_names: bool = False, stages: bool = False,
-                 schedule_stages: bool = False) -> CommitDiff:
+                 schedule_stages: bool = False, ignore_spelling: bool = False) -> CommitDiff:
     """Compare the runs of commits `ref_a` and `ref_b` (anything `resolve_commit` accepts). A renderer that could not
     be built at either commit is skipped (listed in `skipped_renderers`); with `ignore_names`, sources and ASTs are
     compared with the kernels' names masked. `stages`: each kernel's first differing codegen pass;
-    `schedule_stages` also the case's scheduler passes (`tgstore diff --stages`)."""
+    `schedule_stages` also the case's scheduler passes (`tgstore diff --stages`). With `ignore_spelling`, kernel
+    ASTs and pass graphs are compared (and their diffs printed) in one spelling across tinygrad eras
+    (tgstore/spelling/eras.py): a kernel whose AST differs in spelling only is listed in `spelling_only`, not
+    diffed; generated sources are compared as they are (they are the output)."""
     if what not in WHAT:
         raise DiffError(f"--what must be one of {', '.join(WHAT)}, not {what!r}")
     a, b = resolve_commit(conn, ref_a), resolve_commit(conn, ref_b)
     run_a, run_b, notes = choose_runs(conn, a, b, suite=suite, backend=backend)
-    result = CommitDiff(a=a, b=b, run_a=run_a, run_b=run_b, what=what, notes=notes, ignore_names=ignore_names)
+    result = CommitDiff(a=a, b=b, run_a=run_a, run_b=run_b, what=what, notes=notes, ignore_names=ignore_names,
+                        ignore_spelling=ignore_spelling)
     if stages:
         result.stage_diffs = stage_diffs(conn, run_a.run_id, run_b.run_id, a.short, b.short, case=case,
-                                         renderer=renderer, context=context, schedule=schedule_stages)
+                                         renderer=renderer, context=context, schedule=schedule_stages,
+                                         ignore_spelling=ignore_spelling)
     sides = _Sides(conn, result, case, renderer, context)
     sides.match_cases()
     sides.skip_unavailable_renderers()
@@ -216,7 +225,7 @@ class _Sides:
     """Both runs' cases, schedule items and programs (narrowed to one case and renderer if asked), compared into
     `result` step by step."""
 
-    def __init__(self, conn: Connection, result: CommitDiff, case: str | None, renderer: str | None,
+    def __init__(self, conn: AnyConnection, result: CommitDiff, case: str | None, renderer: str | None,
                  context: int) -> None:
         self.conn, self.result, self.renderer, self.context = conn, result, renderer, context
         run_a, run_b = result.run_a.run_id, result.run_b.run_id
@@ -272,6 +281,9 @@ class _Sides:
 
     def diff_ast(self, name: str, position: int, ia: dict[str, Any], ib: dict[str, Any]) -> None:
         where = f"{name}[{position}]"
+        if self.result.ignore_spelling:
+            self.diff_spelled_ast(name, position, ia, ib)
+            return
         texts_a, texts_b = _kernel_texts(self.conn, ia["kernel_id"]), _kernel_texts(self.conn, ib["kernel_id"])
         if self.result.ignore_names:
             texts_a = tuple(mask_names(t, ia["kernel_name"]) for t in texts_a)
@@ -288,6 +300,28 @@ class _Sides:
             f"{ia['kernel_name']} -> {ib['kernel_name']}"
         title = f"{where} {names or ia['root_op']}: AST changed ({ia['node_count']} -> {ib['node_count']} nodes)"
         lines = _unified(old, new, f"{self.label_a} {where} {kind}", f"{self.label_b} {where} {kind}", self.context)
+        self.result.diffs.append(TextDiff(name, position, "ast", None, title, lines))
+
+    def diff_spelled_ast(self, name: str, position: int, ia: dict[str, Any], ib: dict[str, Any]) -> None:
+        """The two ASTs in one spelling across eras: nothing when equal there, else their structural diff."""
+        speller = Speller(self.conn, True)
+        old, new = speller.ast(ia["kernel_hash"]) or [], speller.ast(ib["kernel_hash"]) or []
+        if self.result.ignore_names:  # the kernels' names masked where the AST writes them (KernelInfo)
+            old = [[op, dtype, mask_names(str(arg), ia["kernel_name"]), src] for op, dtype, arg, src in old]
+            new = [[op, dtype, mask_names(str(arg), ib["kernel_name"]), src] for op, dtype, arg, src in new]
+            same = spelling_hash(old) == spelling_hash(new)
+        else:
+            same = speller.ast_key(ia["kernel_hash"]) == speller.ast_key(ib["kernel_hash"])
+        if same:
+            self.result.spelling_only.append((name, position))
+            return
+        where = f"{name}[{position}]"
+        names = ia["kernel_name"] if ia["kernel_name"] == ib["kernel_name"] else \
+            f"{ia['kernel_name']} -> {ib['kernel_name']}"
+        title = (f"{where} {names or ia['root_op']}: AST changed ({ia['node_count']} -> {ib['node_count']} nodes; "
+                 "compared in one spelling across eras)")
+        lines = structural_diff(old, new, f"{self.label_a} {where} ast (one spelling)",
+                                f"{self.label_b} {where} ast (one spelling)", self.context)
         self.result.diffs.append(TextDiff(name, position, "ast", None, title, lines))
 
     def diff_sources(self, name: str, position: int) -> None:
@@ -323,7 +357,9 @@ def summary_line(diff: CommitDiff) -> str:
             f"{unchanged} unchanged; {len(diff.added_cases)} added, {len(diff.removed_cases)} removed; kernels: "
             f"{len(diff.changed_kernels)} changed, {len(diff.added_kernels)} added, {len(diff.removed_kernels)} "
             f"removed; sources changed by renderer: {renderers}"
-            + ("; kernel names ignored" if diff.ignore_names else ""))
+            + ("; kernel names ignored" if diff.ignore_names else "")
+            + (f"; spelling ignored ({len(diff.spelling_only)} kernel AST{'' if len(diff.spelling_only) == 1 else 's'}"
+               " differ in spelling only)" if diff.ignore_spelling else ""))
 
 
 def format_diff(diff: CommitDiff) -> list[tuple[str, str]]:
@@ -383,7 +419,8 @@ def diff_to_json(diff: CommitDiff) -> dict[str, Any]:
     return {
         "a": commit(diff.a, diff.run_a), "b": commit(diff.b, diff.run_b), "suite": diff.run_a.suite,
         "backend": diff.run_a.backend, "what": diff.what, "ignore_names": diff.ignore_names,
-        "changed": diff.has_changes,
+        "ignore_spelling": diff.ignore_spelling,
+        "spelling_only": [{"case": c, "position": p} for c, p in diff.spelling_only], "changed": diff.has_changes,
         "summary": {"cases_compared": len(diff.compared_cases), "cases_changed": diff.changed_cases,
                     "cases_added": diff.added_cases, "cases_removed": diff.removed_cases,
                     "kernels_changed": [{"case": c, "position": p} for c, p in diff.changed_kernels],

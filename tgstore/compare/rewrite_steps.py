@@ -7,8 +7,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Connection, text
-
+from tgstore.compare.sql import AnyConnection, rows
 from tgstore.compare.stage_diff import StageError
 
 # One row per pass of each kernel's program (or of the case's scheduler), with its stored trace if any.
@@ -128,16 +127,15 @@ def parse_steps(trace: dict[str, Any]) -> list[Step]:
     return steps
 
 
-def case_steps(conn: Connection, run_id: int, case: str, *, kernel: int | None = None, pass_name: str | None = None,
+def case_steps(conn: AnyConnection, run_id: int, case: str, *, kernel: int | None = None, pass_name: str | None = None,
                renderer: str | None = None, schedule: bool = False, pass_position: int | None = None,
                trace_of: int | None = None) -> list[KernelSteps]:
     """Per kernel (and renderer) of `case` in run `run_id`, its passes with their recorded steps, in order. With
     `trace_of`, only the pass at that position has its steps read (the others say only whether they have some)."""
-    rows = conn.execute(text(PASSES_SQL), {"run": run_id, "case": case, "schedule": schedule, "kernel": kernel,
-                                           "renderer": renderer.upper() if renderer else None,
-                                           "want": trace_of}).mappings().all()
+    found_rows = rows(conn, PASSES_SQL, run=run_id, case=case, schedule=schedule, kernel=kernel,
+                      renderer=renderer.upper() if renderer else None, want=trace_of)
     out: dict[tuple, KernelSteps] = {}
-    for r in rows:
+    for r in found_rows:
         if pass_name is not None and r["name"] != pass_name:
             continue
         if pass_position is not None and r["pass_position"] != pass_position:

@@ -7,11 +7,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Connection, text
-
 from tgstore.compare.graphs import load_nodes, structural_diff
-from tgstore.compare.pass_align import AlignedPass, added, align, removed
+from tgstore.compare.pass_align import AlignedPass, added, align, first_one_sided, removed
 from tgstore.compare.pass_align import first_difference as aligned_first_difference
+from tgstore.compare.spelled import Speller
+from tgstore.compare.sql import AnyConnection, rows, scalar
 from tgstore.store.commits import CommitRow, resolve_commit
 
 CASE_STAGES = ("tensor", "rangeified", "kernel_graph")  # canonical stages of a whole case (position -1)
@@ -48,11 +48,11 @@ class KernelPasses:
                 "renderer": self.renderer, "passes": [p.to_json() for p in self.passes]}
 
 
-def _rows(conn: Connection, sql: str, **params: Any) -> list[dict[str, Any]]:
-    return [dict(r._mapping) for r in conn.execute(text(sql), params)]
+def _rows(conn: AnyConnection, sql: str, **params: Any) -> list[dict[str, Any]]:
+    return rows(conn, sql, **params)
 
 
-def run_with_case(conn: Connection, case: str, commit: str | None) -> tuple[CommitRow, int]:
+def run_with_case(conn: AnyConnection, case: str, commit: str | None) -> tuple[CommitRow, int]:
     """The commit (given, else the newest in history order holding the case) and its current run holding it."""
     if commit is not None:
         row = resolve_commit(conn, commit)
@@ -69,7 +69,7 @@ def run_with_case(conn: Connection, case: str, commit: str | None) -> tuple[Comm
     return resolve_commit(conn, found[0]["sha"]), found[0]["run_id"]
 
 
-def kernel_passes(conn: Connection, run_id: int, case: str, *, kernel: int | None = None,
+def kernel_passes(conn: AnyConnection, run_id: int, case: str, *, kernel: int | None = None,
                   renderer: str | None = None, schedule: bool = False) -> list[KernelPasses]:
     """Per kernel and renderer (or, with `schedule`, the case's scheduler passes), the passes in order."""
     rows = _rows(conn, 'SELECT * FROM v_passes WHERE run_id = :run AND "case" = :case AND scope = :scope '
@@ -85,7 +85,7 @@ def kernel_passes(conn: Connection, run_id: int, case: str, *, kernel: int | Non
     return list(out.values())
 
 
-def canonical_document(conn: Connection, run_id: int, case: str, stage: str, kernel: int | None) -> dict[str, Any]:
+def canonical_document(conn: AnyConnection, run_id: int, case: str, stage: str, kernel: int | None) -> dict[str, Any]:
     """The stored canonical document row (document text, or the unsupported error and reason)."""
     position = -1 if stage in CASE_STAGES else kernel
     if position is None:
@@ -132,6 +132,8 @@ class StageDiff:
     kind: str = "changed"  # "changed" (another output graph), "added" (only on b) or "removed" (only on a)
     added: list[str] = field(default_factory=list)  # every pass only on side b, by name, in order
     removed: list[str] = field(default_factory=list)  # every pass only on side a
+    ignore_spelling: bool = False  # compared (and the diff printed) in one spelling across tinygrad eras
+    spelling_only: int = 0  # shared passes whose outputs differ in spelling only (counted when spelling is ignored)
 
     @property
     def scope(self) -> str:
@@ -142,28 +144,39 @@ class StageDiff:
                 "pass_position": self.pass_position, "pass_position_a": self.pass_position_a,
                 "pass_position_b": self.pass_position_b, "kind": self.kind, "pass_a": self.name_a,
                 "pass_b": self.name_b, "added": self.added, "removed": self.removed,
-                "graph_a": self.graph_a, "graph_b": self.graph_b, "title": self.title, "diff": "\n".join(self.lines)}
+                "graph_a": self.graph_a, "graph_b": self.graph_b, "title": self.title, "diff": "\n".join(self.lines),
+                "ignore_spelling": self.ignore_spelling, "spelling_only": self.spelling_only}
 
 
-def _graph(conn: Connection, graph_hash: str | None) -> list[list[Any]] | None:
+def _graph(conn: AnyConnection, graph_hash: str | None) -> list[list[Any]] | None:
     if graph_hash is None:
         return None
-    found = conn.execute(text("SELECT nodes FROM graphs WHERE hash = :h"), {"h": graph_hash}).scalar()
+    found = scalar(conn, "SELECT nodes FROM graphs WHERE hash = :h", h=graph_hash)
     return load_nodes(found) if found else None
 
 
 def first_difference(a: list[PassRow], b: list[PassRow]) -> AlignedPass | None:
-    """The first pass, in the lists aligned by name and occurrence, that one side lacks or whose output graph
-    differs; None if equal."""
+    """The first pass, in the lists aligned by name and occurrence, present on both sides whose output graph
+    differs as stored; None if none does."""
     return aligned_first_difference(align(a, b))
 
 
-def stage_diffs(conn: Connection, run_a: int, run_b: int, label_a: str, label_b: str, *, case: str | None = None,
-                renderer: str | None = None, context: int = 3, schedule: bool = False) -> list[StageDiff]:
+def aligned_passes(conn: AnyConnection, a: list[PassRow], b: list[PassRow], ignore_spelling: bool
+                   ) -> list[AlignedPass]:
+    """The two lists aligned, pairs whose outputs differ in spelling only marked (when spelling is ignored)."""
+    speller = Speller(conn, ignore_spelling)
+    return align(a, b, speller.graph_key if ignore_spelling else None)
+
+
+def stage_diffs(conn: AnyConnection, run_a: int, run_b: int, label_a: str, label_b: str, *, case: str | None = None,
+                renderer: str | None = None, context: int = 3, schedule: bool = False,
+                ignore_spelling: bool = False) -> list[StageDiff]:
     """Per case, its scheduler passes and each kernel and renderer recorded at both runs: the passes aligned by
-    name and occurrence, the passes added and removed, and the first pass whose output differs with a structural
-    diff of the two graphs after it (ids ignored). With `schedule`, the case's scheduler passes too (what port-queue
-    reports at schedule scope), first, whatever `renderer` is: they have none."""
+    name and occurrence, the passes added and removed, and the first pass present on both sides whose output
+    differs, with a structural diff of the two graphs after it (ids ignored; with `ignore_spelling`, compared and
+    printed in one spelling across tinygrad eras). A kernel whose shared passes all agree but whose pass lists
+    differ is reported at its first one-sided pass (kind added or removed). With `schedule`, the case's scheduler
+    passes too (what port-queue reports at schedule scope), first, whatever `renderer` is: they have none."""
     def lists(run: int) -> dict[tuple, KernelPasses]:
         cases = [case] if case else [r["case"] for r in _rows(conn, 'SELECT DISTINCT "case" FROM v_passes '
                                                                     "WHERE run_id = :run", run=run)]
@@ -173,11 +186,12 @@ def stage_diffs(conn: Connection, run_a: int, run_b: int, label_a: str, label_b:
                       for k in kernel_passes(conn, run, c, renderer=renderer)})
         return found
 
+    speller = Speller(conn, ignore_spelling)
     side_a, side_b = lists(run_a), lists(run_b)
     out = []
     for key in sorted(set(side_a) & set(side_b), key=lambda k: (k[0], k[1], k[2] or "")):
-        aligned = align(side_a[key].passes, side_b[key].passes)
-        first = aligned_first_difference(aligned)
+        aligned = aligned_passes(conn, side_a[key].passes, side_b[key].passes, ignore_spelling)
+        first = aligned_first_difference(aligned) or first_one_sided(aligned)
         if first is None:
             continue
         ra, rb = first.a, first.b
@@ -185,7 +199,8 @@ def stage_diffs(conn: Connection, run_a: int, run_b: int, label_a: str, label_b:
         name_a, name_b = (ra.name if ra else None), (rb.name if rb else None)
         at = f"#{ra.position if ra else '-'} -> #{rb.position if rb else '-'}"
         counts = f"{ra.node_count if ra else '-'} -> {rb.node_count if rb else '-'} nodes"
-        title = f"{where}: first differing pass {first.name!r} {at}, {first.kind} ({counts})"
+        what = "first differing pass" if first.differs else "no shared pass differs; first one-sided pass"
+        title = f"{where}: {what} {first.name!r} {at}, {first.kind} ({counts})"
         plus, minus = added(aligned), removed(aligned)
         if plus or minus:
             title += "; " + "; ".join(part for part in (f"added {', '.join(plus)}" if plus else "",
@@ -197,12 +212,13 @@ def stage_diffs(conn: Connection, run_a: int, run_b: int, label_a: str, label_b:
         near_a = ra or next((p.a for p in nearby if p.a), None)
         near_b = rb or next((p.b for p in nearby if p.b), None)
         hash_a, hash_b = (near_a.graph_hash if near_a else None), (near_b.graph_hash if near_b else None)
-        ga, gb = _graph(conn, hash_a), _graph(conn, hash_b)
+        ga, gb = speller.graph(hash_a), speller.graph(hash_b)
         lines = structural_diff(ga or [], gb or [], f"{label_a} {where} {_side(ra, near_a)}",
                                 f"{label_b} {where} {_side(rb, near_b)}", context) if (ga or gb) else []
         out.append(StageDiff(key[0], key[1], key[2], ra.position if ra else rb.position, name_a, name_b, title,
                              lines, hash_a, hash_b,
-                             ra.position if ra else None, rb.position if rb else None, first.kind, plus, minus))
+                             ra.position if ra else None, rb.position if rb else None, first.kind, plus, minus,
+                             ignore_spelling, sum(p.kind == "spelling" for p in aligned)))
     return out
 
 

@@ -3,15 +3,18 @@ navigation links and highlighted code in tables. `tgstore serve` registers it (t
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from datasette import hookimpl
 from markupsafe import Markup
 
+from tgstore.queries import load_queries
 from tgstore.web.cells import CellRenderer
 from tgstore.web.errors import READ_METHODS, error_response, method_not_allowed
 from tgstore.web.routes import ROUTES
+from tgstore.web.urls import Bound
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 # Views: their row count means running the whole view (every program, pass or case of every run), seconds at
@@ -58,7 +61,7 @@ def register_routes() -> list[tuple[str, Any]]:
 @hookimpl
 def render_cell(row: Any, value: Any, column: str, table: str | None, database: str, datasette: Any
                 ) -> Markup | None:
-    renderer = CellRenderer(lambda name: datasette.urls.table(database, name), datasette.urls.path)
+    renderer = CellRenderer(lambda name: datasette.urls.table(database, name), datasette.urls.path, database)
     return renderer.render(row, value, column, table)
 
 
@@ -73,8 +76,24 @@ def extra_js_urls(datasette: Any) -> list[str]:
 
 
 @hookimpl
-def prepare_jinja2_environment(env: Any) -> None:
+def prepare_jinja2_environment(env: Any, datasette: Any) -> None:
     # Datasette's templates indent every cell of a result row on a line of its own: on a 1,000-row query page that
     # whitespace was a third of its 1.2 MB. Lines holding only a block tag now leave nothing behind.
     env.trim_blocks = True
     env.lstrip_blocks = True
+    env.globals["tg"] = Bound(datasette.urls.path)  # tgstore's URL builder (tgstore.web.urls) in every template
+    env.globals["tg_query"] = query_info  # a canned query's title and parameters (templates/query.html)
+
+
+@cache
+def canned_queries() -> dict[str, Any]:
+    return load_queries()  # read once per server: the files ship with tgstore
+
+
+def query_info(name: str | None) -> dict[str, Any] | None:
+    """A canned query's title, parameters (name -> what it means) and the ones it needs, or None (custom SQL)."""
+    query = canned_queries().get(name or "")
+    if query is None:
+        return None
+    return {"title": query.title, "parameters": {p.name: p.description or p.name for p in query.parameters},
+            "required": [p.name for p in query.parameters if not p.optional]}

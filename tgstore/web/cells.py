@@ -11,6 +11,8 @@ from urllib.parse import urlencode
 from markupsafe import Markup, escape
 
 from tgstore.store.content import sha256_text
+from tgstore.units import format_ns
+from tgstore.web import urls
 from tgstore.web.highlight import highlighted
 from tgstore.web.machinecode import MACHINE_CODE, readable_source
 
@@ -20,8 +22,12 @@ CODE_COLUMNS = frozenset({"source", "code", "pyrender", "ast_text", "debug", "st
 MULTILINE_COLUMNS = frozenset({"text", "error", "reason", "arg"})
 WRAPPED_COLUMNS = frozenset({"upat"})  # one long line each: wrap rather than scroll
 HASH = re.compile(r"^[0-9a-f]{64}$")
+SHA = re.compile(r"^([0-9a-f]{40}|tree:[0-9a-f]{16,})$")  # a git commit, or an installed package's tree hash
 TRUNCATE_LINES = 8  # a code cell in a table shows this many lines and links to the rest
-GRAPH_COLUMNS = frozenset({"kernel_hash", "graph_hash", "graph", "graph_a", "graph_b", "norm_hash"})
+# columns holding the hash of a stored graph (a kernel AST, a pass graph, a Svod tree): each links to its drawing.
+# Not norm_hash: a graph's hash in Svod parity's spelling names a stored Svod tree only when the two are equal.
+GRAPH_COLUMNS = frozenset({"kernel_hash", "graph_hash", "graph", "graph_a", "graph_b"})
+GRAPH_TABLES = frozenset({"kernels", "graphs", "svod_trees"})  # their own `hash` column is a stored graph
 
 
 def _get(row: Any, key: str) -> Any:
@@ -48,10 +54,12 @@ def short_sha(sha: str) -> str:
 
 
 class CellRenderer:
-    """render_cell for one database; `urls` builds table and route URLs."""
+    """render_cell for one database: `table_url(name)` a table's or view's URL, `route_url(path)` a tgstore route's
+    (tgstore.web.urls gives the paths) with Datasette's prefix."""
 
-    def __init__(self, table_url: Callable[[str], str], route_url: Callable[[str], str]) -> None:
-        self.table_url, self.route_url = table_url, route_url
+    def __init__(self, table_url: Callable[[str], str], route_url: Callable[[str], str],
+                 database: str | None = None) -> None:
+        self.table_url, self.route_url, self.database = table_url, route_url, database
 
     def view(self, name: str, **filters: Any) -> str:
         return self.table_url(name) + "?" + urlencode({k: v for k, v in filters.items() if v is not None})
@@ -69,17 +77,21 @@ class CellRenderer:
             return code_block(value, "pyrender")
         if is_code(value, column):
             return code_block(value, None, wrap=column in WRAPPED_COLUMNS)
-        if isinstance(value, str) and column in GRAPH_COLUMNS and HASH.match(value):
-            return Markup(link(self.route_url(f"/-/graph/{value}"), value[:12], value, "tgstore-graph-link"))
+        if isinstance(value, str) and (column in GRAPH_COLUMNS or column == "hash" and table in GRAPH_TABLES) \
+                and HASH.match(value):
+            return Markup(link(self.route_url(urls.graph(value)), value[:12], value, "tgstore-graph-link"))
         if column == "diff" and isinstance(value, str) and value.count(" ") in (1, 2):
             a, b, *case = value.split(" ")
-            query = {"a": a, "b": b, **({"case": case[0]} if case else {})}
-            return Markup(link(self.route_url("/-/diff?" + urlencode(query)), "diff",
+            return Markup(link(self.route_url(urls.diff(a, b, case[0] if case else None)), "diff",
                                f"{a} -> {b}" + (f", {case[0]}" if case else "")))
         if column == "chart" and isinstance(value, str) and value.count(" ") in (1, 2):
             metric, case, *renderer = value.split(" ")
-            query = {"metric": metric, "case": case, **({"renderer": renderer[0]} if renderer else {})}
-            return Markup(link(self.route_url("/-/chart?" + urlencode(query)), "chart", f"{metric} of {case}"))
+            return Markup(link(self.route_url(urls.chart(metric, case, renderer[0] if renderer else None)), "chart",
+                               f"{metric} of {case}"))
+        if is_ns_column(column) and isinstance(value, (int, float)) and not isinstance(value, bool):
+            return Markup(f'<span class="tgstore-ns" title="{value:,} ns">{escape(format_ns(int(value)))}</span>')
+        if is_sha_column(column) and isinstance(value, str) and SHA.match(value):
+            return Markup(link(self.view("v_runs", sha=value), short_sha(value), value, "tgstore-sha"))
         return self.navigation(row, value, column, table)
 
     def machine_code(self, value: str, renderer: str) -> Markup:
@@ -88,7 +100,7 @@ class CellRenderer:
         if text == value:
             return code_block(value, None, wrap=True)
         lines = (text or "").split("\n")
-        href = self.route_url(f"/-/blob/{sha256_text(value)}?" + urlencode({"language": renderer}))
+        href = self.route_url(urls.blob(sha256_text(value), language=renderer))
         head = highlighted("\n".join(lines[:TRUNCATE_LINES]), language)
         more = link(href, f"all {len(lines) - 1} instructions", "the whole disassembly", "tgstore-more")
         return Markup(f'<pre class="tgstore-code tgstore-short">{head}</pre>' + more)
@@ -97,8 +109,7 @@ class CellRenderer:
         """A long text in a table: its first lines, and a link to the whole (stored once, by hash, as a blob)."""
         lines = value.split("\n")
         head = "\n".join(lines[:TRUNCATE_LINES])
-        query = urlencode({"language": language} if language else {})
-        href = self.route_url(f"/-/blob/{sha256_text(value)}" + (f"?{query}" if query else ""))
+        href = self.route_url(urls.blob(sha256_text(value), language=language))
         return Markup(f'<pre class="tgstore-code tgstore-short">{highlighted(head, language)}</pre>'
                       + link(href, f"all {len(lines)} lines", f"the whole {column}", "tgstore-more"))
 
@@ -113,11 +124,10 @@ class CellRenderer:
         run_id = _get(row, "run_id")
         if column == "case" and isinstance(value, str) and run_id is not None:
             return Markup(link(self.view("v_kernels", run_id=run_id, case=value), value, "this case's kernels"))
-        if column == "position" and isinstance(value, int) and run_id is not None and "case" in keys:
+        # a schedule position; -1 is the case as a whole (canonical documents, the scheduler's passes): no kernel
+        if column == "position" and isinstance(value, int) and value >= 0 and run_id is not None and "case" in keys:
             case = _get(row, "case")
-            parts = [str(value), link(self.route_url("/-/kernel?" + urlencode(
-                {k: v for k, v in {"case": case, "kernel": value, "commit": _get(row, "sha"),
-                                   "renderer": _get(row, "renderer")}.items() if v is not None})),
+            parts = [str(value), link(self.route_url(urls.kernel(case, value, _get(row, "sha"), _get(row, "renderer"))),
                 "workbench", "this kernel's passes, graph, rewrite steps and source", "tgstore-workbench-link")]
             if table != "v_sources":
                 parts.append(link(self.view("v_sources", run_id=run_id, case=case, position=value), "source"))
@@ -126,7 +136,7 @@ class CellRenderer:
                                             _sort="pass_position"), "passes"))
             kernel_hash = _get(row, "kernel_hash")
             if isinstance(kernel_hash, str) and HASH.match(kernel_hash):
-                parts.append(link(self.route_url(f"/-/graph/{kernel_hash}"), "graph"))
+                parts.append(link(self.route_url(urls.graph(kernel_hash)), "graph"))
             return Markup(" · ".join(parts)) if len(parts) > 1 else None
         if column == "pass_name" and isinstance(value, str) and run_id is not None and "pass_position" in keys:
             return self.pass_links(row, value, run_id)
@@ -137,26 +147,37 @@ class CellRenderer:
         links to the case's parity page (or the Svod run's row), the case to its parity page."""
         case = _get(row, "case")
         if column == "case" and isinstance(value, str):
-            return Markup(link(self.route_url("/-/parity?" + urlencode({"case": value})), value,
+            return Markup(link(self.route_url(urls.parity(value)), value,
                                "Svod against tinygrad for this case", "tgstore-parity-link"))
         if not isinstance(value, int):
             return None
         if isinstance(case, str):
-            return Markup(link(self.route_url("/-/parity?" + urlencode({"case": case, "svod_run": value})),
+            return Markup(link(self.route_url(urls.parity(case, svod_run=value)),
                                str(value), "this Svod run against tinygrad, stage by stage", "tgstore-svod-run"))
         return Markup(link(f"{self.table_url('svod_runs')}/{value}", str(value), "this Svod output",
                            "tgstore-svod-run"))
 
     def pass_links(self, row: Any, name: str, run_id: int) -> Markup:
         """A pass: its graph in its kernel's pipeline (previous / next, what it changed) and its rewrite steps."""
-        where = urlencode({k: v for k, v in {"run": run_id, "case": _get(row, "case"), "kernel": _get(row, "position"),
-                                             "renderer": _get(row, "renderer") or first(_get(row, "renderers")),
-                                             "pass": _get(row, "pass_position")}.items() if v is not None})
+        place = {"run": run_id, "case": _get(row, "case"), "kernel": _get(row, "position"),
+                 "renderer": _get(row, "renderer") or first(_get(row, "renderers")),
+                 "pass_position": _get(row, "pass_position")}
         graph_hash = _get(row, "graph_hash")
-        parts = [link(self.route_url(f"/-/graph/{graph_hash}?{where}"), name, "this pass's graph: what it changed")
+        parts = [link(self.route_url(urls.graph(graph_hash, **place)), name, "this pass's graph: what it changed")
                  if isinstance(graph_hash, str) and HASH.match(graph_hash) else str(escape(name))]
-        parts.append(link(self.route_url(f"/-/rewrites?{where}"), "steps", "the rewrite steps inside this pass"))
+        if _get(row, "has_steps") != 0:  # the steps link only where steps may be recorded
+            parts.append(link(self.route_url(urls.rewrites(**place)), "steps", "the rewrite steps inside this pass"))
         return Markup(" · ".join(parts))
+
+
+def is_ns_column(column: str | None) -> bool:
+    """A time in nanoseconds: ns, ns_min, best_ns, noise_ns, calibration_ns, ..."""
+    return bool(column) and (column == "ns" or column.startswith("ns_") or column.endswith("_ns"))
+
+
+def is_sha_column(column: str | None) -> bool:
+    """A tinygrad commit: sha, sha_a, good_sha, until_sha, ... (svod_commit is Svod's, not linked)."""
+    return bool(column) and (column == "sha" or column.startswith("sha_") or column.endswith("_sha"))
 
 
 def is_svod(table: str | None) -> bool:

@@ -37,30 +37,30 @@ METRICS: dict[str, tuple[str, str, str]] = {
     # read per distinct case result by pass_node_points (most commits share their predecessor's): the SQL is
     # PASS_NODES_RUNS and PASS_NODES_RESULTS below
     "pass_nodes": ("Nodes after each pass", "nodes", ""),
-    # kernel run times (ingest --time): the best time of each kernel position and their sum, latest timing per
-    # commit; a case timed on several machines gets one series per machine (times are never mixed across machines)
+    # kernel run times (ingest --time): the best time of each kernel position (named "#position name", the name at
+    # the newest commit: a kernel renamed r_4_16n1 -> r_4_16 stays one line) on one machine, the latest timing per
+    # commit; their sum is the "time_total" chart, drawn apart (it would flatten the kernels)
     "time": ("Kernel run time (best of runs)", "µs", """
         WITH t AS (
-          SELECT coalesce(kt.run_id, -kt.session_id) AS run_id, kt.sha, c.version, kt.history_rank, kt.machine,
-                 '#' || kt.position AS kernel, kt.ns_min
-          FROM v_kernel_times kt JOIN v_commits c ON c.sha = kt.sha WHERE kt."case" = :case AND kt.status = 'ok'
-        ), machines AS (SELECT count(DISTINCT machine) AS n FROM t),
-        points AS (
-          SELECT run_id, sha, version, history_rank, machine, kernel, ns_min FROM t
-          UNION ALL
-          SELECT run_id, sha, version, history_rank, machine, 'total', sum(ns_min) FROM t
-          GROUP BY run_id, sha, version, history_rank, machine
+          SELECT coalesce(kt.run_id, -kt.session_id) AS run_id, kt.sha, c.version, kt.history_rank, kt.position,
+                 kt.ns_min, last_value(coalesce(kt.kernel_name, '')) OVER (
+                   PARTITION BY kt.position ORDER BY kt.history_rank
+                   ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS newest_name
+          FROM v_kernel_times kt JOIN v_commits c ON c.sha = kt.sha
+          WHERE kt."case" = :case AND kt.status = 'ok' AND kt.machine = :machine
         )
-        SELECT run_id, sha, version, history_rank,
-               CASE WHEN (SELECT n FROM machines) > 1 THEN substr(machine, 1, 8) || ' ' ELSE '' END || kernel,
-               round(ns_min / 1000.0, 3)
-        FROM points ORDER BY history_rank, run_id"""),
+        SELECT run_id, sha, version, history_rank, '#' || position || ' ' || newest_name, round(ns_min / 1000.0, 3)
+        FROM t ORDER BY history_rank, run_id, position"""),
+    "time_total": ("Kernel run time, all kernels of the case added", "µs", """
+        SELECT coalesce(kt.run_id, -kt.session_id), kt.sha, c.version, kt.history_rank, 'total',
+               round(sum(kt.ns_min) / 1000.0, 3)
+        FROM v_kernel_times kt JOIN v_commits c ON c.sha = kt.sha
+        WHERE kt."case" = :case AND kt.status = 'ok' AND kt.machine = :machine
+        GROUP BY kt.session_id ORDER BY kt.history_rank, kt.run_id"""),
     # compile times (--time, --compile-times): scheduling, the lowering of the case's kernels for the renderer, and
     # each top-level pass added up over them; one machine (the one that timed the case most)
     "compile": ("Compile time (scheduling and lowering)", "ms", """
-        WITH chosen AS (
-          SELECT machine FROM v_compile_times WHERE "case" = :case GROUP BY machine ORDER BY count(*) DESC LIMIT 1
-        ), t AS (
+        WITH chosen AS (SELECT :machine AS machine), t AS (
           SELECT coalesce(ct.run_id, -ct.session_id) AS run_id, ct.sha, c.version, ct.history_rank, ct.renderer,
                  ct.total_us, ct.pass_names, ct.pass_us
           FROM v_compile_times ct JOIN v_commits c ON c.sha = ct.sha
@@ -83,6 +83,8 @@ METRICS: dict[str, tuple[str, str, str]] = {
 # What to run when a chart has nothing to draw for a case.
 EMPTY_HINTS = {
     "time": "No kernel run times are stored for this case: `tgstore ingest --time` compiles and times every kernel.",
+    "time_total": "No kernel run times are stored for this case: `tgstore ingest --time` compiles and times every "
+                  "kernel.",
     "pass_nodes": "No pass node counts are stored for this case and renderer: `tgstore ingest --stages C,LLVM` "
                   "records the graph after each pass (tinygrad 0.11 or later names its passes).",
     "uops": "No linearized UOps are stored for this case and renderer: `tgstore ingest --renderers C,LLVM` renders "
@@ -113,6 +115,22 @@ STYLE = Style(background="white", plot_background="white", font_family="ui-sans-
               colors=("#3d7eb3", "#c24f3c", "#3c9a5a", "#8a63b8", "#c4911f", "#4a5563", "#b0478f", "#a89a1d"))
 
 
+# the metrics drawn for one renderer (the renderer box applies to them only), and those timed on one machine
+RENDERED = frozenset({"uops", "pass_nodes", "compile"})
+TIMED = {"time": "SELECT machine, max(hostname), count(*) FROM v_kernel_times WHERE \"case\" = ? GROUP BY machine "
+                 "ORDER BY count(*) DESC, machine",
+         "time_total": "SELECT machine, max(hostname), count(*) FROM v_kernel_times WHERE \"case\" = ? GROUP BY "
+                       "machine ORDER BY count(*) DESC, machine",
+         "compile": "SELECT machine, max(hostname), count(*) FROM v_compile_times WHERE \"case\" = ? GROUP BY machine "
+                    "ORDER BY count(*) DESC, machine"}
+
+
+def machines(conn: sqlite3.Connection, metric: str, case: str) -> list[tuple[str, str | None, int]]:
+    """(fingerprint, hostname, timings) of each machine that timed `case` for a timed metric, most first."""
+    sql = TIMED.get(metric)
+    return [tuple(r) for r in conn.execute(sql, (case,))] if sql else []
+
+
 @dataclass
 class Chart:
     metric: str
@@ -121,24 +139,32 @@ class Chart:
     commits: list[tuple[int, str, str | None]] = field(default_factory=list)  # (run_id, sha, version) in order
     series: dict[str, list[float | None]] = field(default_factory=dict)
     total: int = 0  # commits stored (more than drawn when keep_changes left some out)
+    machine: str | None = None  # the machine that timed it (timed metrics)
+    hostname: str | None = None
 
     @property
     def title(self) -> str:
-        return f"{METRICS[self.metric][0]}: {self.case}" + (f" ({self.renderer})" if self.metric in
-                                                             ("uops", "pass_nodes") else "")
+        on = f" on {self.hostname or '?'} {self.machine[:8]}" if self.machine else ""
+        return f"{METRICS[self.metric][0]}: {self.case}" + (f" ({self.renderer})" if self.metric in RENDERED
+                                                             else "") + on
 
 
-def chart_data(conn: sqlite3.Connection, metric: str, case: str, renderer: str = "C", only: str | None = None
-               ) -> Chart:
-    """The chart's points; `only`: one series by name (pass_nodes: "codegen: NAME" or "scheduler: NAME")."""
+def chart_data(conn: sqlite3.Connection, metric: str, case: str, renderer: str = "C", only: str | None = None,
+               machine: str | None = None) -> Chart:
+    """The chart's points; `only`: one series by name (pass_nodes: "codegen: NAME" or "scheduler: NAME"); a timed
+    metric on `machine` (a fingerprint or its prefix; default the machine that timed the case most)."""
     chart = Chart(metric, case, renderer)
+    timed = machines(conn, metric, case)
+    if timed:
+        chosen = next((m for m in timed if machine and m[0].startswith(machine)), timed[0])
+        chart.machine, chart.hostname = chosen[0], chosen[1]
     index: dict[int, int] = {}
     values: dict[str, dict[int, float]] = {}
     total = None
     if metric == "pass_nodes":
         points, total = pass_node_points(conn, case, renderer)
     else:
-        points = conn.execute(METRICS[metric][2], {"case": case, "renderer": renderer})
+        points = conn.execute(METRICS[metric][2], {"case": case, "renderer": renderer, "machine": chart.machine})
     for run_id, sha, version, _rank, series, value in points:
         if run_id not in index:
             index[run_id] = len(chart.commits)
@@ -274,9 +300,10 @@ def label(sha: str, version: str | None) -> str:
 
 def render(chart: Chart, link: Any = None) -> str:
     """The chart as an SVG document; `link(run_id)` gives each point's URL. One <circle class="dot"> per point."""
-    legend_rows = -(-len(chart.series) // 4) if len(chart.series) > 1 else 0
+    named = len(chart.series) > 1 or chart.metric == "time"  # a kernel's time is named even when it is alone
+    legend_rows = -(-len(chart.series) // 4) if named else 0
     line = pygal.Line(style=STYLE, width=1100, height=460 + 24 * legend_rows, x_label_rotation=35,
-                      show_legend=len(chart.series) > 1, legend_at_bottom=True, legend_at_bottom_columns=4,
+                      show_legend=named, legend_at_bottom=True, legend_at_bottom_columns=4,
                       truncate_legend=40, js=[],
                       disable_xml_declaration=True, show_minor_x_labels=len(chart.commits) <= 40,
                       x_labels_major_count=20, y_title=METRICS[chart.metric][1], allow_interruptions=True,

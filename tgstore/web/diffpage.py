@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlencode
 
 from markupsafe import Markup
 
+from tgstore.web import urls
 from tgstore.web.machinecode import ASSEMBLY_LANGUAGE, assembly_diff
 from tgstore.web.sidebyside import MAX_BYTES, MAX_ROWS, Table, bounded_table
 
@@ -48,15 +48,17 @@ def stage_title(s: Any, label_a: str = "a", label_b: str = "b") -> str:
     ran (named in full on the pass-by-pass page, not here)."""
     name = s.name_b or s.name_a
     if s.kind == "added":
-        how = f"only at {label_b} (#{s.pass_position_b})"
+        head = f"no shared pass differs; first pass only at {label_b}: {name!r} (#{s.pass_position_b})"
     elif s.kind == "removed":
-        how = f"only at {label_a} (#{s.pass_position_a})"
+        head = f"no shared pass differs; first pass only at {label_a}: {name!r} (#{s.pass_position_a})"
     else:
-        how = f"another graph (#{s.pass_position_a} at {label_a}, #{s.pass_position_b} at {label_b})"
+        head = (f"first difference at {name!r} (#{s.pass_position_a} at {label_a}, #{s.pass_position_b} at "
+                f"{label_b})")
     extra = [f"{len(s.added)} pass{'' if len(s.added) == 1 else 'es'} only at {label_b}" if s.added else "",
-             f"{len(s.removed)} only at {label_a}" if s.removed else ""]
+             f"{len(s.removed)} only at {label_a}" if s.removed else "",
+             f"{s.spelling_only} differ in spelling only" if getattr(s, "spelling_only", 0) else ""]
     extra_text = "; ".join(e for e in extra if e)
-    return f"{s.renderer} passes: first difference at {name!r}, {how}" + (f"; {extra_text}" if extra_text else "")
+    return f"{s.renderer} passes: {head}" + (f"; {extra_text}" if extra_text else "")
 
 
 def sections(result: Any, label_a: str = "a", label_b: str = "b") -> list[Section]:
@@ -69,10 +71,11 @@ def sections(result: Any, label_a: str = "a", label_b: str = "b") -> list[Sectio
                            ASSEMBLY_LANGUAGE if assembly is not None else language(d.kind, d.renderer)))
     for s in result.stage_diffs:
         graph = None
+        spelling = None if s.ignore_spelling else "raw"
         if s.graph_b:
-            graph = f"/-/graph/{s.graph_b}" + (f"?{urlencode({'vs': s.graph_a})}" if s.graph_a else "")
+            graph = urls.graph(s.graph_b, vs=s.graph_a, spelling=spelling, side_by_side=bool(s.graph_a))
         out.append(Section(s.position, f"stage-{s.renderer}", stage_title(s, label_a, label_b), s.lines, None, graph,
-                           f"/-/graph/{s.graph_a}" if s.graph_a else None))
+                           urls.graph(s.graph_a) if s.graph_a else None))
     order = {"ast": 0, "source": 1, "stage": 2}
     return sorted(out, key=lambda s: (s.position, order[s.key.split("-")[0]], s.key))
 
@@ -87,13 +90,9 @@ def draw(found: list[Section], budget: int = PAGE_BYTES) -> None:
         budget -= len(section.table.html)
 
 
-def section_url(base: dict[str, str], section: Section, start: int = 0, fragment: bool = False) -> str:
-    query = {**base, "section": section.id}
-    if start:
-        query["start"] = str(start)
-    if fragment:
-        query["fragment"] = "1"
-    return "/-/diff?" + urlencode(query)
+def section_url(base: dict[str, Any], section: Section, start: int = 0, fragment: bool = False) -> str:
+    """`base`: the case diff's own arguments (urls.diff's)."""
+    return urls.diff(**base, section=section.id, start=start, fragment=fragment)
 
 
 def kernels(found: list[Section]) -> list[dict[str, Any]]:
@@ -113,7 +112,7 @@ def one_section(found: list[Section], wanted: str, start: int) -> Section | None
     return section
 
 
-def pager(base: dict[str, str], section: Section) -> dict[str, str | None]:
+def pager(base: dict[str, Any], section: Section) -> dict[str, str | None]:
     """Previous/next links of a section's own page."""
     table = section.table
     assert table is not None
@@ -123,7 +122,7 @@ def pager(base: dict[str, str], section: Section) -> dict[str, str | None]:
             "next": None if following is None else section_url(base, section, following)}
 
 
-def fragment(base: dict[str, str], section: Section) -> Markup:
+def fragment(base: dict[str, Any], section: Section) -> Markup:
     """A closed section's body, fetched when it is opened: its first rows and a link to the rest."""
     assert section.table is not None
     more = ""

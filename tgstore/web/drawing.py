@@ -14,6 +14,7 @@ from typing import Any
 from markupsafe import Markup
 
 from tgstore.compare.matching import compare
+from tgstore.compare.uop_text import uop_diff
 from tgstore.web import layout
 from tgstore.web.graphs import StoredGraph, find_graph
 from tgstore.web.passnav import PassContext, PassKey, commit_of_run, pass_context
@@ -51,6 +52,32 @@ def drawing(digest: str, nodes_json: str, other_digest: str | None, other_json: 
 
 
 @dataclass
+class Sides:
+    """Two graphs drawn side by side: the older (removed and changed nodes marked) and the newer (added and changed
+    marked), matched by structure (tgstore.compare.matching)."""
+
+    svg_a: str
+    svg_b: str
+    added: int
+    changed: int
+    removed: int
+
+
+@lru_cache(maxsize=GRAPH_CACHE // 4)
+def sides(old_json: str, new_json: str, fold: bool) -> Sides:
+    old, new = json.loads(old_json), json.loads(new_json)
+    result = compare(old, new, max_ghosts=0)
+    changed_old = {result.new_to_old[n] for n in result.changed}
+    marks_a = {**{o: "removed" for o in result.removed}, **{o: "changed" for o in changed_old}}
+    marks_b = {**{n: "added" for n in result.added}, **{n: "changed" for n in result.changed}}
+    hidden_a = layout.foldable(old) if fold else set()
+    hidden_b = layout.foldable(new) if fold else set()
+    return Sides(layout.svg(old, marks=marks_a, fold=fold), layout.svg(new, marks=marks_b, fold=fold),
+                 len(result.added - hidden_b), len(result.changed - hidden_b),
+                 len([o for o in result.removed if o not in hidden_a]))
+
+
+@dataclass
 class Loaded:
     graph: StoredGraph | None
     other: StoredGraph | None = None
@@ -77,7 +104,10 @@ def load(conn: sqlite3.Connection, digest: str, versus: str | None, key: PassKey
         if other is None:
             out.problem = f"no stored graph {versus[:12]} to compare with"
         else:
-            out.other, out.other_label = other, f"graph {versus[:12]}"
+            use = other.uses[0] if other.uses else None
+            where = f" (after {use['pass_name']!r} at {use['version'] or use['sha'][:12]})" \
+                if use and use.get("pass_name") else ""
+            out.other, out.other_label = other, f"graph {versus[:12]}{where}"
     elif compare_input and out.context is not None and (before := out.context.previous) is not None:
         if before.graph_hash != digest:
             out.other = find_graph(conn, before.graph_hash or "")
@@ -90,3 +120,12 @@ def subgraph_svg(node: dict[str, Any] | None) -> Markup | None:
     if not graph:
         return None
     return Markup(layout.svg(graph, marks={len(graph) - 1: "changed"}, fold=True))
+
+
+def step_diff_lines(step: Any) -> list[str]:
+    """A rewrite step as tinygrad's VIZ shows it: the unified diff of the rewritten UOp printed before and after
+    (its recorded neighbourhood: sources up to three levels down)."""
+    if step is None:
+        return []
+    before, after = (step.before or {}).get("graph"), (step.after or {}).get("graph")
+    return uop_diff(before, after, "before", "after")

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
+from tgstore.web import urls
+
 PASSES_SQL = """
 SELECT si.position AS kernel, kn.name AS kernel_name, p.renderer, pe.position, pe.name, pe.depth, pe.node_count,
        g.hash AS graph_hash, pe.rewrites_blob_id IS NOT NULL AS has_steps
@@ -102,10 +104,13 @@ class PassContext:
         return self._with_graph(1)
 
     def graph_url(self, p: PassInfo) -> str:
-        return f"/-/graph/{p.graph_hash}?{self.key.at(p.position).query()}"
+        key = self.key.at(p.position)
+        return urls.graph(p.graph_hash or "", run=key.run, case=key.case, kernel=key.kernel, renderer=key.renderer,
+                          pass_position=key.position)
 
     def steps_url(self, p: PassInfo, **extra: Any) -> str:
-        return f"/-/rewrites?{self.key.at(p.position).query(**extra)}"
+        key = self.key.at(p.position)
+        return urls.rewrites(key.run, key.case, key.position, key.kernel, key.renderer, **extra)
 
     @property
     def where(self) -> str:

@@ -7,9 +7,10 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass, field, replace
 from typing import Any
-from urllib.parse import urlencode
 
+from tgstore.compare.kernel_match import KernelRow, case_kernels, match_kernel
 from tgstore.store.commits import CommitNotFound, CommitRow, resolve_commit
+from tgstore.web import urls
 
 KERNELS_SQL = """
 SELECT si.position, kn.name, kn.hash, si.root_op FROM run_cases rc JOIN cases k ON k.id = rc.case_id
@@ -57,10 +58,9 @@ class Where:
     step: int | None = None
 
     def url(self, **change: Any) -> str:
-        params = {"case": self.case, "kernel": self.kernel, "commit": self.commit, "renderer": self.renderer,
-                  "pass": self.pass_position, "step": self.step}
-        params.update({("pass" if k == "pass_position" else k): v for k, v in change.items()})
-        return "/-/kernel?" + urlencode({k: v for k, v in params.items() if v is not None})
+        params = {"kernel": self.kernel, "commit": self.commit, "renderer": self.renderer,
+                  "pass_position": self.pass_position, "step": self.step, **change}
+        return urls.kernel(self.case, **params)
 
 
 @dataclass
@@ -81,8 +81,14 @@ class Pass:
 
 @dataclass
 class Neighbour:
+    """The commit before or after in history holding the case, and the kernel there matched with this one (by AST
+    or name: tgstore.compare.kernel_match), None when it has no counterpart there."""
+
     sha: str
     version: str | None
+    run_id: int = 0
+    kernel: int | None = None
+    matched_by: str | None = None
 
     @property
     def label(self) -> str:
@@ -111,6 +117,22 @@ class Workbench:
     uops: list[tuple] = field(default_factory=list)
     uop_total: int = 0
     canonical: list[dict[str, Any]] = field(default_factory=list)
+    notice: str | None = None  # what was shown instead of what was asked for
+
+    def to_json(self) -> dict[str, Any]:
+        def side(n: Neighbour | None) -> dict[str, Any] | None:
+            return None if n is None else {"sha": n.sha, "version": n.version, "kernel": n.kernel,
+                                           "matched_by": n.matched_by}
+
+        return {"case": self.where.case, "kernel": self.where.kernel, "kernel_name": self.kernel_name,
+                "kernel_hash": self.kernel_hash, "commit": {"sha": self.commit.sha, "version": self.commit.version},
+                "run_id": self.run_id, "renderer": self.renderer, "renderers": self.renderers,
+                "kernels": [{"position": p, "name": n} for p, n in self.kernels], "program_name": self.program_name,
+                "error": self.error, "source_hash": self.source_hash, "notice": self.notice,
+                "passes": [{"position": p.position, "name": p.name, "depth": p.depth, "node_count": p.node_count,
+                            "changed": p.changed, "graph_hash": p.graph_hash, "steps": p.steps} for p in self.passes],
+                "selected_pass": self.selected.position if self.selected else None,
+                "older": side(self.older), "newer": side(self.newer), "uop_total": self.uop_total}
 
     @property
     def commit_label(self) -> str:
@@ -158,7 +180,7 @@ def case_commits(conn: sqlite3.Connection, case: str) -> list[tuple[str, str | N
     return [(sha, version, run) for sha, version, _rank, run in conn.execute(COMMITS_SQL, (case,))]
 
 
-def _commit(conn: sqlite3.Connection, where: Where, commits: list[tuple[str, str | None, int]]
+def commit_run(conn: sqlite3.Connection, where: Where, commits: list[tuple[str, str | None, int]]
             ) -> tuple[CommitRow, int]:
     if not commits:
         known = [r[0] for r in conn.execute("SELECT name FROM cases ORDER BY name LIMIT 40")]
@@ -179,7 +201,7 @@ def _commit(conn: sqlite3.Connection, where: Where, commits: list[tuple[str, str
 def load(conn: sqlite3.Connection, where: Where, details: bool = True) -> Workbench:
     """The workbench at `where`; without `details`, only the kernel, its programs and passes (no UOps, documents)."""
     commits = case_commits(conn, where.case)
-    commit, run_id = _commit(conn, where, commits)
+    commit, run_id = commit_run(conn, where, commits)
     kernels = conn.execute(KERNELS_SQL, (run_id, where.case)).fetchall()
     if where.kernel is None:
         first = next((k for k in kernels if k[3] == "SINK"), kernels[0] if kernels else None)
@@ -193,9 +215,14 @@ def load(conn: sqlite3.Connection, where: Where, details: bool = True) -> Workbe
     wanted = (where.renderer or "").upper()
     program = next((p for p in programs if p[0] == wanted), None) or (programs[0] if programs and not wanted
                                                                        else None)
-    if program is None and wanted:
-        raise WorkbenchError(f"kernel {where.kernel} of {where.case!r} has no {wanted} program at "
-                             f"{commit.version or commit.short}; renderers: {', '.join(renderers) or 'none'}")
+    notice = None
+    if program is None and wanted and programs:  # a renderer this commit lacks: its first, said so
+        notice = (f"kernel {where.kernel} of {where.case!r} has no {wanted} program at {commit.version or commit.short}"
+                  f"; showing {programs[0][0]} (renderers: {', '.join(renderers)})")
+        program = programs[0]
+    if not programs:  # a schedule item no renderer lowered (a copy, a buffer view): its AST, said so
+        notice = (f"kernel {where.kernel} of {where.case!r} has no program at {commit.version or commit.short} (no "
+                  "renderer lowered this schedule item)")
     renderer, program_name, source_hash, source, linear_id, error, pass_list = program or (None,) * 7
     passes = [Pass(r[0], r[1], r[2], r[3], bool(r[4]), r[5], r[6])
               for r in conn.execute(PASSES_SQL, (pass_list,))] if pass_list is not None else []
@@ -208,10 +235,19 @@ def load(conn: sqlite3.Connection, where: Where, details: bool = True) -> Workbe
                                                                                          else None)
     shas = [c[0] for c in commits]
     at = shas.index(commit.sha)
+    mine = KernelRow(found[0], found[1], found[2])
+
+    def neighbour(i: int) -> Neighbour | None:
+        if not 0 <= i < len(commits):
+            return None
+        sha, version, run = commits[i]
+        theirs = case_kernels(conn, run, where.case)
+        match = match_kernel(conn, mine, theirs, len(kernels) == len(theirs))
+        return Neighbour(sha, version, run, match.position if match else None, match.how if match else None)
+
     bench = Workbench(where, commit, run_id, found[1], found[2], [(k[0], k[1]) for k in kernels], renderers,
                       renderer or "", program_name, source, source_hash, error, linear_id, passes, selected,
-                      Neighbour(*commits[at - 1][:2]) if at > 0 else None,
-                      Neighbour(*commits[at + 1][:2]) if at + 1 < len(commits) else None)
+                      neighbour(at - 1), neighbour(at + 1), notice=notice)
     if not details:
         return bench
     if linear_id is not None:
@@ -220,3 +256,23 @@ def load(conn: sqlite3.Connection, where: Where, details: bool = True) -> Workbe
     bench.canonical = [dict(zip(("stage", "position", "hash", "node_count", "unsupported", "reason", "has_graph"), r,
                                 strict=True)) for r in conn.execute(CANONICAL_SQL, (run_id, where.case, where.kernel))]
     return bench
+
+
+NEIGHBOUR_PASSES_SQL = """
+SELECT pe.position, pe.name FROM run_cases rc JOIN cases k ON k.id = rc.case_id
+JOIN schedule_items si ON si.case_result_id = rc.case_result_id JOIN programs p ON p.schedule_item_id = si.id
+JOIN pass_entries pe ON pe.pass_list_id = p.pass_list_id
+WHERE rc.run_id = ? AND k.name = ? AND si.position = ? AND p.renderer = ? ORDER BY pe.position"""
+
+
+def neighbour_pass(conn: sqlite3.Connection, bench: Workbench, neighbour: Neighbour | None) -> int | None:
+    """The selected pass's position in the neighbour's pipeline of the matched kernel: the pass of the same name and
+    occurrence (the k-th "expander" stays the k-th), None where it has none."""
+    if neighbour is None or neighbour.kernel is None or bench.selected is None:
+        return None
+    name = bench.selected.name
+    occurrence = sum(p.name == name for p in bench.passes if p.position <= bench.selected.position)
+    theirs = [position for position, n in conn.execute(NEIGHBOUR_PASSES_SQL, (neighbour.run_id, bench.where.case,
+                                                                               neighbour.kernel, bench.renderer))
+              if n == name]
+    return theirs[occurrence - 1] if len(theirs) >= occurrence else None

@@ -1,56 +1,52 @@
-"""The diff page (/-/diff?a=&b=[&case=]): without a case, a summary of every case that changed; with one, its
-kernels' side-by-side diffs, bounded, each section pageable on its own."""
+"""The diff page (/-/diff?a=&b=[&case=][&spelling=raw]): without a case, a summary of every case that changed; with
+one, its kernels' side-by-side diffs, bounded, each section pageable on its own. Spelling-blind unless asked for
+`spelling=raw`: ASTs and pass graphs compared in one spelling across tinygrad eras."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
-from urllib.parse import urlencode
 
 from datasette.utils.asgi import Response
 
-from tgstore.compare.diff import DiffError, diff_commits, summary_line
+from tgstore.compare.diff import DiffError, diff_commits, diff_to_json, summary_line
+from tgstore.compare.kernel_match import counterpart
+from tgstore.compare.summary import label, summarize
 from tgstore.store.commits import CommitNotFound
-from tgstore.web import diffpage, diffsummary
-from tgstore.web.base import database, not_found, reader_engine, render
+from tgstore.web import diffpage, diffsummary, urls
+from tgstore.web.base import ignore_spelling, not_found, read, render, str_arg
 from tgstore.web.sidebyside import bounded_table
 
 
-def compute_diff(path: str, a: str, b: str, case: str | None, renderer: str | None) -> Any:
-    with reader_engine(path).connect() as conn:
-        return diff_commits(conn, a, b, case=case, renderer=renderer, stages=True)
-
-
-def compute_summary(path: str, a: str, b: str, ignore_spelling: bool) -> diffsummary.Summary:
-    with reader_engine(path).connect() as conn:
-        return diffsummary.summarize(conn, a, b, ignore_spelling)
-
-
 async def diff(datasette: Any, request: Any) -> Response:
-    a, b = (request.args.get("a") or "").strip(), (request.args.get("b") or "").strip()
-    case = request.args.get("case") or None
-    renderer = request.args.get("renderer") or None
-    ignore_spelling = request.args.get("spelling") == "ignore"
-    db = database(datasette)
+    a, b = str_arg(request, "a") or "", str_arg(request, "b") or ""
+    case, renderer = str_arg(request, "case"), str_arg(request, "renderer")
+    spelling = ignore_spelling(request)
     context: dict[str, Any] = {"a": a, "b": b, "case": case or "", "renderer": renderer or "", "result": None,
-                               "ignore_spelling": ignore_spelling}
+                               "ignore_spelling": spelling,
+                               "switch_url": datasette.urls.path(urls.diff(a, b, case, renderer, spelling=None
+                                                                           if not spelling else "raw"))}
     if not a or not b:
-        return await render(datasette, request, "tgstore_diff.html", context)
+        return await render(datasette, request, "tgstore_diff.html", context, data={"a": a, "b": b, "result": None})
     if not case:  # every case: a summary table, each row linking to its case's diff
         try:
-            found = await asyncio.to_thread(compute_summary, db.path, a, b, ignore_spelling)
+            found = await read(datasette, lambda conn: summarize(conn, a, b, spelling))
         except (DiffError, CommitNotFound) as exc:
-            return await render(datasette, request, "tgstore_diff.html", {**context, "error": str(exc)}, 400)
-        return await render(datasette, request, "tgstore_diff.html", {**context, **diffsummary.context(found)})
+            return await render(datasette, request, "tgstore_diff.html", {**context, "error": str(exc)}, 400,
+                                data={"error": str(exc)})
+        return await render(datasette, request, "tgstore_diff.html", {**context, **diffsummary.context(found)},
+                            data=found.to_json())
     wanted = request.args.get("section") or ""
     # a section's own page reads only its renderer's sources and passes
     section_renderer = wanted.split("-", 1)[1] if "-" in wanted else None
     try:
-        result = await asyncio.to_thread(compute_diff, db.path, a, b, case, renderer or section_renderer)
+        result = await read(datasette, lambda conn: diff_commits(
+            conn, a, b, case=case, renderer=renderer or section_renderer, stages=True, ignore_spelling=spelling))
     except (DiffError, CommitNotFound) as exc:
-        return await render(datasette, request, "tgstore_diff.html", {**context, "error": str(exc)}, 400)
-    base = {k: v for k, v in (("a", a), ("b", b), ("case", case), ("renderer", renderer or "")) if v}
-    found = diffpage.sections(result, diffsummary.label(result.a), diffsummary.label(result.b))
+        return await render(datasette, request, "tgstore_diff.html", {**context, "error": str(exc)}, 400,
+                            data={"error": str(exc)})
+    raw_spelling = None if spelling else "raw"
+    base = {"a": a, "b": b, "case": case, "renderer": renderer, "spelling": raw_spelling}
+    found = diffpage.sections(result, label(result.a), label(result.b))
     if wanted:
         start = int(request.args.get("start") or 0) if (request.args.get("start") or "0").isdigit() else 0
         if request.args.get("fragment"):
@@ -64,12 +60,19 @@ async def diff(datasette: Any, request: Any) -> Response:
             return await not_found(datasette, request, f"the diff of {case} has no section {wanted!r}; sections: "
                                    f"{', '.join(s.id for s in found) or 'none'}")
         return await render(datasette, request, "tgstore_diff.html", {
-            **context, "section": section, "pager": diffpage.pager(base, section),
-            "case_url": "/-/diff?" + urlencode(base), "label_a": diffsummary.label(result.a),
-            "label_b": diffsummary.label(result.b)})
+            **context, "section": section,
+            "pager": diffpage.pager(base, section), "case_url": urls.diff(**base), "label_a": label(result.a),
+            "label_b": label(result.b)}, data={"section": section.id, "lines": section.lines})
     diffpage.draw(found)
     one_sided, other_notes = diffsummary.one_sided_notes(result.notes, result.a, result.b)
+    positions = sorted({s.position for s in found if s.position >= 0})
+    # the pass-by-pass diff of a kernel only where it has a counterpart at a (its AST or name): the diff pairs
+    # kernels by schedule position, the pass-by-pass page by what they are
+    matched = await read(datasette, lambda conn: {p for p in positions if counterpart(
+        conn, case, result.run_b.run_id, p, result.run_a.run_id) is not None})
     return await render(datasette, request, "tgstore_diff.html", {
         **context, "result": result, "summary": summary_line(result), "one_sided": one_sided, "notes": other_notes,
-        "label_a": diffsummary.label(result.a), "label_b": diffsummary.label(result.b),
-        "kernels": diffpage.kernels(found), "section_url": lambda s, **kw: diffpage.section_url(base, s, **kw)})
+        "label_a": label(result.a), "label_b": label(result.b), "raw_spelling": raw_spelling,
+        "kernels": diffpage.kernels(found), "section_url": lambda s, **kw: diffpage.section_url(base, s, **kw),
+        "matched": matched},
+        data=diff_to_json(result))

@@ -9,8 +9,9 @@ from typing import Any
 
 from datasette.utils.asgi import Response
 
+from tgstore.compare.slowdowns import timed_commits
 from tgstore.queries import load_queries
-from tgstore.web import charts
+from tgstore.web import charts, urls
 from tgstore.web.base import database, render
 from tgstore.web.metadata import TABLES
 
@@ -59,7 +60,10 @@ async def index(datasette: Any, request: Any) -> Response:
                                    "SELECT 'runs', count(*) FROM runs WHERE is_current UNION ALL "
                                    "SELECT 'kernels', count(*) FROM kernels UNION ALL "
                                    "SELECT 'cases', count(*) FROM cases").fetchall())
-        return {"commits": commits, "counts": counts, "cases": charts.cases(conn), "case_rows": case_rows(conn)}
+        timed_cases = {r[0] for r in conn.execute("SELECT DISTINCT c.name FROM kernel_timings t "
+                                                   "JOIN cases c ON c.id = t.case_id")}
+        return {"commits": commits, "counts": counts, "cases": charts.cases(conn), "case_rows": case_rows(conn),
+                "timed": timed_commits(conn), "timed_cases": timed_cases}
 
     data = await db.execute_fn(read)
     queries = [(name, q.title or name, q.description or "") for name, q in load_queries().items()]
@@ -69,4 +73,11 @@ async def index(datasette: Any, request: Any) -> Response:
               if not name.startswith("v_") and not spec.get("hidden")]
     return await render(datasette, request, "tgstore_index.html", {
         "views": views, "queries": queries, "tables": tables, "metrics": charts.METRICS,
-        "kernel_links": KERNEL_LINKS, **data})
+        "kernel_links": KERNEL_LINKS, **data},
+        data={"counts": data["counts"], "cases": data["case_rows"],
+              "commits": [dict(zip(("sha", "version", "committed_at", "subject"), c, strict=True))
+                          for c in data["commits"]],
+              "timed_commits": [{"sha": s, "version": v} for s, v in data["timed"]],
+              "views": [n for n, _t, _d in views], "queries": [n for n, _t, _d in queries],
+              "pages": {"diff": urls.DIFF, "slowdowns": urls.SLOWDOWNS, "regressions": urls.REGRESSIONS,
+                        "parity": urls.PARITY, "chart": urls.CHART}})

@@ -6,43 +6,43 @@ switchable to its neighbours in history."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sqlite3
 from typing import Any
-from urllib.parse import urlencode
 
 from datasette.utils.asgi import Response
 from markupsafe import Markup
 
 from tgstore.compare.rewrite_steps import PassSteps, case_steps
-from tgstore.web import layout
-from tgstore.web.base import database, int_arg, not_found, reader_engine, render
+from tgstore.web import layout, urls
+from tgstore.web.base import int_arg, not_found, read, render
 from tgstore.web.cells import code_block
-from tgstore.web.drawing import INLINE_SVG_BYTES, drawing, subgraph_svg
+from tgstore.web.drawing import INLINE_SVG_BYTES, drawing, step_diff_lines, subgraph_svg
 from tgstore.web.graphs import find_graph
 from tgstore.web.machinecode import readable_source
-from tgstore.web.workbench import Where, Workbench, WorkbenchError, load, shown_source
+from tgstore.web.workbench import Where, Workbench, WorkbenchError, load, neighbour_pass, shown_source
 
 STEPS_LISTED = 200
 
 
-def read(path: str, where: Where) -> tuple[Workbench, PassSteps | None, Any, Any]:
-    """The workbench, the selected pass's steps, and its graph and its input graph (nodes) for the drawing."""
-    with reader_engine(path).connect() as conn:
-        raw = conn.connection.driver_connection
-        assert isinstance(raw, sqlite3.Connection)
-        bench = load(raw, where)
-        selected, steps = bench.selected, None
-        if selected is not None and selected.steps is not None:
-            found = case_steps(conn, bench.run_id, where.case, kernel=bench.where.kernel, renderer=bench.renderer,
-                               pass_position=selected.position, trace_of=selected.position)
-            passes = [p for k in found for p in k.passes]
-            steps = passes[0] if passes else None
-        graph = find_graph(raw, selected.graph_hash) if selected and selected.graph_hash else None
-        before = bench.input_graph
-        other = find_graph(raw, before.graph_hash) if graph and before and before.graph_hash else None
-    return bench, steps, graph, other
+def read_bench(conn: sqlite3.Connection, where: Where) -> tuple[Workbench, PassSteps | None, Any, Any, dict]:
+    """The workbench, the selected pass's steps, its graph and its input graph (nodes) for the drawing, and what
+    the links around it need (the selected pass at the neighbouring commits, whether Svod output is stored)."""
+    bench = load(conn, where)
+    extra = {"older_pass": neighbour_pass(conn, bench, bench.older),
+             "newer_pass": neighbour_pass(conn, bench, bench.newer),
+             "has_svod": conn.execute("SELECT 1 FROM svod_runs r JOIN cases c ON c.id = r.case_id WHERE c.name = ? "
+                                      "LIMIT 1", (where.case,)).fetchone() is not None}
+    selected, steps = bench.selected, None
+    if selected is not None and selected.steps is not None:
+        found = case_steps(conn, bench.run_id, where.case, kernel=bench.where.kernel, renderer=bench.renderer,
+                           pass_position=selected.position, trace_of=selected.position)
+        passes = [p for k in found for p in k.passes]
+        steps = passes[0] if passes else None
+    graph = find_graph(conn, selected.graph_hash) if selected and selected.graph_hash else None
+    before = bench.input_graph
+    other = find_graph(conn, before.graph_hash) if graph and before and before.graph_hash else None
+    return bench, steps, graph, other, extra
 
 
 async def kernel(datasette: Any, request: Any) -> Response:
@@ -54,7 +54,7 @@ async def kernel(datasette: Any, request: Any) -> Response:
                   (request.args.get("renderer") or "").strip() or None, int_arg(request, "pass"),
                   int_arg(request, "step"))
     try:
-        bench, steps, graph, other = await asyncio.to_thread(read, database(datasette).path, where)
+        bench, steps, graph, other, extra = await read(datasette, lambda conn: read_bench(conn, where))
     except WorkbenchError as exc:
         return await not_found(datasette, request, str(exc))
     drawn, svg, svg_url = None, None, None
@@ -64,7 +64,7 @@ async def kernel(datasette: Any, request: Any) -> Response:
         if len(drawn.svg) <= INLINE_SVG_BYTES:
             svg = Markup(drawn.svg)
         else:
-            svg_url = datasette.urls.path(f"/-/graph/{graph.hash}.svg?" + bench_graph_query(bench))
+            svg_url = datasette.urls.path(bench_graph_url(bench, graph.hash, svg=True))
     step = None
     if steps is not None and steps.steps:
         index = where.step if where.step is not None and 0 <= where.step < len(steps.steps) else None
@@ -74,11 +74,12 @@ async def kernel(datasette: Any, request: Any) -> Response:
     shown, shown_lines, total_lines = shown_source(source)
     families = sorted({layout.family(str(n[0])) for n in graph.nodes}) if graph else []
     pass_diff = None
-    if bench.older is not None:
-        pass_diff = datasette.urls.path("/-/passdiff?" + _query(case=case, kernel=where.kernel, a=bench.older.label,
-                                                                 b=bench.commit_label, renderer=bench.renderer))
+    if bench.older is not None and bench.older.kernel is not None:  # only where the kernel has a counterpart
+        pass_diff = datasette.urls.path(urls.passdiff(case, where.kernel, bench.older.label, bench.commit_label,
+                                                      bench.renderer))
     return await render(datasette, request, "tgstore_kernel.html", {
-        "bench": bench, "where": bench.where, "url": lambda **kw: datasette.urls.path(bench.where.url(**kw)),
+        **extra, "step_diff": step_diff_lines(step), "bench": bench, "where": bench.where,
+        "url": lambda **kw: datasette.urls.path(bench.where.url(**kw)),
         "steps": steps, "step_list": steps.steps[:STEPS_LISTED] if steps else [], "step": step,
         "before_svg": subgraph_svg(step.before if step else None),
         "after_svg": subgraph_svg(step.after if step else None),
@@ -88,16 +89,15 @@ async def kernel(datasette: Any, request: Any) -> Response:
         "disassembled": language == "x86asm" and source != bench.source,
         "clipped": (shown_lines, total_lines) if shown_lines < total_lines else None, "pass_diff": pass_diff,
         "title": f"{where.case} · kernel {where.kernel} {bench.kernel_name or ''} · {bench.renderer} · "
-                 f"{bench.commit_label}"})
+                 f"{bench.commit_label}"},
+        data={**bench.to_json(), "step": step.to_json(graphs=True) if step else None,
+              "step_diff": "\n".join(step_diff_lines(step)) if step else None,
+              "steps_total": steps.total if steps else None})
 
 
-def _query(**params: Any) -> str:
-    return urlencode({k: v for k, v in params.items() if v is not None})
-
-
-def bench_graph_query(bench: Workbench) -> str:
+def bench_graph_url(bench: Workbench, digest: str, svg: bool = False) -> str:
     """The pass graph's own address in its pipeline (the graph page compares it with the pass's input)."""
     selected = bench.selected
     assert selected is not None
-    return _query(run=bench.run_id, case=bench.where.case, kernel=bench.where.kernel, renderer=bench.renderer,
-                  **{"pass": selected.position})
+    return urls.graph(digest, run=bench.run_id, case=bench.where.case, kernel=bench.where.kernel,
+                      renderer=bench.renderer, pass_position=selected.position, svg=svg)

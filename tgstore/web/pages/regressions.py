@@ -7,7 +7,6 @@ then the spikes, the candidates not reported and why, the noise per series and t
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlencode
 
 from datasette.utils.asgi import Response
 
@@ -20,28 +19,16 @@ def value(v: float, unit: str) -> str:
     return format_ns(int(v)) if unit == "ns" else format_ns(int(v * 1000))
 
 
-def links(report: dict[str, Any], case: str | None) -> dict[str, Any]:
-    """The URLs the page links to, per regression (same order) and per metric."""
-    chart_metric = report["metric"]
-    return {
-        "metrics": [(m, "/-/regressions?" + urlencode({"metric": m, **({"case": case} if case else {})}))
-                    for m in METRICS],
-        "regressions": [{"chart": "/-/chart?" + urlencode({"metric": chart_metric, "case": r["case"]}),
-                         "diff": "/-/diff?" + urlencode({"a": r["good"], "b": r["bad"], "case": r["case"]})}
-                        for r in report["regressions"]],
-    }
-
-
 def context(report: dict[str, Any], case: str | None) -> dict[str, Any]:
-    """What the template draws: the report as JSON, each regression with its values spelled and its links."""
-    urls = links(report, case)
-    regressions = [{**r, "before_text": value(r["before"], r["unit"]), "after_text": value(r["after"], r["unit"]),
-                    **u} for r, u in zip(report["regressions"], urls["regressions"], strict=True)]
+    """What the template draws: the report as JSON, each regression and spike with its values spelled (its links
+    are built in the template by `tg`, web/urls.py)."""
+    regressions = [{**r, "before_text": value(r["before"], r["unit"]), "after_text": value(r["after"], r["unit"])}
+                   for r in report["regressions"]]
     spikes = [{**s, "level_text": value(s["level"], s["unit"]), "value_text": value(s["value"], s["unit"])}
               for s in report["spikes"]]
     return {"report": report, "confirmed": [r for r in regressions if r["confirmed"] == "confirmed"],
             "unconfirmed": [r for r in regressions if r["confirmed"] != "confirmed"], "spikes": spikes,
-            "metric_links": urls["metrics"]}
+            "metrics": METRICS, "case": case}
 
 
 async def regressions(datasette: Any, request: Any) -> Response:
@@ -56,5 +43,7 @@ async def regressions(datasette: Any, request: Any) -> Response:
     except RegressionError as exc:  # nothing timed yet is an answer; a bad metric, case, commit or machine is not
         empty = str(exc).startswith("no kernel timings stored") or str(exc).startswith("no compile times stored")
         return await render(datasette, request, "tgstore_message.html",
-                            {"title": "Regressions", "message": str(exc)}, 200 if empty else 400)
-    return await render(datasette, request, "tgstore_regressions.html", context(report.as_json(), case))
+                            {"title": "Regressions", "message": str(exc)}, 200 if empty else 400,
+                            data={"error": str(exc)} if not empty else {"regressions": [], "message": str(exc)})
+    found = report.as_json()
+    return await render(datasette, request, "tgstore_regressions.html", context(found, case), data=found)

@@ -4,28 +4,24 @@ rewritten node's neighbourhood before and after, the rewritten node marked, as t
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
 from typing import Any
 
 from datasette.utils.asgi import Response
 
 from tgstore.compare.rewrite_steps import PassSteps, case_steps
-from tgstore.web.base import database, not_found, reader_engine, render
-from tgstore.web.drawing import subgraph_svg
+from tgstore.web.base import not_found, read, render
+from tgstore.web.drawing import step_diff_lines, subgraph_svg
 from tgstore.web.passnav import PassContext, PassKey, commit_of_run, pass_context
 
 STEP_LIST_LIMIT = 500  # steps listed on one page (a pass's recorded steps are capped at extraction anyway)
 
 
-def load(path: str, key: PassKey) -> tuple[PassSteps | None, PassContext | None, Any]:
-    with reader_engine(path).connect() as conn:
-        found = case_steps(conn, key.run, key.case, kernel=key.kernel, renderer=key.renderer,
-                           schedule=key.kernel is None, pass_position=key.position, trace_of=key.position)
-        raw = conn.connection.driver_connection
-        assert isinstance(raw, sqlite3.Connection)
-        ctx = pass_context(raw, key)
-        commit = commit_of_run(raw, key.run)
+def load(conn: sqlite3.Connection, key: PassKey) -> tuple[PassSteps | None, PassContext | None, Any]:
+    found = case_steps(conn, key.run, key.case, kernel=key.kernel, renderer=key.renderer,
+                       schedule=key.kernel is None, pass_position=key.position, trace_of=key.position)
+    ctx = pass_context(conn, key)
+    commit = commit_of_run(conn, key.run)
     passes = [p for k in found for p in k.passes]
     return (passes[0] if passes else None), ctx, commit
 
@@ -35,8 +31,7 @@ async def rewrites(datasette: Any, request: Any) -> Response:
     if key is None:
         return await not_found(datasette, request, "a rewrite page needs run, case, pass (and kernel, renderer for a "
                                "kernel's pass): follow a link from a pass's graph page or from v_passes")
-    db = database(datasette)
-    found, ctx, commit = await asyncio.to_thread(load, db.path, key)
+    found, ctx, commit = await read(datasette, lambda conn: load(conn, key))
     if found is None or ctx is None:
         return await not_found(datasette, request, f"no pass #{key.position} for case {key.case!r} in run {key.run}")
     try:
@@ -60,4 +55,6 @@ async def rewrites(datasette: Any, request: Any) -> Response:
         "prev_pass": prev_with_steps, "next_pass": next_with_steps,
         "step_url": lambda i: datasette.urls.path(ctx.steps_url(current, step=i)) + "#step",
         "before_svg": subgraph_svg(step.before if step else None),
-        "after_svg": subgraph_svg(step.after if step else None)})
+        "after_svg": subgraph_svg(step.after if step else None), "step_diff": step_diff_lines(step)},
+        data={"pass": found.to_json(), "where": ctx.where, "commit": commit[0] if commit else None,
+              "selected": selected, "step_diff": "\n".join(step_diff_lines(step)) if step else None})

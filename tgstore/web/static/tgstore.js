@@ -2,15 +2,16 @@
 // finds nodes by op or arg (folded constants included); clicking a node lights its sources and users; a minimap
 // shows where the view is. A big graph opens at a readable scale on its root (the SINK) instead of fitted.
 // A big drawing is not in the page: the box names its SVG's address (data-svg) and it is fetched first.
+// Two graphs side by side are two boxes: each is set up alike, and the search and zoom buttons act on both.
 document.addEventListener("DOMContentLoaded", () => {
-  const box = document.querySelector(".tgstore-graph-box");
-  if (!box) return;
-  if (!box.dataset.svg) { initGraph(box); return; }
-  fetch(box.dataset.svg).then((r) => r.text()).then((text) => {
-    const loading = box.querySelector(".tgstore-loading");
-    if (loading) loading.remove();
-    box.insertAdjacentHTML("afterbegin", text);
-    initGraph(box);
+  document.querySelectorAll(".tgstore-graph-box").forEach((box) => {
+    if (!box.dataset.svg) { initGraph(box); return; }
+    fetch(box.dataset.svg).then((r) => r.text()).then((text) => {
+      const loading = box.querySelector(".tgstore-loading");
+      if (loading) loading.remove();
+      box.insertAdjacentHTML("afterbegin", text);
+      initGraph(box);
+    });
   });
 });
 
