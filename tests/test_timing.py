@@ -243,9 +243,13 @@ def test_history_query_and_chart_of_kernel_times(tmp_path, tinygrad_release):
 
     with sqlite3.connect(db) as conn:
         chart = charts.chart_data(conn, "time", "matmul")
-    assert len(chart.commits) == 2 and "total" in chart.series
-    assert all(v is not None and v > 0 for v in chart.series["total"])
-    assert "<svg" in charts.render(chart)
+        total = charts.chart_data(conn, "time_total", "matmul")
+    # each kernel a series named by its position and name; the case's sum drawn apart (it would flatten them)
+    assert len(chart.commits) == 2 and "total" not in chart.series and len(chart.series) == 3
+    assert all(name.startswith(f"#{i} ") for i, name in enumerate(chart.series))
+    assert list(total.series) == ["total"] and len(total.series["total"]) == 2
+    assert all(v is not None and v > 0 for v in total.series["total"])
+    assert "<svg" in charts.render(chart) and "<svg" in charts.render(total)
 
 
 @needs_clang

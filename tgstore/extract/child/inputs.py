@@ -194,8 +194,12 @@ class InputWatch:
                  for lib in seen["libraries"] if os.sep not in lib or outside.counts(_absolute(lib) or lib)}
         listed = {p for p in seen["listed"] if outside.counts(p)}
         opened = {p for p in seen["opened"] if outside.counts(p)}
-        # a path only stat()ed in a listed directory is covered by that directory's entries (names, kinds, sizes)
-        probed = {p for p in seen["probed"] - opened - listed
+        # a path only stat()ed in a listed directory is covered by that directory's entries (names, kinds, sizes);
+        # an import path entry stat()ed by the import system is where imports look, not what they found (that is
+        # recorded as opened or listed), and whether it was stat()ed depends on which process first imported what
+        # (a forked worker imports its pool's modules, one process did so before the watch started)
+        entries = {os.path.abspath(e) for e in sys.path if e}
+        probed = {p for p in seen["probed"] - opened - listed - entries
                   if outside.counts(p) and os.path.dirname(p) not in listed and not outside.holds(p)}
         for kind, paths in (("file", opened), ("path", probed), ("dir", listed)):
             keys |= {f"{kind}:{toolchain.portable(p)}" for p in paths}
