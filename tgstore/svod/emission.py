@@ -34,6 +34,13 @@ CANONICAL_AFTER = {"09-pre_expand": "expanded", "17-bottom_up_ew_image": "coales
 SCHEDULE_CANONICAL = ("tensor", "pre_multi", "post_multi", "rangeified", "kernel_ast", "scheduled")
 CODE_CANONICAL = ("program", "linearized")
 SOURCE_OFFSET = {"event": 0, "extract-ir": 0, "per-stage": 1, "dump-stage": 2, "dump-canonical": 3, "capture": 3}
+# `kernel initial` is printed twice per kernel: in `apply_pre_optimization` (position 0) and as the input of
+# `apply_post_optimization_configured_with_capture`, right before `print_stage("00-initial")` (the 00-initial event)
+KERNEL_INITIAL_FIRST = 0
+KERNEL_INITIAL_SECOND = 100
+# the canonical documents only `optimize_kernel_with_config_impl` dumps: BEAM's path (`beam_search_optimize` then
+# `apply_post_optimization_with_config`, tensor/src/realize.rs) prints neither
+HEURISTIC_ONLY = ("optimized", "postrange")
 
 
 @dataclass(frozen=True)
@@ -63,6 +70,15 @@ def _tables() -> tuple[dict[str, int], dict[str, int], list[str], dict[str, int]
     schedule.update({"canonical:rangeified": 50, "canonical:kernel_ast": 60, "canonical:scheduled": 70})
     code = {"canonical:program": 0, "linear": 1, "canonical:linearized": 2, "code": 3, "llvm-ir": 4}
     return opt, schedule, post, code
+
+
+def opt_kinds(label: str, source: str) -> tuple[int, ...]:
+    """The emission positions an optimize-phase stage can have: two for `kernel initial` (first or second), one for
+    any other; () when it is not an optimize-phase stage."""
+    if label == "kernel-initial-or-00":
+        return (KERNEL_INITIAL_FIRST, KERNEL_INITIAL_SECOND)
+    where = place(label, source)
+    return (where.position,) if where is not None and where.phase == "opt" and where.position is not None else ()
 
 
 def post_labels() -> list[str]:

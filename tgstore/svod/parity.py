@@ -331,7 +331,7 @@ def _pair_by_bare_name(unpaired: list[dict], tg_kernels: list[dict], used: set[i
                        pairs: list[tuple[dict | None, dict | None, str | None]]) -> list[dict]:
     """Names minus the process-wide counter's suffix (`r_8_16_4n3` in a later test of one `cargo test` process is
     `r_8_16_4` in the program alone), paired in each program's own order when both sides have as many."""
-    from tgstore.svod.readers.threads import bare_name
+    from tgstore.svod.readers.model import bare_name
 
     svod_by: dict[str, list[dict]] = {}
     for sk in unpaired:

@@ -37,8 +37,9 @@ from tgstore.svod.readers import InterleavedTests, Problem, Stage, SvodLog, read
 from tgstore.svod.readers.sessions import case_from_test, variant_of
 from tgstore.svod.tree import graph_hash, graph_text
 
-PARSER_VERSION = 4  # 2: kernel boundaries from Svod's emission order; 3: a run per test, threads, failures;
-# 4: pattern matches and the kernel cut's events
+PARSER_VERSION = 5  # 2: kernel boundaries from Svod's emission order; 3: a run per test, threads, failures;
+# 4: pattern matches and the kernel cut's events; 5: stages on kernels by proof only (hash-consed ids are none),
+# split lines put back, nextest, BEAM candidates, captured output, Metal code, a run's schedules
 MAX_FILE_BYTES = 512 * 1024 * 1024
 EVENT_CHUNK = 1000
 
@@ -79,7 +80,11 @@ class SvodIngestReport:
                 "panic": {"location": log.panic.location, "message": log.panic.message} if log and log.panic
                 else None, "failed_kernel": log.failed_kernel if log else None,
                 "last_stage": log.last_stage if log else None,
-                "unattributed_stages": len(log.unattributed) if log else 0, "kernels": kernels,
+                "unattributed_stages": len(log.unattributed) if log else 0,
+                "output_captured": log.captured if log else False, "schedules": log.schedules if log else 0,
+                "kernel_order_proven": log.order_proven if log else True,
+                "beam_candidates": log.beam_candidates if log else 0,
+                "kernels": None if log and log.captured and not log.kernels else kernels,
                 "pattern_matches": dict(zip(("tied", "loose"), log.pattern_matches, strict=True)) if log else None,
                 "problems": [{"line": p.line, "message": p.message,
                               "file": files[p.file] if p.file < len(files) else None} for p in self.problems]}
@@ -163,6 +168,10 @@ def _has_svod(log: SvodLog) -> bool:
 
 
 def _check(runs: list[SvodLog], where: str) -> None:
+    if runs and all(log.captured for log in runs if log.test is not None) and not any(_has_svod(log) for log in runs):
+        raise SvodLogError(f"{where}: the test runner kept every test's output (libtest without -- --nocapture, or "
+                           "nextest without --success-output immediate): no Svod output to read; rerun with -- "
+                           "--nocapture; nothing stored")
     if not any(_has_svod(log) for log in runs):
         raise SvodLogError(f"{where}: no Svod tracing events, stage lines, trees or dumps found (not Svod output? "
                            "run the test with RUST_LOG=...=debug and -- --nocapture); nothing stored")
@@ -239,16 +248,17 @@ class _Writer:
         doc_hashes = self.canonical([s for _k, s in stages])
         store.blobs([s.tree_text for _k, s in stages] + [k.code for k in log.kernels])
         store.insert("svod_kernels", ("run_id", "kernel_index", "test", "name", "file_position", "line_no",
-                                      "code_blob_id", "code_kind", "renderer"),
+                                      "code_blob_id", "code_kind", "renderer", "schedule"),
                      [(self.run_id, k.index, k.test, k.name, k.file, k.line, store.blob_id(k.code), k.code_kind,
-                       kernel_renderer(variant_of(k.test), k.code_kind)) for k in log.kernels])
+                       kernel_renderer(variant_of(k.test), k.code_kind), k.schedule) for k in log.kernels])
+        schedule_of = {k.index: k.schedule for k in log.kernels}
         store.insert("svod_stages", ("run_id", "seq", "kernel_index", "label", "source", "file_position", "line_no",
                                      "node_count", "tree_id", "text_blob_id", "canonical_doc_id", "message",
-                                     "elapsed_ms", "unattributed"),
+                                     "elapsed_ms", "unattributed", "fragment", "schedule"),
                      [(self.run_id, seq, kernel, s.label, s.source, s.file, s.line, s.node_count,
                        store.id("svod_trees", tree_hashes.get(id(s))), store.blob_id(s.tree_text),
                        store.id("canonical_docs", doc_hashes.get(id(s))), s.message, s.elapsed_ms,
-                       id(s) in unattributed)
+                       id(s) in unattributed, s.fragment, schedule_of.get(kernel, s.schedule))
                       for seq, (kernel, s) in enumerate(stages)])
         for start in range(0, len(log.events), EVENT_CHUNK):  # the fields' JSON of a chunk at a time, not all of it
             store.insert("svod_events", ("run_id", "file_position", "line_no", "timestamp", "level", "target",
@@ -283,7 +293,7 @@ def _counts(log: SvodLog) -> dict[str, int]:
             "test": log.test, "variant": variant_of(log.test), "outcome": log.outcome,
             "panic_location": log.panic.location if log.panic else None,
             "panic_message": log.panic.message if log.panic else None, "failed_kernel": log.failed_kernel,
-            "last_stage": log.last_stage}
+            "last_stage": log.last_stage, "output_captured": log.captured, "schedule_count": log.schedules}
 
 
 def ingest_svod(engine: Engine, path: Path | str | list[Path], case: str, svod_commit: str | None = None

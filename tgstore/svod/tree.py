@@ -22,6 +22,10 @@ from dataclasses import dataclass, field
 from tgstore.spelling.svod import Speller
 
 LINE = re.compile(r"^(?P<prefix>(?:│   |    |├── |└── )*)\[(?P<id>\d+)\] (?P<body>.*)$")
+# the common line in one match, args nested two parentheses deep, no quote: the whole tree's lines at once
+_ARGS = r"[^()'\n]*(?:\([^()'\n]*(?:\([^()'\n]*\)[^()'\n]*)*\)[^()'\n]*)*"
+FAST_LINE = re.compile(r"^((?:│   |    |├── |└── )*)\[(\d+)\] (?:(?:→|->) \(see above\)|([A-Z][A-Za-z0-9_]*)(\[KERNEL\])?"
+                       r"(\((" + _ARGS + r")\))? : ([^\n]+?)(?: shape=(\[[^\n]*\]|\?))?)$", re.M)
 BACKREF = re.compile(r"^(?:→|->) \(see above\)$")
 OP = re.compile(r"[A-Z][A-Za-z0-9_]*(?:\[KERNEL\])?")
 
@@ -32,7 +36,7 @@ class TreeError(ValueError):
         self.line = line  # 0-based line within the tree text
 
 
-@dataclass
+@dataclass(slots=True)
 class Node:
     id: int
     op: str  # as Svod printed it (SINK[KERNEL] -> SINK)
@@ -120,6 +124,44 @@ def _split_body(body: str, line: int) -> tuple[str, bool, str | None, str | None
 def parse_tree(text: str) -> Tree:
     """Parse Svod's tree text (one or more roots, e.g. the fragments some docs print); TreeError on any line that
     does not fit, with nothing kept."""
+    fast = _parse_fast(text)
+    return fast if fast is not None else _parse_lines(text)
+
+
+def _parse_fast(text: str) -> Tree | None:
+    """The tree read with one regular expression over all its lines; None when a line is not the common form (the
+    line-by-line reader then reads it, and names the line that does not fit)."""
+    body = text[:-1] if text.endswith("\n") else text
+    if not body:
+        return None
+    matches = FAST_LINE.findall(body)
+    if len(matches) != body.count("\n") + 1:
+        return None
+    nodes: dict[int, Node] = {}
+    roots: list[int] = []
+    stack: list[int] = []
+    for prefix, nid_text, op, kernel, parens, args, dtype, shape in matches:
+        depth = len(prefix) >> 2
+        if depth > len(stack) or (depth and prefix[-4:] not in ("├── ", "└── ")):
+            return None
+        del stack[depth:]
+        nid = int(nid_text)
+        if op:
+            if nid in nodes:
+                return None
+            nodes[nid] = Node(nid, op, bool(kernel), args if parens else None, dtype, shape or None)
+        elif nid not in nodes:
+            return None
+        if depth == 0:
+            roots.append(nid)
+        else:
+            nodes[stack[-1]].children.append(nid)
+        if op:
+            stack.append(nid)
+    return Tree(roots, nodes)
+
+
+def _parse_lines(text: str) -> Tree:
     nodes: dict[int, Node] = {}
     roots: list[int] = []
     stack: list[tuple[int, int]] = []  # (depth, id) of the open ancestors

@@ -7,16 +7,22 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from tgstore.svod.tree import Tree, TreeError, parse_tree
 
-ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+# Every escape a terminal writer puts in a line (ECMA-48): CSI (`ESC [ ... final`, colours), OSC (`ESC ] ... BEL|ST`,
+# titles, hyperlinks, nextest's progress), the other string controls (DCS, SOS, PM, APC up to ST), charset
+# selection (`ESC ( B`, which terminfo's sgr0 writes after libtest's coloured `ok`), and the two-byte escapes
+# (`ESC 7`, `ESC =`, ...); a C1 CSI (0x9b) too.
+ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x9b[0-?]*[ -/]*[@-~]|\x1b[\]PX^_].*?(?:\x07|\x1b\\|$)"
+                  r"|\x1b[ -/]+[0-~]|\x1b[0-~]")
 
 
 def strip_ansi(text: str) -> str:
-    return ANSI.sub("", text) if "\x1b" in text else text
+    return ANSI.sub("", text) if "\x1b" in text or "\x9b" in text else text
 
 
 @dataclass
@@ -32,6 +38,11 @@ class Stage:
     message: str | None = None
     elapsed_ms: int | None = None
     fires: Fires | None = None  # the `pattern matched` events printed since the previous pass's event
+    order: int = -1  # reading order in its program (a dump block is placed at its header)
+    stream: int = 0  # 0: the log's one stream; 1 stdout, 2 stderr where a runner kept them apart (nextest)
+    fragment: int | None = None  # unattributed stages proven to be one kernel's share a fragment number
+    schedule: int = 0  # a schedule stage's schedule (a test realizing twice prints two)
+    counted: bool = False  # node_count is Svod's own number (a `node_count` field, a [per-stage] line)
 
 
 @dataclass
@@ -63,6 +74,7 @@ class Kernel:
     code_kind: str | None = None
     stages: list[Stage] = field(default_factory=list)
     code_fires: Fires | None = None  # matches after its last optimize-phase stage, up to its generated code
+    schedule: int = 0  # which of its run's schedules (a test realizing twice prints two) it belongs to
 
 
 @dataclass
@@ -98,6 +110,12 @@ class SvodLog:
     failed_kernel: int | None = None
     last_stage: str | None = None
     loose_fires: list[Fires] = field(default_factory=list)  # matches no pass event ties to a kernel and pass
+    captured: bool = False  # libtest or nextest kept the test's output: what its kernels did is unknown, not empty
+    serial: bool | None = None  # the log shows one optimizing thread (program order proven); None: no kernels
+    order_proven: bool = True  # kernels are numbered in schedule order by proof (names, one thread)
+    schedules: int = 0  # how many schedules (realizes) the run printed
+    beam_candidates: int = 0  # BEAM worker output set aside (not the kernel's stages)
+    fragments: int = 0  # groups of unattributed stages proven to be one kernel's each
 
     @property
     def pattern_matches(self) -> tuple[int, int]:
@@ -110,6 +128,42 @@ class SvodLog:
     def stage_count(self) -> int:
         return len(self.schedule_stages) + len(self.unplaced) + len(self.unattributed) + \
             sum(len(k.stages) for k in self.kernels)
+
+
+SUFFIX = re.compile(r"n(\d+)$")
+
+
+def document_name(document: dict[str, Any] | None) -> str | None:
+    """The kernel name a canonical document carries (its SINK's `name`), if any."""
+    if not isinstance(document, dict):
+        return None
+    for node in document.get("nodes") or []:
+        arg = node.get("arg") if isinstance(node, dict) else None
+        if isinstance(node, dict) and node.get("op") == "SINK" and isinstance(arg, dict) \
+                and isinstance(arg.get("name"), str) and arg["name"]:
+            return arg["name"]
+    return None
+
+
+def bare_name(name: str) -> str:
+    """The name before the process-wide counter's suffix (`r_8_16_4n1` -> `r_8_16_4`)."""
+    return SUFFIX.sub("", name) if SUFFIX.search(name) and not name.endswith("_n1") else name
+
+
+def suffix_of(name: str) -> int:
+    """The counter's number in a final name: 0 for the first kernel of its name (no suffix)."""
+    m = SUFFIX.search(name)
+    return int(m.group(1)) if m and bare_name(name) != name else 0
+
+
+def has_events(events: Iterable[tuple[str | None, str | None]], target: str, level: str | None = None) -> bool:
+    """Whether a log's events (target, level) show RUST_LOG enabled `target` (a prefix) at `level`: a hint checks
+    the log's own switches before suggesting one."""
+    return any(str(t or "").startswith(target) and (level is None or lv == level) for t, lv in events)
+
+
+def event_switches(log: SvodLog) -> list[tuple[str | None, str | None]]:
+    return [(e.record.get("target"), e.record.get("level")) for e in log.events]
 
 
 def kernel_name_of(code: str) -> str | None:
@@ -175,6 +229,6 @@ def load_json(text: str) -> Any:
         value = json.loads(text, parse_constant=_no_constant)
     except RecursionError:
         raise ValueError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from None
-    if _too_deep(value):
+    if text.count("{") + text.count("[") > MAX_JSON_DEPTH and _too_deep(value):  # fewer brackets: not so deep
         raise ValueError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
     return value
