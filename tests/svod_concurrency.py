@@ -191,17 +191,23 @@ class Truth:
 
 
 class Printer:
-    """The file both streams write into, in the order the writes happen; each write's first line is recorded."""
+    """The file both streams write into, in the order the writes happen (each write with its stream, `out` or
+    `err`); each write's first line is recorded."""
 
     def __init__(self, first_line: int) -> None:
         self.parts: list[str] = []
+        self.streams: list[str] = []
         self.line = first_line
 
-    def write(self, text: str) -> int:
+    def write(self, text: str, stream: str = "out") -> int:
         at = self.line
         self.parts.append(text)
+        self.streams.append(stream)
         self.line += text.count("\n")
         return at
+
+    def text(self, stream: str | None = None) -> str:
+        return "".join(t for t, s in zip(self.parts, self.streams, strict=True) if stream in (None, s))
 
 
 def _event(clock: list[int], level: str, target: str, message: str, **fields: object) -> str:
@@ -312,7 +318,24 @@ def optimize_job(plan: KernelPlan, s: Switches, interner: Interner, clock: list[
     return job
 
 
-def compile_job(plan: KernelPlan, s: Switches, clock: list[int], truth: Truth) -> Job:
+METAL = ("#include <metal_stdlib>\nusing namespace metal;\nkernel void {name}(device float* data0, device const float* "
+         "data1, uint3 gid [[threadgroup_position_in_grid]], uint3 lid [[thread_position_in_threadgroup]]) {{\n"
+         "  int gidx0 = gid.x; /* CDialect::Metal, codegen/src/c/metal.rs */\n  *(data0+gidx0) = *(data1+gidx0);\n}}\n")
+C = "void {name}(float* restrict data0, const float* restrict data1) {{\n  *(data0+0) = *(data1+0);\n}}\n"
+LLVM = "; ModuleID = '{name}'\ndefine void @{name}(ptr noalias %data0, ptr noalias %data1) {{\nentry:\n  ret void\n}}\n"
+
+
+def code_event(clock: list[int], backend: str, name: str) -> str:
+    """The renderer's TRACE event: LLVM text (`svod_codegen::llvm::text`, `generated_code`), or the C renderer's,
+    Metal's dialect included (`svod_codegen::c`, `generated_c`)."""
+    if backend == "llvm":
+        return _event(clock, "TRACE", "svod_codegen::llvm::text", "llvm codegen: final generated code",
+                      generated_code=LLVM.format(name=name))
+    return _event(clock, "TRACE", "svod_codegen::c", "c codegen: final generated code",
+                  generated_c=(METAL if backend == "metal" else C).format(name=name))
+
+
+def compile_job(plan: KernelPlan, s: Switches, clock: list[int], truth: Truth, backend: str = "llvm") -> Job:
     job = Job(plan.index)
     final = plan.stages[-1][2]
     k = plan.index
@@ -326,12 +349,8 @@ def compile_job(plan: KernelPlan, s: Switches, clock: list[int], truth: Truth) -
     document("program")
     document("linearized")
     if s.codegen:
-        code = f"; ModuleID = '{plan.name}'\ndefine void @{plan.name}(ptr noalias %data0, ptr noalias %data1) {{\n" \
-               "entry:\n  ret void\n}\n"
-
         def build(printer: Printer) -> None:
-            line = printer.write(_event(clock, "TRACE", "svod_codegen::llvm::text", "llvm codegen: final generated "
-                                        "code", generated_code=code))
+            line = printer.write(code_event(clock, backend, plan.name))
             truth.stages[(line, "code")] = k
             truth.events.add(line)
         job.steps.append(("out", build))
@@ -339,7 +358,7 @@ def compile_job(plan: KernelPlan, s: Switches, clock: list[int], truth: Truth) -
 
 
 def run_threads(jobs: list[Job], threads: int, rng: random.Random, interner: Interner, printer: Printer,
-                truth: Truth) -> None:
+                truth: Truth, whole_lines: bool = False) -> None:
     """`map_on_threads`: each thread takes a job when idle (rayon splits the list; which thread takes which is the
     scheduler's), and at each moment one runnable thread does its next step. A thread inside an `eprintln!` holds
     the stderr lock until its last piece; others may still print events."""
@@ -366,10 +385,11 @@ def run_threads(jobs: list[Job], threads: int, rng: random.Random, interner: Int
             step[1](printer)
         else:
             owner = t
-            line = printer.write(_piece(step[1][piece], interner))
+            text = "".join(_piece(p, interner) for p in step[1]) if whole_lines else _piece(step[1][piece], interner)
+            line = printer.write(text, "err")
             if piece == 0 and step[2] is not None:
                 _record(step[2], line, truth, job.kernel, interner)
-            done = piece + 1 == len(step[1])
+            done = whole_lines or piece + 1 == len(step[1])
             if done:
                 owner = None
             else:
@@ -397,6 +417,22 @@ def _record(record: tuple, line: int, truth: Truth, kernel: int, interner: Inter
         truth.per_stage[line] = (label, interner.tree(graph)[1])
 
 
+PREAMBLE = ["   Compiling svod-tensor v0.9.0 (/src/svod/tensor)",
+            "    Finished `test` profile [unoptimized + debuginfo] target(s) in 41.87s",
+            "     Running unittests src/lib.rs (target/debug/deps/svod_tensor-5f1c0c4d9e2ab7aa)", "", "running 1 test"]
+
+
+def emit_program(rng: random.Random, switches: Switches, plans: list[KernelPlan], printer: Printer, truth: Truth,
+                 interner: Interner, clock: list[int], *, backend: str = "llvm", whole_lines: bool = False) -> None:
+    """One realize's optimize and compile phases (`compile_missing_kernels`) into `printer`."""
+    for plan in plans:  # the schedule's kernel ASTs exist before any optimization starts
+        interner.intern(plan.stages[0][2])
+    opt_jobs = [optimize_job(p, switches, interner, clock, truth) for p in plans]
+    run_threads(opt_jobs, switches.threads, rng, interner, printer, truth, whole_lines)
+    compile_jobs = [compile_job(p, switches, clock, truth, backend) for p in plans]
+    run_threads(compile_jobs, switches.threads, rng, interner, printer, truth, whole_lines)
+
+
 def generate(seed: int, switches: Switches | None = None, kernels: int | None = None) -> tuple[str, Truth]:
     """One `cargo test NAME -- --nocapture --test-threads=1` log of one program and its truth."""
     rng = random.Random(seed)
@@ -406,21 +442,12 @@ def generate(seed: int, switches: Switches | None = None, kernels: int | None = 
     interner = Interner(rng.randrange(0, 5000))
     clock = [rng.randrange(1000)]
     truth = Truth([p.name for p in plans], {}, {}, set(), switches.threads)
-    preamble = ["   Compiling svod-tensor v0.9.0 (/src/svod/tensor)",
-                "    Finished `test` profile [unoptimized + debuginfo] target(s) in 41.87s",
-                "     Running unittests src/lib.rs (target/debug/deps/svod_tensor-5f1c0c4d9e2ab7aa)", "",
-                "running 1 test"]
     test = f"ops::program_{seed}::llvm"
-    printer = Printer(len(preamble) + 1)
+    printer = Printer(len(PREAMBLE) + 1)
     printer.write(f"test {test} ... ")
-    for plan in plans:  # the schedule's kernel ASTs exist before any optimization starts
-        interner.intern(plan.stages[0][2])
-    opt_jobs = [optimize_job(p, switches, interner, clock, truth) for p in plans]
-    run_threads(opt_jobs, switches.threads, rng, interner, printer, truth)
-    compile_jobs = [compile_job(p, switches, clock, truth) for p in plans]
-    run_threads(compile_jobs, switches.threads, rng, interner, printer, truth)
-    body = "".join(printer.parts)
-    text = "\n".join(preamble) + "\n" + body + ("" if body.endswith("\n") else "\n") + "ok\n\ntest result: ok. 1 " \
+    emit_program(rng, switches, plans, printer, truth, interner, clock)
+    body = printer.text()
+    text = "\n".join(PREAMBLE) + "\n" + body + ("" if body.endswith("\n") else "\n") + "ok\n\ntest result: ok. 1 " \
         "passed; 0 failed; 0 ignored; 0 measured; 811 filtered out; finished in 0.21s\n"
     return text, truth
 

@@ -90,14 +90,21 @@ def classify_initial(items: Sequence[Item], kinds: list[int], complete: bool) ->
         return out
     stream = items[ki[0]].stream
 
-    def neighbour(offset_from: int, offset: int) -> int | None:
-        n = at[offset_from] + offset
-        kind = kinds[n] if 0 <= n < len(kinds) else None
-        if kind in (None, KERNEL_INITIAL_FIRST, KERNEL_INITIAL_SECOND):
-            return None
-        if any(out[i] == kind and items[i].stream not in (0, stream) for i in range(len(items))):
-            return None  # in another stream: no order with the `kernel initial` events
-        return kind
+    streams: dict[int, set[int]] = {}
+    for i, kind in enumerate(out):
+        if kind is not None:
+            streams.setdefault(kind, set()).add(items[i].stream)
+
+    def neighbour(offset_from: int, step: int) -> int | None:
+        """The nearest kind on that side whose stages share the `kernel initial` events' order (one stream)."""
+        n = at[offset_from] + step
+        while 0 <= n < len(kinds):
+            kind = kinds[n]
+            if kind not in (KERNEL_INITIAL_FIRST, KERNEL_INITIAL_SECOND) and kind in streams and \
+                    streams[kind] <= {0, stream}:
+                return kind
+            n += step
+        return None
 
     first_next = neighbour(KERNEL_INITIAL_FIRST, 1)
     before_second = neighbour(KERNEL_INITIAL_SECOND, -1)
@@ -306,13 +313,17 @@ def link(items: Sequence[Item], complete: bool,
             by_kind.setdefault(k, []).append(i)
     evidence: dict[int, set[int]] = {}  # an undecided `kernel initial` -> the kinds its shared roots give it
     pending: list[tuple[int, int]] = []
-    for n in range(len(kinds) - 1):
-        ka, kb = kinds[n], kinds[n + 1]
-        a_all, b_all = by_kind.get(ka, []), by_kind.get(kb, [])
+    streams = sorted({it.stream for it in items})
+    sequences = [(None, kinds)] if streams in ([0], []) else [
+        (stream, sorted({k for it in items if it.stream == stream for k in it.kinds})) for stream in streams]
+    pairs = [(stream, seq[n], seq[n + 1]) for stream, seq in sequences for n in range(len(seq) - 1)]
+    for stream, ka, kb in pairs:  # one stream's kinds in order: a runner that kept streams apart keeps no order across
+        a_all = [i for i in by_kind.get(ka, []) if stream is None or items[i].stream == stream]
+        b_all = [i for i in by_kind.get(kb, []) if stream is None or items[i].stream == stream]
         initial = KERNEL_INITIAL_FIRST in (ka, kb) or KERNEL_INITIAL_SECOND in (ka, kb)
         if initial and undecided:
-            a_all = a_all + [i for i in undecided if ka in items[i].kinds]
-            b_all = b_all + [i for i in undecided if kb in items[i].kinds]
+            a_all = a_all + [i for i in undecided if ka in items[i].kinds and stream in (None, items[i].stream)]
+            b_all = b_all + [i for i in undecided if kb in items[i].kinds and stream in (None, items[i].stream)]
             for a, b in _identities(items, a_all, b_all):
                 for i, kind in ((a, ka), (b, kb)):
                     if kind_of[i] is None:
@@ -370,19 +381,10 @@ def _pair_links(items: Sequence[Item], a_all: list[int], b_all: list[int], ka: i
     extra = list(range(len(items), len(pool)))
     a_side = a_all + [i for i, (_o, k) in zip(extra, scenario, strict=True) if k == ka]
     b_side = b_all + [i for i, (_o, k) in zip(extra, scenario, strict=True) if k != ka]
-    out: set[tuple[int, int]] = set()
-    streams = {pool[i].stream for i in a_side + b_side} - {0} or {0}
-    for stream in sorted(streams):
-        a_mine = [i for i in a_side if pool[i].stream in (0, stream)]
-        b_mine = [i for i in b_side if pool[i].stream in (0, stream)]
-        if stream != 0 and (any(pool[i].stream not in (0, stream) for i in a_side) or
-                            any(pool[i].stream not in (0, stream) for i in b_side)):
-            continue  # the two kinds sit in different streams: no order between them
-        found = _pairs(pool, a_mine, b_mine, complete)
-        if found is None:
-            return None
-        out |= {(a, b) for a, b in found if a < len(items) and b < len(items)}
-    return out
+    found = _pairs(pool, a_side, b_side, complete)
+    if found is None:
+        return None
+    return {(a, b) for a, b in found if a < len(items) and b < len(items)}
 
 
 def _identities(items: Sequence[Item], a_side: list[int], b_side: list[int]) -> list[tuple[int, int]]:

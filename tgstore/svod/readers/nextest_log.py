@@ -30,7 +30,7 @@ HEADER = re.compile(r"^(?:─{4}|-{4}) (?:TRY \d+ )?(?P<stream>STDOUT|STDERR|OUT
                     r"\s*$")
 STARTING = re.compile(r"^\s*Starting \d+ tests? across \d+ binar(?:y|ies)")
 SUMMARY = re.compile(r"^\s*Summary \[")
-HBAR = re.compile(r"^(?:─{12}|-{12})\s*$")
+HBAR = re.compile(r"^(?:─{12}|-{12})\s*$|^\s*Nextest run ID \S+ with nextest profile: ")
 LIBTEST = re.compile(r"^(running \d+ tests?|test result: .*|failures:|successes:|    \S+|ok|FAILED|ignored)$")
 LIBTEST_START = re.compile(r"^test (?P<name>\S+)(?: - [\w ]+)? \.\.\. ?(?P<tail>.*)$")
 FAILED = ("FAIL", "SIG", "TIMEOUT", "ABORT", "XFAIL", "TMT", "LKFAIL", "FL+LK")
@@ -77,7 +77,7 @@ def split_tests(text: str) -> list[TestPart]:
             part = parts.get(test) or _part(parts, test, file)
             part.outcome = outcome_of(status.group("status"))
             part.result_line = number
-            if len(loose):  # --no-capture: what was printed since the last status line was this test's
+            if loose.any_starts(("{", "[per-stage]", "[dump-", "thread '")):  # --no-capture: this test's output
                 part.lines = loose
                 loose = Lines(file)
             block = None
