@@ -217,10 +217,31 @@ def _event(clock: list[int], level: str, target: str, message: str, **fields: ob
                        "target": target}, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
+NODE = """    {{
+      "id": {id},
+      "op": "{op}",
+      "dtype": {{
+        "kind": "scalar",
+        "name": "{dtype}"
+      }},
+      "shape": null,
+      "arg": {arg},
+      "src": {src}
+    }}"""
+SINK_ARG = """{{
+        "kind": "sink",
+        "name": "{name}"
+      }}"""
+NONE_ARG = """{
+        "kind": "none"
+      }"""
+
+
 @functools.lru_cache(maxsize=4096)
 def _document(stage: str, graph: tuple, name: str) -> str:
-    """A canonical document (schema 7, dense ids, pretty-printed by serde_json) whose SINK names the kernel."""
-    nodes: list[dict] = []
+    """A canonical document (schema 7, dense ids, pretty-printed as serde_json's `to_string_pretty` does: two spaces,
+    one field a line) whose SINK names the kernel."""
+    nodes: list[str] = []
     index: dict[tuple, int] = {}
 
     def visit(node: tuple) -> int:
@@ -229,29 +250,14 @@ def _document(stage: str, graph: tuple, name: str) -> str:
         src = [visit(c) for c in node[3]]
         index[node] = len(nodes)
         op = node[0].split("[")[0].upper()
-        arg = {"kind": "sink", "name": name} if op == "SINK" else {"kind": "none"}
-        nodes.append({"id": len(nodes), "op": op, "dtype": {"kind": "scalar", "name": "void"}, "shape": None,
-                      "arg": arg, "src": src})
+        sources = "[]" if not src else "[\n" + ",\n".join(f"        {n}" for n in src) + "\n      ]"
+        nodes.append(NODE.format(id=len(nodes), op=op, dtype="void" if op in ("SINK", "END", "STORE") else "float32",
+                                 arg=SINK_ARG.format(name=name) if op == "SINK" else NONE_ARG, src=sources))
         return index[node]
 
     root = visit(graph)
-    return _pretty({"schema_version": 7, "stage": stage, "roots": [root], "nodes": nodes})
-
-
-def _pretty(value: object, indent: str = "") -> str:
-    """serde_json's `to_string_pretty`: two spaces, `[]`/`{}` for empty containers (json.dumps(indent=2) spells
-    the same, in pure Python: too slow for ten thousand logs)."""
-    inner = indent + "  "
-    if isinstance(value, dict):
-        if not value:
-            return "{}"
-        return "{\n" + ",\n".join(f"{inner}{json.dumps(k)}: {_pretty(v, inner)}" for k, v in value.items()) + \
-            f"\n{indent}}}"
-    if isinstance(value, list):
-        if not value:
-            return "[]"
-        return "[\n" + ",\n".join(f"{inner}{_pretty(v, inner)}" for v in value) + f"\n{indent}]"
-    return json.dumps(value)
+    return (f'{{\n  "schema_version": 7,\n  "stage": "{stage}",\n  "roots": [\n    {root}\n  ],\n  "nodes": [\n'
+            + ",\n".join(nodes) + "\n  ]\n}")
 
 
 class Job:

@@ -179,7 +179,7 @@ def beam_log(seed: int, kernels: int = 2, candidates: int = 3, beam_debug: bool 
     for plan in plans:
         interner.intern(plan.stages[0][2])
     for plan in plans:
-        for label, message, graph in plan.stages[:6]:
+        for _label, message, graph in plan.stages[:6]:
             interner.intern(graph)
             if events:
                 kind = "TRACE" if message == "kernel initial" else "DEBUG"
@@ -188,7 +188,8 @@ def beam_log(seed: int, kernels: int = 2, candidates: int = 3, beam_debug: bool 
                 lines.append(_event(clock, kind, "svod_schedule::optimizer", message, **{field: tree},
                                     node_count=count).rstrip("\n"))
         if beam_debug:
-            lines.append("[beam] start device=CPU width=2 parallel=0 spawn_workers=1 max_tasks_per_child=16 timeout=10s")
+            lines.append("[beam] start device=CPU width=2 parallel=0 spawn_workers=1 max_tasks_per_child=16 "
+                         "timeout=10s")
         for _wave in range(2):
             if beam_debug:
                 lines.append(f"[beam] compile wave: {candidates} candidates")

@@ -85,6 +85,6 @@ def test_truth_records_every_line() -> None:
     lines = text.split("\n")
     assert isinstance(truth, Truth) and truth.events
     for line in truth.events:
-        assert lines[line - 1].lstrip("test ops:program_7lvm.").find("{") >= 0, line
+        assert lines[line - 1].removeprefix("test ops::program_7::llvm ... ").find('{"timestamp"') >= 0, line
     for line in truth.per_stage:
         assert "[per-stage] " in lines[line - 1], (line, lines[line - 1])

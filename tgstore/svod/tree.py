@@ -24,8 +24,9 @@ from tgstore.spelling.svod import Speller
 LINE = re.compile(r"^(?P<prefix>(?:│   |    |├── |└── )*)\[(?P<id>\d+)\] (?P<body>.*)$")
 # the common line in one match, args nested two parentheses deep, no quote: the whole tree's lines at once
 _ARGS = r"[^()'\n]*(?:\([^()'\n]*(?:\([^()'\n]*\)[^()'\n]*)*\)[^()'\n]*)*"
-FAST_LINE = re.compile(r"^((?:│   |    |├── |└── )*)\[(\d+)\] (?:(?:→|->) \(see above\)|([A-Z][A-Za-z0-9_]*)(\[KERNEL\])?"
-                       r"(\((" + _ARGS + r")\))? : ([^\n]+?)(?: shape=(\[[^\n]*\]|\?))?)$", re.M)
+FAST_LINE = re.compile(r"^((?:│   |    |├── |└── )*)\[(\d+)\] (?:(?:→|->) \(see above\)|"
+                       r"([A-Z][A-Za-z0-9_]*)(\[KERNEL\])?(\((" + _ARGS + r")\))? : ([^\n]+?)"
+                       r"(?: shape=(\[[^\n]*\]|\?))?)$", re.M)
 BACKREF = re.compile(r"^(?:→|->) \(see above\)$")
 OP = re.compile(r"[A-Z][A-Za-z0-9_]*(?:\[KERNEL\])?")
 
@@ -139,25 +140,30 @@ def _parse_fast(text: str) -> Tree | None:
         return None
     nodes: dict[int, Node] = {}
     roots: list[int] = []
-    stack: list[int] = []
+    stack: list[Node] = []
     for prefix, nid_text, op, kernel, parens, args, dtype, shape in matches:
-        depth = len(prefix) >> 2
-        if depth > len(stack) or (depth and prefix[-4:] not in ("├── ", "└── ")):
-            return None
-        del stack[depth:]
         nid = int(nid_text)
+        if prefix:
+            depth = len(prefix) >> 2
+            if depth > len(stack) or prefix[-4] not in "├└":
+                return None
+            del stack[depth:]
+            parent: Node | None = stack[-1]
+        else:
+            stack.clear()
+            parent = None
         if op:
             if nid in nodes:
                 return None
-            nodes[nid] = Node(nid, op, bool(kernel), args if parens else None, dtype, shape or None)
+            node = Node(nid, op, kernel != "", args if parens else None, dtype, shape or None, [])
+            nodes[nid] = node
+            stack.append(node)
         elif nid not in nodes:
             return None
-        if depth == 0:
+        if parent is None:
             roots.append(nid)
         else:
-            nodes[stack[-1]].children.append(nid)
-        if op:
-            stack.append(nid)
+            parent.children.append(nid)
     return Tree(roots, nodes)
 
 

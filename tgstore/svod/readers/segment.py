@@ -16,6 +16,7 @@ from tgstore.svod.readers.attribute import attribute
 from tgstore.svod.readers.model import Fires, Problem, Stage, SvodLog, document_name, kernel_name_of
 from tgstore.svod.readers.program import CompileItem, Program
 
+
 def _message_labels() -> dict[str, str]:
     """tracing message -> stage label."""
     return {message: stage["label"] for stage in maps()["stages"] for message in stage.get("messages", [])}

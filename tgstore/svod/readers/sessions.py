@@ -29,9 +29,9 @@ from __future__ import annotations
 import re
 from array import array
 from bisect import bisect_right
-from itertools import accumulate
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import overload
 
 from tgstore.svod.readers.model import strip_ansi
