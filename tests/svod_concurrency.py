@@ -59,6 +59,7 @@ class Switches:
     dump_stage: str | None
     canonical: str | None
     threads: int
+    patterns: int = 0  # RUST_LOG=svod_ir::pattern::simplified=trace: `pattern matched` events per stage's rewrite
 
     def describe(self) -> str:
         return (f"RUST_LOG=optimizer:{self.rust_log}{',codegen' if self.codegen else ''} per_stage={self.per_stage} "
@@ -72,6 +73,7 @@ class Interner:
         self.next = start
         self.ids: dict[tuple, int] = {}
         self.texts: dict[tuple, tuple[str, int]] = {}
+        self.heads: dict[tuple, str] = {}  # a node's line after its tree prefix
 
     def intern(self, node: tuple) -> int:
         found = self.ids.get(node)
@@ -99,19 +101,49 @@ class Interner:
             out.append(f"{lead}{branch}[{nid}] → (see above)")
             return
         seen.add(nid)
-        op, dtype, arg, children = node
-        if op == "REDUCE":
-            arg = f"{arg}, ranges=[{', '.join(str(self.ids[c]) for c in children[1:])}]"
-        label = f"{op}({arg})" if arg else op
-        shape = "" if op == "SINK[KERNEL]" else " shape=[]"
-        out.append(f"{lead}{branch}[{nid}] {label} : {dtype}{shape}")
-        child_lead = lead + ("" if not branch else "│   " if branch == "├── " else "    ")
-        for i, child in enumerate(children):
-            self._lines(child, child_lead, "└── " if i == len(children) - 1 else "├── ", seen, out)
+        head = self.heads.get(node)
+        if head is None:
+            op, dtype, arg, children = node
+            if op == "REDUCE":
+                arg = f"{arg}, ranges=[{', '.join(str(self.ids[c]) for c in children[1:])}]"
+            label = f"{op}({arg})" if arg else op
+            head = self.heads[node] = f"[{nid}] {label} : {dtype}{'' if op == 'SINK[KERNEL]' else ' shape=[]'}"
+        out.append(lead + branch + head)
+        children = node[3]
+        if children:
+            child_lead = lead + ("" if not branch else "│   " if branch == "├── " else "    ")
+            for child in children[:-1]:
+                self._lines(child, child_lead, "├── ", seen, out)
+            self._lines(children[-1], child_lead, "└── ", seen, out)
 
 
-def const(value: int, dtype: str = "Scalar(WeakInt)") -> tuple:
-    return ("CONST", dtype, f"Int({value})", ())
+class UOp(tuple):
+    """A graph node (op, dtype, arg, sources), made once per structure by `uop` (as Svod's table does): equal
+    structures are the same object, so a node hashes and compares by identity, not by walking its sub-graph."""
+
+    __slots__ = ()
+    __hash__ = object.__hash__
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    def __ne__(self, other: object) -> bool:
+        return self is not other
+
+
+_MADE: dict[tuple, UOp] = {}
+
+
+def uop(op: str, dtype: str, arg: str, src: tuple = ()) -> UOp:
+    key = (op, dtype, arg, tuple(map(id, src)))
+    made = _MADE.get(key)
+    if made is None:
+        made = _MADE[key] = UOp((op, dtype, arg, tuple(src)))
+    return made
+
+
+def const(value: int, dtype: str = "Scalar(WeakInt)") -> UOp:
+    return uop("CONST", dtype, f"Int({value})")
 
 
 @dataclass
@@ -124,56 +156,60 @@ class KernelPlan:
     name: str = ""  # its final name, given in schedule order
 
 
-def plan_kernel(index: int, shape: tuple[int, int], alu: str, c: int, rng: random.Random) -> KernelPlan:
+def plan_kernel(index: int, shape: tuple[int, int], alu: str, c: int, rng: random.Random, depth: int = 0,
+                change: float = 0.5) -> KernelPlan:
     """A reduce kernel as rangeify cuts it, and its graphs through Svod's passes: a pass that changes something
-    rebuilds the path to the root (new nodes), the rest keeps its nodes; some passes change nothing."""
+    (with probability `change`) rebuilds the path to the root (new nodes), the rest keeps its nodes. `depth` more
+    elementwise ops before the reduce make a bigger kernel (the bench's)."""
     m, n = shape
-    p0 = ("PARAM", "Scalar(Float32)", "slot=0", (const(m),))
-    p1 = ("PARAM", "Scalar(Float32)", "slot=1", (const(m * n),))
-    r1 = ("RANGE", "Scalar(WeakInt)", "R1, Weak", (const(m),))
-    r0 = ("RANGE", "Scalar(WeakInt)", "R0, Reduce", (const(n),))
-    at = ("Add", "Scalar(WeakInt)", "", (("Mul", "Scalar(WeakInt)", "", (r1, const(n))), r0))
-    load = ("INDEX", "Scalar(Float32)", "", (p1, at))
-    value = (alu, "Scalar(Float32)", "", (load, ("CONST", "Scalar(Float32)", f"Float({c}.0)", ())))
-    out = ("INDEX", "Scalar(Float32)", "", (p0, r1))
+    p0 = uop("PARAM", "Scalar(Float32)", "slot=0", (const(m),))
+    p1 = uop("PARAM", "Scalar(Float32)", "slot=1", (const(m * n),))
+    r1 = uop("RANGE", "Scalar(WeakInt)", "R1, Weak", (const(m),))
+    r0 = uop("RANGE", "Scalar(WeakInt)", "R0, Reduce", (const(n),))
+    at = uop("Add", "Scalar(WeakInt)", "", (uop("Mul", "Scalar(WeakInt)", "", (r1, const(n))), r0))
+    load = uop("INDEX", "Scalar(Float32)", "", (p1, at))
+    value = uop(alu, "Scalar(Float32)", "", (load, uop("CONST", "Scalar(Float32)", f"Float({c}.0)")))
+    for d in range(depth):
+        value = uop(ALU[d % 3], "Scalar(Float32)", "", (value, uop("CONST", "Scalar(Float32)", f"Float({c + d}.5)")))
+    out = uop("INDEX", "Scalar(Float32)", "", (p0, r1))
 
     def sink(val: tuple, ranges: tuple = (r0,), marks: tuple = ()) -> tuple:
-        red = ("REDUCE", "Scalar(Float32)", f"Add, num_axes={len(ranges) - 1}", (val, *ranges))
+        red = uop("REDUCE", "Scalar(Float32)", f"Add, num_axes={len(ranges) - 1}", (val, *ranges))
         top = red
         for mark in marks:
-            top = (mark[0], "Scalar(Float32)", "", (top, const(mark[1], "Scalar(Int32)")))
-        store = ("STORE", "Scalar(Void)", "", (out, top))
-        return ("SINK[KERNEL]", "Scalar(Void)", "", (("END", "Scalar(Void)", "", (store, r1)),))
+            top = uop(mark[0], "Scalar(Float32)", "", (top, const(mark[1], "Scalar(Int32)")))
+        store = uop("STORE", "Scalar(Void)", "", (out, top))
+        return uop("SINK[KERNEL]", "Scalar(Void)", "", (uop("END", "Scalar(Void)", "", (store, r1)),))
 
     plan = KernelPlan(index, f"r_{m}_{n // 4}_4")
     graph = sink(value)
     plan.stages.append(("kernel-initial", "kernel initial", graph))
     marks: tuple = ()
     for step, message in enumerate(PRE):
-        if rng.random() < 0.4:
+        if rng.random() < 0.8 * change:
             marks = ((ALU[step % 3], 100 + step),)
             graph = sink(value, marks=marks)
         plan.stages.append((f"pre-{step}", message, graph))
-    r0a = ("RANGE", "Scalar(WeakInt)", "R0, Reduce", (const(n // 4),))
-    r2 = ("RANGE", "Scalar(WeakInt)", "R2, Unroll", (const(4),))
+    r0a = uop("RANGE", "Scalar(WeakInt)", "R0, Reduce", (const(n // 4),))
+    r2 = uop("RANGE", "Scalar(WeakInt)", "R2, Unroll", (const(4),))
     optimized = sink(value, (r0a, r2), marks)
     plan.stages.append(("00-initial", "kernel initial", optimized))
     graph = optimized
     for step, (label, message) in enumerate(POST):
-        if rng.random() < 0.5:
+        if rng.random() < change:
             marks = ((ALU[step % 3], 200 + step),)
             graph = sink(value, (r0a, r2), marks)
         plan.stages.append((label, message, graph))
     return plan
 
 
-def plan_program(rng: random.Random, kernels: int) -> list[KernelPlan]:
+def plan_program(rng: random.Random, kernels: int, depth: int = 0, change: float = 0.5) -> list[KernelPlan]:
     """`kernels` distinct kernels (distinct ASTs: the jobs `compile_missing_kernels` deduplicates by content), some of
     one shape (one bare name), named in schedule order with the process-wide counter, maybe already advanced by
     earlier tests of the process."""
-    combos = [(s, a, c) for s in SHAPES for a in ALU for c in (1, 2, 3)]
+    combos = [(s, a, c) for s in SHAPES for a in ALU for c in range(1, 4 + kernels // 12)]
     chosen = rng.sample(combos, kernels)
-    plans = [plan_kernel(i, shape, alu, c, rng) for i, (shape, alu, c) in enumerate(chosen)]
+    plans = [plan_kernel(i, shape, alu, c, rng, depth, change) for i, (shape, alu, c) in enumerate(chosen)]
     counts: dict[str, int] = {bare: rng.choice([0, 0, 1, 2]) for bare in {p.bare for p in plans}}
     for plan in plans:
         counts[plan.bare] += 1
@@ -213,8 +249,11 @@ class Printer:
 def _event(clock: list[int], level: str, target: str, message: str, **fields: object) -> str:
     clock[0] += 137
     stamp = f"2026-05-07T18:07:{43 + clock[0] // 1_000_000:02d}.{clock[0] % 1_000_000:06d}Z"
-    return json.dumps({"timestamp": stamp, "level": level, "fields": {"message": message, **fields},
-                       "target": target}, ensure_ascii=False, separators=(",", ":")) + "\n"
+    return _JSON.encode({"timestamp": stamp, "level": level, "fields": {"message": message, **fields},
+                         "target": target}) + "\n"
+
+
+_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))  # tracing's JSON: compact, UTF-8
 
 
 NODE = """    {{
@@ -313,8 +352,10 @@ def optimize_job(plan: KernelPlan, s: Switches, interner: Interner, clock: list[
     if s.rust_log == "trace":
         job.steps.append(event("TRACE", "kernel initial", "ast.initial", optimized, "00-initial", False))
     print_stage("00-initial", optimized)
-    for label, message, graph in stages[7:]:
+    for step, (label, message, graph) in enumerate(stages[7:]):
         job.steps.append(("alloc", graph))
+        for i in range(s.patterns):  # the stage's rewrite: one event per match (ir/src/pattern/simplified.rs)
+            job.steps.append(("out", pattern_event(clock, OP_KEYS[(step + i) % len(OP_KEYS)], truth)))
         if debug:
             job.steps.append(event("DEBUG", message, "ast.optimized", graph, label, True))
         print_stage(label, graph)
@@ -322,6 +363,16 @@ def optimize_job(plan: KernelPlan, s: Switches, interner: Interner, clock: list[
             canonical(AFTER[label], graph)
     canonical("final_rewrite", stages[-1][2])
     return job
+
+
+OP_KEYS = ["Binary(Add)", "Binary(Mul)", "Const", "Range", "Index", "Ternary(Where)", "Unary(Neg)", "Load"]
+
+
+def pattern_event(clock: list[int], key: str, truth: Truth):
+    def build(printer: Printer) -> None:
+        truth.events.add(printer.write(_event(clock, "TRACE", "svod_ir::pattern::simplified", "pattern matched",
+                                              op_key=key)))
+    return build
 
 
 METAL = ("#include <metal_stdlib>\nusing namespace metal;\nkernel void {name}(device float* data0, device const float* "
@@ -371,16 +422,22 @@ def run_threads(jobs: list[Job], threads: int, rng: random.Random, interner: Int
     pending = [i for i, job in enumerate(jobs) if job.steps]
     running: list[list | None] = [None] * threads  # [job, step index, piece index]
     owner: int | None = None
+    random = rng.random
+    live: list[int] = []
+    refill = True
     while True:
-        for t in range(threads):
-            if running[t] is None and pending:
-                pick = pending.pop(0 if threads == 1 or rng.random() < 0.5 else rng.randrange(len(pending)))
-                running[t] = [jobs[pick], 0, 0]
-        live = [t for t in range(threads) if running[t] is not None]
-        if not live:
-            return
-        ready = [t for t in live if owner in (None, t) or running[t][0].steps[running[t][1]][0] != "err"]
-        t = rng.choice(ready)
+        if refill:
+            for t in range(threads):
+                if running[t] is None and pending:
+                    pick = pending.pop(0 if threads == 1 or random() < 0.5 else int(random() * len(pending)))
+                    running[t] = [jobs[pick], 0, 0]
+            live = [t for t in range(threads) if running[t] is not None]
+            if not live:
+                return
+            refill = False
+        ready = live if owner is None else [t for t in live if t == owner or running[t][0].steps[running[t][1]][0]
+                                            != "err"]
+        t = ready[int(random() * len(ready))]
         state = running[t]
         job, i, piece = state
         step = job.steps[i]
@@ -404,6 +461,7 @@ def run_threads(jobs: list[Job], threads: int, rng: random.Random, interner: Int
             state[1], state[2] = i + 1, 0
             if state[1] == len(job.steps):
                 running[t] = None
+                refill = True
 
 
 def _piece(piece: object, interner: Interner) -> str:
@@ -439,12 +497,13 @@ def emit_program(rng: random.Random, switches: Switches, plans: list[KernelPlan]
     run_threads(compile_jobs, switches.threads, rng, interner, printer, truth, whole_lines)
 
 
-def generate(seed: int, switches: Switches | None = None, kernels: int | None = None) -> tuple[str, Truth]:
+def generate(seed: int, switches: Switches | None = None, kernels: int | None = None, *, depth: int = 0,
+             change: float = 0.5) -> tuple[str, Truth]:
     """One `cargo test NAME -- --nocapture --test-threads=1` log of one program and its truth."""
     rng = random.Random(seed)
     switches = switches or random_switches(rng)
     kernels = kernels or rng.randint(2, 8)
-    plans = plan_program(rng, kernels)
+    plans = plan_program(rng, kernels, depth, change)
     interner = Interner(rng.randrange(0, 5000))
     clock = [rng.randrange(1000)]
     truth = Truth([p.name for p in plans], {}, {}, set(), switches.threads)
@@ -456,6 +515,14 @@ def generate(seed: int, switches: Switches | None = None, kernels: int | None = 
     text = "\n".join(PREAMBLE) + "\n" + body + ("" if body.endswith("\n") else "\n") + "ok\n\ntest result: ok. 1 " \
         "passed; 0 failed; 0 ignored; 0 measured; 811 filtered out; finished in 0.21s\n"
     return text, truth
+
+
+def bench_log(kernels: int = 300, threads: int = 1, seed: int = 1) -> str:
+    """The bench's heavy log (bench/bench_svod_log.py): `kernels` distinct kernels of ~40 nodes at trace level, a tree
+    in every stage event, `[per-stage]` lines, every stage dumped (SVOD_DUMP_STAGE=), generated code, and four
+    `pattern matched` events per stage (RUST_LOG=trace turns svod_ir's on too); most stages change the tree."""
+    switches = Switches("trace", True, True, "", None, threads, patterns=4)
+    return generate(seed, switches, kernels, depth=4, change=0.9)[0]
 
 
 def random_switches(rng: random.Random) -> Switches:

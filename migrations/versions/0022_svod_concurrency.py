@@ -35,6 +35,7 @@ def upgrade() -> None:
         sa.Column("svod_run", sa.Integer(), nullable=False),
         sa.Column("tinygrad_run", sa.Integer(), nullable=False),
         sa.Column("seq", sa.Integer(), nullable=False),
+        sa.Column("scope", sa.String(length=20), nullable=False),
         sa.Column("kernel_index", sa.Integer(), nullable=True),
         sa.Column("svod_name", sa.String(length=200), nullable=True),
         sa.Column("tinygrad_position", sa.Integer(), nullable=True),

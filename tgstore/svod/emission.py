@@ -72,6 +72,7 @@ def _tables() -> tuple[dict[str, int], dict[str, int], list[str], dict[str, int]
     return opt, schedule, post, code
 
 
+@cache
 def opt_kinds(label: str, source: str) -> tuple[int, ...]:
     """The emission positions an optimize-phase stage can have: two for `kernel initial` (first or second), one for
     any other; () when it is not an optimize-phase stage."""
@@ -85,6 +86,7 @@ def post_labels() -> list[str]:
     return _tables()[2]
 
 
+@cache
 def place(label: str, source: str) -> Place | None:
     """Where a stage read from `source` (event, per-stage, dump-stage, dump-canonical, extract-ir, capture) with
     `label` sits; None when Svod's source emits no such label (the caller records a problem)."""

@@ -17,16 +17,15 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from tgstore.spelling.svod import Speller
+from tgstore.spelling.svod import Speller, svod_node
 
 LINE = re.compile(r"^(?P<prefix>(?:│   |    |├── |└── )*)\[(?P<id>\d+)\] (?P<body>.*)$")
-# the common line in one match, args nested two parentheses deep, no quote: the whole tree's lines at once
-_ARGS = r"[^()'\n]*(?:\([^()'\n]*(?:\([^()'\n]*\)[^()'\n]*)*\)[^()'\n]*)*"
-FAST_LINE = re.compile(r"^((?:│   |    |├── |└── )*)\[(\d+)\] (?:(?:→|->) \(see above\)|"
-                       r"([A-Z][A-Za-z0-9_]*)(\[KERNEL\])?(\((" + _ARGS + r")\))? : ([^\n]+?)"
-                       r"(?: shape=(\[[^\n]*\]|\?))?)$", re.M)
+# every line at once: indentation, id, and the rest, which is read once per distinct text (a log's trees repeat
+# their lines, ids aside)
+FAST_LINE = re.compile(r"^((?:│   |    |├── |└── )*)\[(\d+)\] ([^\n]*)$", re.M)
+BACKREFS = ("→ (see above)", "-> (see above)")
 BACKREF = re.compile(r"^(?:→|->) \(see above\)$")
 OP = re.compile(r"[A-Z][A-Za-z0-9_]*(?:\[KERNEL\])?")
 
@@ -37,21 +36,49 @@ class TreeError(ValueError):
         self.line = line  # 0-based line within the tree text
 
 
-@dataclass(slots=True)
 class Node:
-    id: int
-    op: str  # as Svod printed it (SINK[KERNEL] -> SINK)
-    kernel_sink: bool
-    args: str | None
-    dtype: str | None
-    shape: str | None
-    children: list[int] = field(default_factory=list)  # ids, in printed order
+    """One node of a tree: its id, what its line says (`head`: op as Svod printed it (SINK[KERNEL] -> SINK), kernel
+    sink, args, dtype, shape; equal lines share one head, so a log's many equal lines cost one), and its children's
+    ids in printed order."""
+
+    __slots__ = ("id", "head", "children")
+
+    def __init__(self, id: int, head: tuple, children: list[int]) -> None:
+        self.id, self.head, self.children = id, head, children
+
+    @classmethod
+    def of(cls, id: int, op: str, kernel_sink: bool, args: str | None, dtype: str | None, shape: str | None
+           ) -> Node:
+        return cls(id, (op, kernel_sink, args, dtype, shape), [])
+
+    op = property(lambda self: self.head[0])
+    kernel_sink = property(lambda self: self.head[1])
+    args = property(lambda self: self.head[2])
+    dtype = property(lambda self: self.head[3])
+    shape = property(lambda self: self.head[4])
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Node) and (self.id, self.head, self.children) == (other.id, other.head,
+                                                                                    other.children)
+
+    def __repr__(self) -> str:
+        return f"Node({self.id}, {self.head!r}, {self.children!r})"
+
+
+# a line's head by its text after the id: shared by every tree of a log (bounded: cleared when it grows past this)
+_HEADS: dict[str, tuple] = {}
+_NODES: dict[tuple, Node] = {}  # (id, head) -> the node of an earlier tree, shared when its children are alike
+_SPELLED: dict[tuple, tuple] = {}  # a head in tinygrad's spelling (spelling.svod.svod_node), and what was unknown
+MAX_HEADS = 200_000
 
 
 @dataclass
 class Tree:
     roots: list[int]
     nodes: dict[int, Node]  # by id, in first-printed order
+    # the ids sources first (the order `graph` needs), when the parser saw it: the printed tree is a depth-first walk
+    # that prints a node once, children in order, so a node's subtree ends where graph's walk finishes it
+    order: list[int] | None = None
 
     @property
     def node_count(self) -> int:
@@ -61,6 +88,26 @@ class Tree:
         """The graph in tinygrad's spelling as compact nodes [op, dtype, arg, [source positions]], in the toposort
         order tgstore's extractor uses (sources first, in order), so that equal structures give equal lists."""
         speller = speller or Speller()
+        order = self.order if self.order is not None else self._order()
+        position = {nid: i for i, nid in enumerate(order)}
+        out = []
+        spelled = _SPELLED
+        if len(spelled) > MAX_HEADS:
+            spelled.clear()
+        nodes = self.nodes
+        for nid in order:
+            node = nodes[nid]
+            head = node.head
+            found = spelled.get(head)
+            if found is None:
+                found = spelled[head] = svod_node(*head[:4])
+            if found[3]:
+                for what in found[3]:
+                    speller.note(what)
+            out.append([found[0], found[1], found[2], [position[c] for c in node.children]])
+        return out
+
+    def _order(self) -> list[int]:
         order: list[int] = []
         seen: set[int] = set()
         for root in self.roots:
@@ -75,14 +122,7 @@ class Tree:
                 seen.add(nid)
                 stack.append((nid, True))
                 stack += [(c, False) for c in reversed(self.nodes[nid].children) if c not in seen]
-        position = {nid: i for i, nid in enumerate(order)}
-        out = []
-        for nid in order:
-            node = self.nodes[nid]
-            op = speller.svod_op(node.op)
-            out.append([op, speller.svod_dtype(node.dtype), speller.svod_arg(op, node.op, node.args, node.kernel_sink),
-                        [position[c] for c in node.children]])
-        return out
+        return order
 
 
 def _split_body(body: str, line: int) -> tuple[str, bool, str | None, str | None, str | None]:
@@ -141,30 +181,59 @@ def _parse_fast(text: str) -> Tree | None:
     nodes: dict[int, Node] = {}
     roots: list[int] = []
     stack: list[Node] = []
-    for prefix, nid_text, op, kernel, parens, args, dtype, shape in matches:
+    order: list[int] = []  # finished: a node is when the walk leaves its subtree
+    heads, shared = _HEADS, _NODES
+    if len(heads) > MAX_HEADS:
+        heads.clear()
+    if len(shared) > MAX_HEADS:
+        shared.clear()
+    pop, push, finish, get, remember = stack.pop, stack.append, order.append, shared.get, shared.__setitem__
+    # A node is finished when the walk leaves its subtree; a node printed alike in an earlier tree (same id, line and
+    # children: Svod's hash-consing keeps a node's id for life) is that one, so a log's trees share what they share.
+    for prefix, nid_text, body in matches:
         nid = int(nid_text)
-        if prefix:
-            depth = len(prefix) >> 2
+        depth = len(prefix) >> 2
+        if depth:
             if depth > len(stack) or prefix[-4] not in "├└":
                 return None
-            del stack[depth:]
-            parent: Node | None = stack[-1]
-        else:
-            stack.clear()
-            parent = None
-        if op:
+        while len(stack) > depth:
+            node = pop()
+            same = get((node.id, node.head))
+            if same is None:
+                remember((node.id, node.head), node)
+            elif same.children == node.children:
+                nodes[node.id] = same
+            finish(node.id)
+        head = heads.get(body)
+        if head is None and body not in BACKREFS:
+            try:  # a text not seen before: read as the line-by-line reader reads it
+                head = heads[body] = _split_body(body, 0)
+            except TreeError:
+                return None
+        if head is not None:
             if nid in nodes:
                 return None
-            node = Node(nid, op, kernel != "", args if parens else None, dtype, shape or None, [])
-            nodes[nid] = node
-            stack.append(node)
+            node = nodes[nid] = Node(nid, head, [])
+            if depth:
+                stack[-1].children.append(nid)
+            else:
+                roots.append(nid)
+            push(node)
         elif nid not in nodes:
             return None
-        if parent is None:
-            roots.append(nid)
+        elif depth:
+            stack[-1].children.append(nid)
         else:
-            parent.children.append(nid)
-    return Tree(roots, nodes)
+            roots.append(nid)
+    while stack:
+        node = pop()
+        same = get((node.id, node.head))
+        if same is None:
+            remember((node.id, node.head), node)
+        elif same.children == node.children:
+            nodes[node.id] = same
+        finish(node.id)
+    return Tree(roots, nodes, order)
 
 
 def _parse_lines(text: str) -> Tree:
@@ -195,7 +264,7 @@ def _parse_lines(text: str) -> Tree:
             if nid in nodes:
                 raise TreeError(n, f"[{nid}] is printed twice in full")
             op, kernel_sink, args, dtype, shape = _split_body(body, n)
-            nodes[nid] = Node(nid, op, kernel_sink, args, dtype, shape)
+            nodes[nid] = Node.of(nid, op, kernel_sink, args, dtype, shape)
         if depth == 0:
             roots.append(nid)
         else:
@@ -210,4 +279,8 @@ def graph_text(graph: list[list]) -> str:
 
 
 def graph_hash(graph: list[list]) -> str:
-    return hashlib.sha256(graph_text(graph).encode("utf-8")).hexdigest()
+    return text_hash(graph_text(graph))
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

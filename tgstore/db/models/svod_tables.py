@@ -179,7 +179,8 @@ class SvodParity(Base):
     tinygrad_run: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True,
                                               index=True)
     seq: Mapped[int] = mapped_column(Integer, primary_key=True)
-    kernel_index: Mapped[int | None] = mapped_column(Integer)  # the Svod kernel (NULL: the schedule)
+    scope: Mapped[str] = mapped_column(String(20))  # kernel | schedule
+    kernel_index: Mapped[int | None] = mapped_column(Integer)  # the Svod kernel (NULL: none paired, or the schedule)
     svod_name: Mapped[str | None] = mapped_column(String(200))
     tinygrad_position: Mapped[int | None] = mapped_column(Integer)
     tinygrad_name: Mapped[str | None] = mapped_column(String(200))
@@ -195,7 +196,8 @@ class SvodParity(Base):
 
 
 class SvodParityPair(Base):
-    """A (Svod run, tinygrad run) pair whose verdicts are in svod_parity, and by which rules (`decider`)."""
+    """A (Svod run, tinygrad run) pair whose verdicts are in svod_parity, and by which rules (`decider`,
+    svod/parity_store.py's DECIDER: a pair of an older one is decided again by `parity-refresh`)."""
 
     __tablename__ = "svod_parity_pairs"
     svod_run: Mapped[int] = mapped_column(ForeignKey("svod_runs.id", ondelete="CASCADE"), primary_key=True)

@@ -389,9 +389,15 @@ def _pair_links(items: Sequence[Item], a_all: list[int], b_all: list[int], ka: i
 
 def _identities(items: Sequence[Item], a_side: list[int], b_side: list[int]) -> list[tuple[int, int]]:
     """Links a shared root proves alone: a kind-(i+1) stage whose graph is exactly one earlier kind-i stage's."""
+    by_root: dict[int, list[int]] = {}
+    for a in a_side:
+        if items[a].root is not None:
+            by_root.setdefault(items[a].root, []).append(a)
     out = []
     for b in b_side:
-        same = [a for a in a_side if items[a].order < items[b].order and _identity(items[a], items[b])]
+        if items[b].root is None or items[b].root not in by_root:
+            continue
+        same = [a for a in by_root[items[b].root] if items[a].order < items[b].order]
         if len(same) == 1:
             out.append((same[0], b))
     return out

@@ -31,7 +31,6 @@ from array import array
 from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import accumulate
 from typing import overload
 
 from tgstore.svod.readers.model import strip_ansi
@@ -62,13 +61,16 @@ class Panic:
     message_lines: list[tuple[int, str]] = field(default_factory=list)
 
 
+NEWLINE = re.compile("\n")
+
+
 class FileText:
     """A file's text and where each of its lines starts (lines as text.split("\\n") cuts them)."""
 
     def __init__(self, text: str) -> None:
         self.text = text
         self.starts = array("q", [0])
-        self.starts.extend(accumulate(map((1).__add__, map(len, text.split("\n")[:-1]))))
+        self.starts.extend(m.end() for m in NEWLINE.finditer(text))  # no line string made (split made 264,000)
 
     def line(self, number: int) -> str:
         start = self.starts[number - 1]

@@ -35,7 +35,7 @@ from tgstore.svod.readers.pieces import (
 )
 from tgstore.svod.readers.program import BEAM_DONE, REALIZE_ENDS
 from tgstore.svod.readers.segment import Segmenter
-from tgstore.svod.readers.sessions import Lines, TestPart, split_tests
+from tgstore.svod.readers.sessions import FileText, Lines, TestPart, split_tests
 
 KIND = "log"
 TREE_FIELDS = ("ast.initial", "ast.pre", "ast.optimized", "uop.tree", "tree")
@@ -63,10 +63,12 @@ class LineReader:
     def __init__(self, log: SvodLog, tracker: Segmenter, file: int, stream: int) -> None:
         self.log, self.tracker, self.file, self.stream = log, tracker, file, stream
         self.dumps = Dumps(log, tracker, file, stream, self.event)
+        self.lines: Sequence[tuple[int, str]] = ()
         self.pending: str | None = None  # an eprintln! cut by another thread's event, its first piece(s)
         self.pending_line = 0
 
     def read(self, lines: Sequence[tuple[int, str]]) -> None:
+        self.lines = lines
         n = 0
         count = len(lines)
         while n < count:
@@ -166,7 +168,9 @@ class LineReader:
         self.dumps.close()
 
     def event(self, line_no: int, line: str) -> None:
-        _event(self.log, self.tracker, self.file, line_no, line, self.stream)
+        event = _event(self.log, self.tracker, self.file, line_no, line, self.stream)
+        if event is not None and isinstance(self.lines, Lines):
+            _keep_in_file(event, line, self.lines.file)
 
 
 def _beam_marker(line: str) -> str:
@@ -254,7 +258,34 @@ def code_kind(field: str, code: str) -> str:
     return kind
 
 
-def _event(log: SvodLog, tracker: Segmenter, file: int, line_no: int, line: str, stream: int = 0) -> None:
+LAYOUT_KEYS = {"timestamp", "level", "fields", "target"}
+LAYOUT_HEAD = re.compile(r'\{"timestamp":"([^"\\\x00-\x1f]*)","level":"([^"\\\x00-\x1f]*)","fields":')
+LAYOUT_TAIL = ',"target":"'
+
+
+def _keep_in_file(event: Event, line: str, file_text: FileText) -> None:
+    """Leave the event in the file (Event.keep_in_file) when tracing's JSON layout (`{"timestamp":..,"level":..,
+    "fields":{..},"target":..}`, compact, strings without escapes) makes its `fields` text exact and it ends its
+    line there."""
+    record = event.record
+    if record.keys() != LAYOUT_KEYS:
+        return
+    m = LAYOUT_HEAD.match(line)
+    if m is None or m.group(1) != record["timestamp"] or m.group(2) != record["level"]:
+        return
+    cut = line.rfind(LAYOUT_TAIL)
+    target = line[cut + len(LAYOUT_TAIL):-2]
+    if cut < 0 or not line.endswith('"}') or target != record["target"] or '"' in target or "\\" in target:
+        return
+    text, starts = file_text.text, file_text.starts
+    end = starts[event.line] - 1 if event.line < len(starts) else len(text)
+    start = end - len(line)
+    if start < starts[event.line - 1] or not text.startswith(line, start):
+        return
+    event.keep_in_file(file_text, start, start + m.end(), start + cut, end)
+
+
+def _event(log: SvodLog, tracker: Segmenter, file: int, line_no: int, line: str, stream: int = 0) -> Event | None:
     try:
         record = load_json(line)
     except ValueError as e:
@@ -265,23 +296,24 @@ def _event(log: SvodLog, tracker: Segmenter, file: int, line_no: int, line: str,
     if not isinstance(record, dict) or not isinstance(record.get("fields"), dict):
         log.problems.append(Problem(file, line_no, "a JSON line without the tracing `fields` object", line))
         return
-    log.events.append(Event(file, line_no, record))
+    event = Event(file, line_no, record)
+    log.events.append(event)
     fields = record["fields"]
     message = str(fields.get("message", ""))
     handler = EVENT_KINDS.get(message)
     if handler is not None and handler(tracker, record, file, line_no):
-        return
+        return event
     for key in CODE_FIELDS:
         if isinstance(fields.get(key), str):
             tracker.code_text(fields[key], code_kind(key, fields[key]), file, line_no)
-            return
+            return event
     if "kernel.name" in fields and isinstance(fields["kernel.name"], str):
         tracker.code_name(fields["kernel.name"], file, line_no)
-        return
+        return event
     tree_field = next((f for f in TREE_FIELDS if isinstance(fields.get(f), str)), None)
     label = "kernel-initial-or-00" if message == "kernel initial" else tracker.labels.get(message)
     if tree_field is None and label is None:
-        return
+        return event
     count = fields.get("node_count")
     stage = Stage(label or message, "event", file, line_no, message=message,
                   node_count=count if isinstance(count, int) else None, counted=isinstance(count, int),
@@ -297,3 +329,4 @@ def _event(log: SvodLog, tracker: Segmenter, file: int, line_no: int, line: str,
         log.unplaced.append(stage)
     else:
         tracker.add(stage)
+    return event
