@@ -205,7 +205,7 @@ def test_metal_kernels_are_compared_with_tinygrads_metal_renderer(tmp_path: Path
     cases.write_text(CASE_SOURCE)
     db = tmp_path / "m.db"
     proc = tgstore("ingest", "--db", db, "--tinygrad", tinygrad_release("0.14.0"), "--cases", cases, "--renderers",
-                   "METAL,LLVM")
+                   "METAL,LLVM", "--stages", "METAL,LLVM")
     assert proc.returncode == 0, proc.stderr
     log = tmp_path / "metal.log"
     log.write_text(metal_log(), encoding="utf-8")

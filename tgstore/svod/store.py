@@ -37,7 +37,7 @@ from tgstore.store.rows import case_ids, insert_returning_id, now_iso
 from tgstore.svod.parity_store import forget, refresh
 from tgstore.svod.readers import InterleavedTests, Problem, Stage, SvodLog, read_runs
 from tgstore.svod.readers.sessions import case_from_test, variant_of
-from tgstore.svod.tree import graph_text, text_hash
+from tgstore.svod.tree import text_hash
 
 PARSER_VERSION = 5  # 2: kernel boundaries from Svod's emission order; 3: a run per test, threads, failures;
 # 4: pattern matches and the kernel cut's events; 5: stages on kernels by proof only (hash-consed ids are none),
@@ -233,12 +233,10 @@ class _Writer:
                 hashes[id(stage)] = done[id(stage.tree)]
                 continue
             speller = Speller()
-            graph = stage.tree.graph(speller)
-            text = graph_text(graph)
-            h = text_hash(text)  # graph_hash's, from the text made once
+            text, count, root_op = stage.tree.graph_text(speller)  # graph_text(graph(speller)), made at once
+            h = text_hash(text)
             hashes[id(stage)] = done[id(stage.tree)] = h
-            rows[h] = (len(graph), graph[-1][0] if graph else None, text,
-                       json.dumps(speller.unknown) if speller.unknown else None)
+            rows[h] = (count, root_op, text, json.dumps(speller.unknown) if speller.unknown else None)
         self.new_trees += len(self.store.ensure("svod_trees", ("node_count", "root_op", "graph", "unknown"), rows))
         return hashes
 

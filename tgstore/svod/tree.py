@@ -67,8 +67,9 @@ class Node:
 
 # a line's head by its text after the id: shared by every tree of a log (bounded: cleared when it grows past this)
 _HEADS: dict[str, tuple] = {}
-_NODES: dict[tuple, Node] = {}  # (id, head) -> the node of an earlier tree, shared when its children are alike
+_NODES: dict[int, Node] = {}  # id -> the node of an earlier tree with it, shared when its line and children are alike
 _SPELLED: dict[tuple, tuple] = {}  # a head in tinygrad's spelling (spelling.svod.svod_node), and what was unknown
+_PREFIXES: dict[tuple, str] = {}  # a spelled head's JSON, `["OP","dtype","arg",[`
 MAX_HEADS = 200_000
 
 
@@ -89,7 +90,7 @@ class Tree:
         order tgstore's extractor uses (sources first, in order), so that equal structures give equal lists."""
         speller = speller or Speller()
         order = self.order if self.order is not None else self._order()
-        position = {nid: i for i, nid in enumerate(order)}
+        position = dict(zip(order, range(len(order)), strict=True))
         out = []
         spelled = _SPELLED
         if len(spelled) > MAX_HEADS:
@@ -104,8 +105,37 @@ class Tree:
             if found[3]:
                 for what in found[3]:
                     speller.note(what)
-            out.append([found[0], found[1], found[2], [position[c] for c in node.children]])
+            out.append([found[0], found[1], found[2], list(map(position.__getitem__, node.children))])
         return out
+
+    def graph_text(self, speller: Speller | None = None) -> tuple[str, int, str | None]:
+        """`graph_text(self.graph(speller))`, its node count and root op, made as text at once: each distinct line's
+        JSON head is made once per log (the store's part of reading a 300-kernel log)."""
+        speller = speller or Speller()
+        order = self.order if self.order is not None else self._order()
+        position = dict(zip(order, map(str, range(len(order))), strict=True))
+        parts = []
+        spelled = _SPELLED
+        if len(spelled) > MAX_HEADS:
+            spelled.clear()
+            _PREFIXES.clear()
+        nodes = self.nodes
+        op = None
+        for nid in order:
+            node = nodes[nid]
+            head = node.head
+            found = spelled.get(head)
+            if found is None:
+                found = spelled[head] = svod_node(*head[:4])
+            if found[3]:
+                for what in found[3]:
+                    speller.note(what)
+            prefix = _PREFIXES.get(found)
+            if prefix is None:
+                prefix = _PREFIXES[found] = graph_text(list(found[:3]))[:-1] + ",["
+            parts.append(prefix + ",".join(map(position.__getitem__, node.children)) + "]]")
+            op = found[0]
+        return "[" + ",".join(parts) + "]", len(order), op
 
     def _order(self) -> list[int]:
         order: list[int] = []
@@ -183,9 +213,8 @@ def _parse_fast(text: str) -> Tree | None:
     stack: list[Node] = []
     order: list[int] = []  # finished: a node is when the walk leaves its subtree
     heads, shared = _HEADS, _NODES
-    if len(heads) > MAX_HEADS:
+    if len(heads) > MAX_HEADS or len(shared) > MAX_HEADS:  # together: a shared node's head is one of heads
         heads.clear()
-    if len(shared) > MAX_HEADS:
         shared.clear()
     pop, push, finish, get, remember = stack.pop, stack.append, order.append, shared.get, shared.__setitem__
     # A node is finished when the walk leaves its subtree; a node printed alike in an earlier tree (same id, line and
@@ -198,10 +227,10 @@ def _parse_fast(text: str) -> Tree | None:
                 return None
         while len(stack) > depth:
             node = pop()
-            same = get((node.id, node.head))
+            same = get(node.id)
             if same is None:
-                remember((node.id, node.head), node)
-            elif same.children == node.children:
+                remember(node.id, node)
+            elif same.head is node.head and same.children == node.children:
                 nodes[node.id] = same
             finish(node.id)
         head = heads.get(body)
@@ -227,10 +256,10 @@ def _parse_fast(text: str) -> Tree | None:
             roots.append(nid)
     while stack:
         node = pop()
-        same = get((node.id, node.head))
+        same = get(node.id)
         if same is None:
-            remember((node.id, node.head), node)
-        elif same.children == node.children:
+            remember(node.id, node)
+        elif same.head is node.head and same.children == node.children:
             nodes[node.id] = same
         finish(node.id)
     return Tree(roots, nodes, order)

@@ -26,7 +26,7 @@ def strip_ansi(text: str) -> str:
     return ANSI.sub("", text) if "\x1b" in text or "\x9b" in text else text
 
 
-@dataclass
+@dataclass(slots=True)
 class Stage:
     label: str
     source: str  # event | per-stage | dump-stage | dump-canonical | extract-ir | capture | linear | llvm-ir
@@ -246,6 +246,9 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+_DECODER = json.JSONDecoder(parse_constant=_no_constant)  # one decoder: json.loads with an option makes one a call
+
+
 def _too_deep(value: Any) -> bool:
     """Whether the parsed value nests deeper than MAX_JSON_DEPTH (walked over its containers only: a tracing
     event's long tree strings are not scanned again)."""
@@ -265,9 +268,9 @@ def load_json(text: str) -> Any:
     """json.loads, but nesting is bounded and NaN/Infinity refused (ValueError for both): what is stored as JSON
     stays valid JSON, and no reader recurses without bound."""
     try:
-        value = json.loads(text, parse_constant=_no_constant)
+        value = _DECODER.decode(text)
     except RecursionError:
         raise ValueError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from None
-    if text.count("{") + text.count("[") > MAX_JSON_DEPTH and _too_deep(value):  # fewer brackets: not so deep
+    if len(text) > MAX_JSON_DEPTH and _too_deep(value):  # a shorter text cannot nest so deep
         raise ValueError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
     return value
