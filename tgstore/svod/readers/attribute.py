@@ -232,6 +232,9 @@ def _in_suffix_order(kernels: list[Kernel]) -> bool:
     return True
 
 
+NAMES_SHOWN = 8  # kernels named in a problem line; more are counted
+
+
 def attribute(log: SvodLog, program: Program) -> None:
     """File the program's stages: its kernels appended to `log.kernels` in schedule order, the rest unattributed."""
     _beam_aside(log, program)
@@ -304,7 +307,8 @@ def attribute(log: SvodLog, program: Program) -> None:
             log.unattributed.append(Stage("code", "code", item.file, item.line, tree_text=item.code))
     order_proven = order_proven or len(kernels) == 0
     if not order_proven:
-        names = ", ".join(k.name or "?" for k in kernels)
+        names = ", ".join(k.name or "?" for k in kernels[:NAMES_SHOWN]) + \
+            (f", ... ({len(kernels)} kernels)" if len(kernels) > NAMES_SHOWN else "")
         log.problems.append(Problem(kernels[0].file, kernels[0].line, f"the log does not prove the schedule's order "
                                     f"of kernels {names} (optimized and compiled on several threads; the counter's "
                                     "suffixes order only names of one shape): numbered as their output was printed; "
