@@ -249,3 +249,43 @@ def test_two_programs_in_one_test_are_two_schedules_of_one_run() -> None:
 def test_escape_stripping_keeps_text() -> None:
     assert re.sub(r"\s", "", strip_ansi("plain [per-stage] 00-initial : node_count=1")) == \
         "plain[per-stage]00-initial:node_count=1"
+
+
+# ------------------------------------------------------------------------------ events stored as the log has them
+def test_stored_event_fields_are_the_logs_own(tmp_path: Path) -> None:
+    """An event in tracing's compact layout keeps an offset into the file instead of its record (a 300-kernel trace
+    log held 60 MB of tree strings otherwise): what is stored for every event is what its line says, whether it
+    was left in the file, cut after a `[per-stage]` piece, or read from its record (escapes, another layout)."""
+    import sqlite3
+
+    from tgstore.db.engine import open_engine
+    from tgstore.db.migrate import upgrade
+    from tgstore.svod.store import ingest_svod_runs
+
+    text, _truth = generate(11, Switches("trace", True, True, "", None, 4, patterns=2), kernels=3)
+    odd = ['{"timestamp":"2026-05-07T18:07:44.000001Z","level":"DEBUG","fields":{"message":"say \\"hi\\"",'
+           '"elapsed_ms":1},"target":"svod_schedule::optimizer"}',
+           '{"level":"DEBUG","timestamp":"2026-05-07T18:07:44.000002Z","fields":{"message":"keys reordered"},'
+           '"target":"svod_schedule::optimizer"}',
+           "\x1b[2m" + EVENT]
+    lines = text.split("\n")
+    at = lines.index("ok")
+    text = "\n".join([*lines[:at], *odd, *lines[at:]])
+    path = tmp_path / "events.log"
+    path.write_text(text, encoding="utf-8")
+    engine = open_engine(tmp_path / "e.db")
+    upgrade(engine)
+    (report,) = ingest_svod_runs(engine, path, "sum_rows")
+    assert sum(e.source is not None for e in report.log.events) > len(report.log.events) // 2  # most left in file
+    file_lines = text.split("\n")
+    with sqlite3.connect(tmp_path / "e.db") as conn:
+        rows = conn.execute("SELECT line_no, timestamp, level, target, message, fields FROM svod_events "
+                            "ORDER BY line_no").fetchall()
+    assert len(rows) == len(report.log.events) >= 100
+    for line_no, stamp, level, target, message, fields in rows:
+        line = strip_ansi(file_lines[line_no - 1])
+        record = json.loads(line[line.index('{"'):])
+        assert json.loads(fields) == record["fields"], line_no
+        assert (stamp, level, target, message) == (record["timestamp"], record["level"], record["target"],
+                                                   record["fields"]["message"]), line_no
+    assert {r[4] for r in rows} >= {'say "hi"', "keys reordered", "after pm_reduce"}

@@ -271,6 +271,6 @@ def load_json(text: str) -> Any:
         value = _DECODER.decode(text)
     except RecursionError:
         raise ValueError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from None
-    if len(text) > MAX_JSON_DEPTH and _too_deep(value):  # a shorter text cannot nest so deep
+    if text.count("{") + text.count("[") > MAX_JSON_DEPTH and _too_deep(value):  # fewer brackets: not so deep
         raise ValueError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
     return value

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from types import ModuleType
 
+from tgstore.nogc import gc_paused
 from tgstore.svod.readers import capture, extract_ir, gpu_ir, linear, llvm_ir, nextest_log, test_log
 from tgstore.svod.readers.model import Kernel, Problem, Stage, SvodLog, load_json, tree_stage
 from tgstore.svod.readers.segment import Segmenter
@@ -31,7 +32,13 @@ def reader_for(name: str, text: str) -> ModuleType:
 def read_runs(files: list[tuple[str, str]]) -> list[SvodLog]:
     """The Svod runs in files (name, text) given together: one per test of the logs (one when the logs hold no
     test), with the dump files placed on the run whose kernels they name. Raises sessions.InterleavedTests when
-    tests run in libtest's threads cannot be told apart."""
+    tests run in libtest's threads cannot be told apart. The cyclic collector waits (tgstore.nogc): what is read
+    holds no cycle and lives until stored."""
+    with gc_paused():
+        return _read_runs(files)
+
+
+def _read_runs(files: list[tuple[str, str]]) -> list[SvodLog]:
     kinds = [(name, reader_for(name.rsplit("/", 1)[-1], text), text) for name, text in files]
     listing = [(name, reader.KIND, text) for name, reader, text in kinds]
     groups: dict[str | None, list[tuple[int, TestPart, ModuleType]]] = {}
