@@ -1,11 +1,9 @@
 -- title: Svod against tinygrad, stage by stage
 -- description: For a case: every Svod run × every current tinygrad run (history order) × every Svod stage with a
---   tree or a node count, as `tgstore parity` decided it and stored it (svod_parity: tgstore/svod/parity.py decides,
---   svod/parity_store.py stores; this query decides nothing). equal / differs: the trees in tinygrad's spelling with
---   ids ignored; "(node count)": only counts were compared; missing in tinygrad: no tinygrad graph to compare with.
---   A pair not decided yet (a tinygrad run ingested after the Svod run) shows its stages as "not decided": run
---   `tgstore parity-refresh CASE`. Kernels are paired by name, else structure, else position; the renderer is the
---   one stored with the Svod kernel.
+--   tree or a node count, as `tgstore parity` decided and stored it (svod/parity.py decides, parity_store.py stores;
+--   this reads). "(node count)": only counts compared; missing in tinygrad: nothing to compare with. A pair not
+--   decided yet (a tinygrad run ingested after the Svod run) is "not decided": run `tgstore parity-refresh CASE`.
+--   Kernels are paired by name, else structure, else position; the renderer is the Svod kernel's.
 -- parameters: case_name (case name, e.g. sum_rows), svod_run (optional: one Svod run id; empty for all),
 --   commit (optional: one tinygrad commit, sha, prefix or version; empty for all)
 WITH pairs AS (

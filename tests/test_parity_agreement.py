@@ -225,3 +225,27 @@ def test_metal_kernels_are_compared_with_tinygrads_metal_renderer(tmp_path: Path
     assert [k.renderer for k in report.kernels] == ["METAL"]
     assert {(s.stage, s.verdict) for s in report.kernels[0].stages if s.basis == "tree"} >= \
         {(stage, verdict) for stage, verdict, _r, _n in stored}
+
+
+def test_refresh_decides_the_newest_commits_first_up_to_its_limit(agreement_db: tuple[Path, dict],
+                                                                   tmp_path: Path) -> None:
+    """`ingest-svod` decides at most INGEST_PAIRS pairs, the newest tinygrad commits first; the rest are counted and
+    left to `parity-refresh`."""
+    import shutil
+
+    from tgstore.svod.parity_store import refresh
+
+    db = tmp_path / "limit.db"
+    shutil.copy(agreement_db[0], db)
+    with sqlite3.connect(db) as conn:
+        conn.execute("DELETE FROM svod_parity_pairs")
+        conn.execute("DELETE FROM svod_parity")
+        newest = conn.execute("SELECT run_id FROM v_run_cases WHERE \"case\" = ? ORDER BY history_rank DESC "
+                              "LIMIT 1", (CASE,)).fetchone()[0]
+        runs = conn.execute("SELECT count(*) FROM svod_runs").fetchone()[0]
+    engine = open_engine(db)
+    with engine.begin() as conn:
+        report = refresh(conn, CASE, limit=runs)
+    assert (report.decided + len(report.failed), report.left) == (runs, runs)
+    with sqlite3.connect(db) as conn:
+        assert {t for (t,) in conn.execute("SELECT DISTINCT tinygrad_run FROM svod_parity_pairs")} == {newest}

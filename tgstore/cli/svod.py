@@ -60,6 +60,9 @@ def ingest_svod(
     where = ", ".join(str(p) for p in paths)
     stored = [r for r in reports if not r.skipped]
     note(f"{where}: {len(stored)} Svod runs stored, {len(reports) - len(stored)} already stored")
+    if reports and reports[0].parity_left:
+        note(f"{where}: parity decided against the newest tinygrad commits; {reports[0].parity_left} older pairs are "
+             "left: run `tgstore parity-refresh`")
     for report in reports:
         if as_json:
             sys.stdout.write(json.dumps(report.summary(), ensure_ascii=False) + "\n")

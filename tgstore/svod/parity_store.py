@@ -22,20 +22,27 @@ from tgstore.svod.parity import KernelParity, ParityError, parity_report
 DECIDER = 1
 
 
+# `ingest-svod` decides at most this many pairs (the newest tinygrad commits first, ~15 ms a pair); the rest wait for
+# `parity-refresh`, and ingest-svod says how many
+INGEST_PAIRS = 200
+
+
 @dataclass
 class RefreshReport:
     decided: int = 0  # pairs decided now
     kept: int = 0  # pairs already decided by this DECIDER
     failed: list[str] | None = None  # pairs that could not be decided: "svod run S × tinygrad run T: why"
+    left: int = 0  # pairs past the limit, not decided
 
 
 def pairs(conn: Connection, case: str | None = None, svod_runs: list[int] | None = None) -> list[tuple[str, int, int]]:
     """(case, Svod run, tinygrad run) for every Svod run (of `case`, or those given) and every current tinygrad run
-    holding its case."""
+    holding its case, the newest tinygrad commits first."""
     rows = conn.execute(text("""
         SELECT c.name, r.id, rc.run_id FROM svod_runs r JOIN cases c ON c.id = r.case_id
         JOIN v_run_cases rc ON rc."case" = c.name
-        WHERE (:case IS NULL OR c.name = :case) ORDER BY r.id, rc.run_id"""), {"case": case}).all()
+        WHERE (:case IS NULL OR c.name = :case)
+        ORDER BY rc.history_rank DESC, rc.run_id DESC, r.id"""), {"case": case}).all()
     wanted = set(svod_runs) if svod_runs is not None else None
     return [(name, s, t) for name, s, t in rows if wanted is None or s in wanted]
 
@@ -74,14 +81,17 @@ def forget(conn: Connection, svod_run: int, tinygrad_run: int | None = None) -> 
 
 
 def refresh(conn: Connection, case: str | None = None, *, svod_runs: list[int] | None = None,
-            force: bool = False) -> RefreshReport:
-    """Decide every pair not yet decided by this DECIDER (all of them with `force`)."""
+            force: bool = False, limit: int | None = None) -> RefreshReport:
+    """Decide every pair not yet decided by this DECIDER (all of them with `force`), at most `limit` of them."""
     done = {(s, t): d for s, t, d in conn.execute(text(
         "SELECT svod_run, tinygrad_run, decider FROM svod_parity_pairs"))}
     report = RefreshReport(failed=[])
     for name, svod_run, tinygrad_run in pairs(conn, case, svod_runs):
         if not force and done.get((svod_run, tinygrad_run)) == DECIDER:
             report.kept += 1
+            continue
+        if limit is not None and report.decided + len(report.failed) >= limit:
+            report.left += 1
             continue
         try:
             decide(conn, name, svod_run, tinygrad_run)
@@ -92,4 +102,4 @@ def refresh(conn: Connection, case: str | None = None, *, svod_runs: list[int] |
     return report
 
 
-__all__ = ["DECIDER", "RefreshReport", "decide", "forget", "pairs", "refresh"]
+__all__ = ["DECIDER", "INGEST_PAIRS", "RefreshReport", "decide", "forget", "pairs", "refresh"]

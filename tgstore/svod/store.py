@@ -34,7 +34,7 @@ from tgstore.nogc import gc_paused
 from tgstore.spelling.svod import Speller, kernel_renderer, maps
 from tgstore.store.content import ContentStore
 from tgstore.store.rows import case_ids, insert_returning_id, now_iso
-from tgstore.svod.parity_store import forget, refresh
+from tgstore.svod.parity_store import INGEST_PAIRS, forget, refresh
 from tgstore.svod.readers import InterleavedTests, Problem, Stage, SvodLog, read_runs
 from tgstore.svod.readers.sessions import case_from_test, variant_of
 from tgstore.svod.tree import text_hash
@@ -62,6 +62,7 @@ class SvodIngestReport:
     new_trees: int = 0
     problems: list[Problem] = field(default_factory=list)
     parity_pairs: int = 0  # tinygrad runs this Svod run's parity was decided against (svod/parity_store.py)
+    parity_left: int = 0  # pairs of this ingest's runs past INGEST_PAIRS, left to `parity-refresh`
 
     def summary(self) -> dict[str, Any]:
         """What `ingest-svod --json` prints for the path."""
@@ -370,7 +371,9 @@ def _decide_parity(conn: Connection, reports: list[SvodIngestReport]) -> None:
     """Parity of the runs against every current tinygrad run holding their case, decided once and stored (pairs
     already decided by this DECIDER are kept)."""
     runs = [r.run_id for r in reports]
-    refresh(conn, svod_runs=runs)
+    decided = refresh(conn, svod_runs=runs, limit=INGEST_PAIRS)
+    for report in reports:
+        report.parity_left = decided.left
     counts: dict[int, int] = {}
     for svod_run, in conn.execute(select(SvodParityPair.svod_run).where(SvodParityPair.svod_run.in_(runs))):
         counts[svod_run] = counts.get(svod_run, 0) + 1
