@@ -84,6 +84,13 @@ def agreement_db(tmp_path_factory, tinygrad_release) -> tuple[Path, dict]:
     return db, {"before_refresh": before, "refresh": proc.stderr}
 
 
+def copy_db(source: Path, target: Path) -> Path:
+    """A copy with what the source's WAL holds (a file copy would miss it)."""
+    with sqlite3.connect(f"file:{source}?mode=ro", uri=True) as src, sqlite3.connect(target) as dst:
+        src.backup(dst)
+    return target
+
+
 def matrix_cells(db: Path, run: int, sha: str) -> dict[tuple[int, str], tuple[str, int | None, str]]:
     with sqlite3.connect(db) as conn:
         conn.row_factory = sqlite3.Row
@@ -138,10 +145,7 @@ def test_the_query_reads_the_stored_verdicts_and_decides_nothing(agreement_db: t
                                                                  ) -> None:
     """A stored verdict changed by hand is what the query shows (it reads, it does not decide); `parity-refresh
     --force` decides it again."""
-    import shutil
-
-    db = tmp_path / "copy.db"
-    shutil.copy(agreement_db[0], db)
+    db = copy_db(agreement_db[0], tmp_path / "copy.db")
     with sqlite3.connect(db) as conn:
         run, tg_run, seq, kernel, stage = conn.execute(
             "SELECT svod_run, tinygrad_run, seq, kernel_index, stage FROM svod_parity WHERE verdict = 'equal' "
@@ -231,12 +235,9 @@ def test_refresh_decides_the_newest_commits_first_up_to_its_limit(agreement_db: 
                                                                    tmp_path: Path) -> None:
     """`ingest-svod` decides at most INGEST_PAIRS pairs, the newest tinygrad commits first; the rest are counted and
     left to `parity-refresh`."""
-    import shutil
-
     from tgstore.svod.parity_store import refresh
 
-    db = tmp_path / "limit.db"
-    shutil.copy(agreement_db[0], db)
+    db = copy_db(agreement_db[0], tmp_path / "limit.db")
     with sqlite3.connect(db) as conn:
         conn.execute("DELETE FROM svod_parity_pairs")
         conn.execute("DELETE FROM svod_parity")
