@@ -1,69 +1,40 @@
 -- title: Svod against tinygrad, stage by stage
--- description: For a case: every Svod run × every stored tinygrad commit (history order) × every Svod stage of
---   every kernel, whether the two agree. A stage with a Svod tree is equal when its structure, in tinygrad's
---   spelling with ids ignored, is that of the tinygrad graph after the mapped pass (svod_stage_map); a stage with
---   only a node count when the counts are (canonical documents: `tgstore parity`, `tgstore canonical`). Kernels are paired by name, else by position; tinygrad's renderer is
---   the one stored with the Svod kernel (from its test's backend, else its code's kind). `tgstore parity` decides
---   alike (tests/test_parity_agreement.py) and shows the diffs.
+-- description: For a case: every Svod run × every current tinygrad run (history order) × every Svod stage with a
+--   tree or a node count, as `tgstore parity` decided and stored it (svod/parity.py decides, parity_store.py stores;
+--   this reads). "(node count)": only counts compared; missing in tinygrad: nothing to compare with. A pair not
+--   decided yet (a tinygrad run ingested after the Svod run) is "not decided": run `tgstore parity-refresh CASE`.
+--   Kernels are paired by name, else structure, else position; the renderer is the Svod kernel's.
 -- parameters: case_name (case name, e.g. sum_rows), svod_run (optional: one Svod run id; empty for all),
 --   commit (optional: one tinygrad commit, sha, prefix or version; empty for all)
-WITH sv AS (
-  SELECT s.run_id AS svod_run, s.kernel_index, k.name AS svod_name,
-         coalesce(k.renderer, 'C') AS renderer,
-         s.label, m.position AS stage_position, m.pass_name, m.pass_input,
-         max(t.hash) AS tree_hash, max(s.node_count) AS svod_nodes
-  FROM svod_stages s JOIN svod_runs r ON r.id = s.run_id JOIN cases c ON c.id = r.case_id
+WITH pairs AS (
+  SELECT r.id AS svod_run, rc.run_id AS tinygrad_run, rc.sha, rc.version, rc.history_rank
+  FROM svod_runs r JOIN cases c ON c.id = r.case_id JOIN v_run_cases rc ON rc."case" = c.name
+  WHERE c.name = :case_name AND (:svod_run = '' OR r.id = CAST(:svod_run AS INTEGER))
+    AND (:commit = '' OR rc.sha = :commit OR rc.sha LIKE :commit || '%' OR rc.version = :commit)
+), decided AS (
+  SELECT p.*, v.kernel_index, v.svod_name, v.tinygrad_position, v.tinygrad_name, v.renderer, v.stage, v.seq,
+         v.svod_nodes, v.tinygrad_nodes, v.basis, v.paired_by, v.why,
+         CASE WHEN v.verdict = 'no tinygrad counterpart' THEN 'missing in tinygrad'
+              WHEN v.basis = 'node_count' THEN v.verdict || ' (node count)' ELSE v.verdict END AS verdict
+  FROM pairs p JOIN svod_parity v ON v.svod_run = p.svod_run AND v.tinygrad_run = p.tinygrad_run
+  WHERE v.scope = 'kernel' AND v.kernel_index IS NOT NULL AND v.basis IN ('tree', 'node_count')
+    AND v.verdict IN ('equal', 'differs', 'no tinygrad counterpart')
+), undecided AS (
+  SELECT p.*, s.kernel_index, k.name AS svod_name, NULL AS tinygrad_position, NULL AS tinygrad_name,
+         coalesce(k.renderer, 'C') AS renderer, s.label AS stage, 1000000 + m.position AS seq,
+         max(s.node_count) AS svod_nodes, NULL AS tinygrad_nodes,
+         CASE WHEN max(s.tree_id) IS NULL THEN 'node_count' ELSE 'tree' END AS basis, NULL AS paired_by,
+         'run `tgstore parity-refresh ' || :case_name || '`' AS why, 'not decided' AS verdict
+  FROM pairs p JOIN svod_stages s ON s.run_id = p.svod_run
   JOIN svod_stage_map m ON m.label = s.label AND m.scope = 'lower'
   LEFT JOIN svod_kernels k ON k.run_id = s.run_id AND k.kernel_index = s.kernel_index
-  LEFT JOIN svod_trees t ON t.id = s.tree_id
-  WHERE c.name = :case_name AND s.kernel_index IS NOT NULL AND (:svod_run = '' OR s.run_id = CAST(:svod_run AS INTEGER))
-    AND (s.tree_id IS NOT NULL OR s.node_count IS NOT NULL)
-  GROUP BY s.run_id, s.kernel_index, s.label
-), tg_kernels AS (
-  SELECT k.run_id, k.sha, k.version, k.history_rank, k.position, k.kernel_name, k.kernel_id, kn.norm_hash,
-         row_number() OVER (PARTITION BY k.run_id ORDER BY k.position) - 1 AS kernel_order
-  FROM v_kernels k JOIN kernels kn ON kn.id = k.kernel_id
-  WHERE k."case" = :case_name AND k.root_op = 'SINK'
-    AND (:commit = '' OR k.sha = :commit OR k.sha LIKE :commit || '%' OR k.version = :commit)
-), paired AS (
-  SELECT sv.*, tk.run_id AS tinygrad_run, tk.sha, tk.version, tk.history_rank, tk.position, tk.kernel_name,
-         tk.norm_hash AS ast_hash
-  FROM sv JOIN tg_kernels tk ON tk.kernel_name = sv.svod_name
-    OR (NOT EXISTS (SELECT 1 FROM tg_kernels x WHERE x.run_id = tk.run_id AND x.kernel_name = sv.svod_name)
-        AND tk.kernel_order = sv.kernel_index)
-), graphs_at AS (
-  SELECT p.*,
-         (SELECT pe.pass_position FROM v_passes pe WHERE pe.run_id = p.tinygrad_run AND pe."case" = :case_name
-            AND pe.scope = 'lower' AND pe.position = p.position AND pe.renderer = p.renderer
-            AND pe.pass_name = p.pass_name ORDER BY pe.pass_position LIMIT 1) AS at
-  FROM paired p
-), tg AS (
-  SELECT g.*,
-         CASE WHEN g.pass_name IS NULL OR g.at IS NULL THEN NULL
-              WHEN NOT g.pass_input THEN (SELECT gr.norm_hash FROM v_passes pe JOIN graphs gr ON gr.id = pe.graph_id
-                   WHERE pe.run_id = g.tinygrad_run AND pe."case" = :case_name AND pe.scope = 'lower'
-                     AND pe.position = g.position AND pe.renderer = g.renderer AND pe.pass_position = g.at)
-              ELSE coalesce((SELECT gr.norm_hash FROM v_passes pe JOIN graphs gr ON gr.id = pe.graph_id
-                   WHERE pe.run_id = g.tinygrad_run AND pe."case" = :case_name AND pe.scope = 'lower'
-                     AND pe.position = g.position AND pe.renderer = g.renderer AND pe.depth = 0
-                     AND pe.pass_position < g.at ORDER BY pe.pass_position DESC LIMIT 1), g.ast_hash) END
-           AS tinygrad_hash,
-         CASE WHEN g.pass_name IS NULL OR g.at IS NULL THEN NULL
-              WHEN NOT g.pass_input THEN (SELECT pe.node_count FROM v_passes pe
-                   WHERE pe.run_id = g.tinygrad_run AND pe."case" = :case_name AND pe.scope = 'lower'
-                     AND pe.position = g.position AND pe.renderer = g.renderer AND pe.pass_position = g.at)
-              ELSE coalesce((SELECT pe.node_count FROM v_passes pe
-                   WHERE pe.run_id = g.tinygrad_run AND pe."case" = :case_name AND pe.scope = 'lower'
-                     AND pe.position = g.position AND pe.renderer = g.renderer AND pe.depth = 0
-                     AND pe.pass_position < g.at ORDER BY pe.pass_position DESC LIMIT 1),
-                   (SELECT node_count FROM kernels WHERE id = (SELECT kernel_id FROM tg_kernels t2
-                     WHERE t2.run_id = g.tinygrad_run AND t2.position = g.position))) END AS tinygrad_nodes
-  FROM graphs_at g
+  WHERE s.kernel_index IS NOT NULL AND (s.tree_id IS NOT NULL OR s.node_count IS NOT NULL)
+    AND NOT EXISTS (SELECT 1 FROM svod_parity_pairs d WHERE d.svod_run = p.svod_run
+                    AND d.tinygrad_run = p.tinygrad_run)
+  GROUP BY p.svod_run, p.tinygrad_run, s.kernel_index, s.label
 )
-SELECT :case_name AS "case", svod_run, kernel_index, svod_name, history_rank, sha, version, position AS tinygrad_position,
-       kernel_name AS tinygrad_name, renderer, label AS stage, svod_nodes, tinygrad_nodes,
-       CASE WHEN tinygrad_hash IS NULL AND tinygrad_nodes IS NULL THEN 'missing in tinygrad'
-            WHEN tree_hash IS NOT NULL THEN CASE WHEN tree_hash = tinygrad_hash THEN 'equal' ELSE 'differs' END
-            WHEN svod_nodes = tinygrad_nodes THEN 'equal (node count)' ELSE 'differs (node count)' END AS verdict
-FROM tg
-ORDER BY svod_run, kernel_index, history_rank, stage_position
+SELECT :case_name AS "case", svod_run, kernel_index, svod_name, history_rank, sha, version,
+       tinygrad_position, tinygrad_name, renderer, stage, svod_nodes, tinygrad_nodes, verdict, basis, paired_by,
+       why, tinygrad_run
+FROM (SELECT * FROM decided UNION ALL SELECT * FROM undecided)
+ORDER BY svod_run, kernel_index, history_rank, seq

@@ -14,7 +14,23 @@ def seeds_texts() -> list[tuple[str, str]]:
     return [("worked.log", worked_example_log(kernels=2)), ("serial.log", serial_session()),
             ("panic.log", panic_session()), ("threads.log", threaded_log(3, 1, per_stage=True, dump=True)),
             ("docs.log", threaded_log(3, 2, names=DISTINCT, trees=False, documents=True)),
-            ("libtest.log", libtest_threads_session(("llvm",)))]
+            ("libtest.log", libtest_threads_session(("llvm",))), *_as_svod_runs()]
+
+
+def _as_svod_runs() -> list[tuple[str, str]]:
+    """Issue 37's logs, as Svod and its runners print them (tests/svod_concurrency.py, tests/svod_runners.py):
+    default threads with cut lines and documents, nextest's blocks, libtest's capture and failures block with ANSI
+    colours, BEAM's worker output."""
+    from svod_concurrency import Switches, generate
+    from svod_runners import assertion_panic, beam_log, libtest_capture, nextest, run_test
+
+    threaded = generate(5, Switches("trace", True, True, "1", "p", 4), kernels=2)[0]
+    one = Switches("debug", True, True, None, None, 1)
+    tests = [run_test("ops::a::llvm", 1, one, 1), run_test("ops::b::llvm", 2, Switches("none", True, True, "1",
+                                                                                        None, 2), 2)]
+    failing = run_test("ops::c::llvm", 3, one, 1, panic=assertion_panic("ops::c::llvm"))
+    return [("threads-model.log", threaded), ("nextest.log", nextest(tests)),
+            ("capture.log", libtest_capture([*tests, failing], ansi=True)), ("beam.log", beam_log(4, 1, 2)[0])]
 
 
 def mutate(text: str, rng: random.Random) -> str:

@@ -9,6 +9,7 @@ import pytest
 from svod_emission import NAMES, Run, Switches, every_switch_combination
 
 from tgstore.svod.readers import read_files
+from tgstore.svod.readers.attribute import SERIAL_MIN_KINDS
 
 COMBINATIONS = every_switch_combination()
 
@@ -29,6 +30,13 @@ def test_kernels_names_and_stages_do_not_depend_on_the_switches(switches: Switch
     run, log = read_run(switches, kernels)
     in_log = any(e - {("linear", "linear"), ("linear-tree", "linear")} for e in run.expected)
     files_only = not in_log and (switches.llvm_ir or switches.linear)
+    # a few unnamed documents per kernel and nothing else: threads could print the same, so one thread is not proven
+    unproven = kernels > 1 and in_log and all(source in ("dump-canonical", "linear") for e in run.expected
+                                              for _label, source in e) and len(run.expected[0]) < SERIAL_MIN_KINDS
+    # SVOD_DUMP_LINEAR files beside two kernels known from .ll files alone: nothing ties a sink id to a kernel
+    linear_unplaceable = unproven or (files_only and switches.llvm_ir and kernels > 1)
+    if linear_unplaceable:
+        run.expected = [e - {("linear", "linear"), ("linear-tree", "linear")} for e in run.expected]
     assert len(log.kernels) == (kernels if in_log or files_only else 0), [p.message for p in log.problems]
     assert {(s.label, s.source) for s in log.schedule_stages} == run.expected_schedule
     assert not log.unplaced
@@ -48,9 +56,15 @@ def test_kernels_names_and_stages_do_not_depend_on_the_switches(switches: Switch
         assert names == sorted(NAMES[:kernels])
     else:
         assert names == [None] * len(log.kernels)
-    # the only problem a clean run can have: .ll files it cannot place (the log names no kernel), one per file
+    # the problems a clean run can have: .ll files it cannot place (the log names no kernel), one per file;
+    # SVOD_DUMP_LINEAR files beside kernels of .ll files alone (nothing shows they were compiled in that order);
+    # two kernels whose order a log of a few unnamed documents cannot prove (threads could print the same)
     assert len(placed_ll) == (kernels if switches.llvm_ir and in_log and not run.names_known else 0)
-    assert len(log.problems) == len(placed_ll), [p.message for p in log.problems]
+    unplaced_linear = [p for p in log.problems if p.message.startswith(("linear_", "tree_"))]
+    assert len(unplaced_linear) == (2 * kernels if switches.linear and linear_unplaceable else 0)
+    order = [p for p in log.problems if "does not prove the schedule's order" in p.message]
+    assert len(order) == (1 if unproven else 0), switches
+    assert len(log.problems) == len(placed_ll) + len(unplaced_linear) + len(order), [p.message for p in log.problems]
 
 
 def test_the_empty_canonical_prefix_dumps_every_stage_and_files_the_schedule_apart() -> None:

@@ -1,7 +1,7 @@
 """regression triage and confirmations: what people and re-timing said about a step `tgstore regressions` found
 
 Revision ID: 0024
-Revises: 0021
+Revises: 0022
 Create Date: 2026-12-04 23:40:00
 
 * regression_triage: a regression's state (new, acknowledged, fixed, ignored) with a note and its date, as LNT keeps
@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0024"
-down_revision: str | None = "0021"
+down_revision: str | None = "0022"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

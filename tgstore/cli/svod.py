@@ -60,6 +60,9 @@ def ingest_svod(
     where = ", ".join(str(p) for p in paths)
     stored = [r for r in reports if not r.skipped]
     note(f"{where}: {len(stored)} Svod runs stored, {len(reports) - len(stored)} already stored")
+    if reports and reports[0].parity_left:
+        note(f"{where}: parity decided against the newest tinygrad commits; {reports[0].parity_left} older pairs are "
+             "left: run `tgstore parity-refresh`")
     for report in reports:
         if as_json:
             sys.stdout.write(json.dumps(report.summary(), ensure_ascii=False) + "\n")
@@ -73,10 +76,17 @@ def ingest_svod(
         tied, loose = log.pattern_matches
         matched = f"{tied + loose} pattern matches ({loose} not tied to a pass), " if tied + loose else ""
         outcome = f" [{log.outcome or 'no result'}]" if log.test else ""
+        if log.captured and not log.kernels:
+            kernels = "output captured by the test runner (kernels unknown; rerun with --nocapture)"
+        else:
+            kernels = f"{len(log.kernels)} kernels ({', '.join(k.name or '?' for k in log.kernels)})"
+        extra = (f"{log.schedules} schedules, " if log.schedules > 1 else "") + \
+            (f"{len(log.unattributed)} stages unattributed, " if log.unattributed else "") + \
+            (f"{log.beam_candidates} BEAM candidates set aside, " if log.beam_candidates else "")
+        parity = f", parity decided against {report.parity_pairs} tinygrad runs" if report.parity_pairs else ""
         line = Text(safe(f"{where}: svod run {report.run_id} for case {report.case!r}{test_name}{outcome}"
-                         f"{' (read again)' if report.reparsed else ''}: {len(log.kernels)} kernels "
-                         f"({', '.join(k.name or '?' for k in log.kernels)}), {log.stage_count} stages, "
-                         f"{len(log.events)} events, {matched}{report.new_trees} new trees, "))
+                         f"{' (read again)' if report.reparsed else ''}: {kernels}, {log.stage_count} stages, "
+                         f"{len(log.events)} events, {extra}{matched}{report.new_trees} new trees{parity}, "))
         line.append(f"{len(report.problems)} problems", style=colour)
         err.print(line)
         files = [name for name, _kind, _text in log.files]
@@ -133,6 +143,27 @@ def parity(
             emit(line)
     if (report.one_sided if rules else report.differs):
         raise typer.Exit(1)
+
+
+@command(app, "parity-refresh")
+def parity_refresh(
+    case: Annotated[str | None, typer.Argument(help="The case (default: every case with a Svod run).",
+                                               show_default=False)] = None,
+    force: Annotated[bool, typer.Option("--force", help="Decide every pair again, not only the new ones.")] = False,
+    db: DbOption = Path("tgstore.db"),
+) -> None:
+    """Decide and store Svod parity for every pair of a Svod run and a current tinygrad run holding its case that has
+    none yet (a tinygrad commit ingested after the Svod log), or was decided by an older tgstore: what the
+    parity_matrix query and the parity page read. `ingest-svod` decides its own runs; this is for the rest."""
+    from tgstore.svod.parity_store import refresh
+
+    engine = open_db(db)
+    with engine.begin() as conn:
+        report = refresh(conn, case, force=force)
+    note(f"parity: {report.decided} pairs decided, {report.kept} already decided"
+         f"{f', {len(report.failed)} not decidable' if report.failed else ''}")
+    for line in report.failed or []:
+        note(f"  {line}")
 
 
 @command(app, "parity-drift")
@@ -216,6 +247,12 @@ def port_queue(
         except (ParityError, CommitNotFound) as exc:
             raise fail(str(exc)) from None
         note(f"--fill: {count} commits extracted")
+        if count:
+            from tgstore.svod.parity_store import refresh
+
+            with open_db(db).begin() as conn:  # the Svod runs of the cases against the commits filled
+                decided = sum(refresh(conn, case).decided for case in cases)
+            note(f"--fill: Svod parity decided for {decided} new pairs")
     engine = open_db(db, migrate=False, writer=False)
     try:
         with engine.connect() as conn:

@@ -268,6 +268,16 @@ def kernel_renderer(variant: str | None, code_kind: str | None) -> str:
 
 
 @functools.lru_cache(maxsize=65536)
+def svod_node(op: str, kernel_sink: bool, args: str | None, dtype: str | None
+              ) -> tuple[str, str, str, tuple[str, ...]]:
+    """A Svod tree node's (op, dtype, arg) in tinygrad's spelling and what could not be spelled: one node's spelling
+    depends on the node alone, so a log's many equal nodes are spelled once."""
+    speller = Speller()
+    top = speller.svod_op(op)
+    return top, speller.svod_dtype(dtype), speller.svod_arg(top, op, args, kernel_sink), tuple(speller.unknown)
+
+
+@functools.lru_cache(maxsize=65536)
 def _tinygrad_node(op: str, dtype: str, arg: str) -> tuple[str, str, str, tuple[str, ...]]:
     speller = Speller()
     return op, speller.tinygrad_dtype(dtype), speller.tinygrad_arg(op, arg), tuple(speller.unknown)

@@ -34,6 +34,13 @@ CANONICAL_AFTER = {"09-pre_expand": "expanded", "17-bottom_up_ew_image": "coales
 SCHEDULE_CANONICAL = ("tensor", "pre_multi", "post_multi", "rangeified", "kernel_ast", "scheduled")
 CODE_CANONICAL = ("program", "linearized")
 SOURCE_OFFSET = {"event": 0, "extract-ir": 0, "per-stage": 1, "dump-stage": 2, "dump-canonical": 3, "capture": 3}
+# `kernel initial` is printed twice per kernel: in `apply_pre_optimization` (position 0) and as the input of
+# `apply_post_optimization_configured_with_capture`, right before `print_stage("00-initial")` (the 00-initial event)
+KERNEL_INITIAL_FIRST = 0
+KERNEL_INITIAL_SECOND = 100
+# the canonical documents only `optimize_kernel_with_config_impl` dumps: BEAM's path (`beam_search_optimize` then
+# `apply_post_optimization_with_config`, tensor/src/realize.rs) prints neither
+HEURISTIC_ONLY = ("optimized", "postrange")
 
 
 @dataclass(frozen=True)
@@ -65,10 +72,21 @@ def _tables() -> tuple[dict[str, int], dict[str, int], list[str], dict[str, int]
     return opt, schedule, post, code
 
 
+@cache
+def opt_kinds(label: str, source: str) -> tuple[int, ...]:
+    """The emission positions an optimize-phase stage can have: two for `kernel initial` (first or second), one for
+    any other; () when it is not an optimize-phase stage."""
+    if label == "kernel-initial-or-00":
+        return (KERNEL_INITIAL_FIRST, KERNEL_INITIAL_SECOND)
+    where = place(label, source)
+    return (where.position,) if where is not None and where.phase == "opt" and where.position is not None else ()
+
+
 def post_labels() -> list[str]:
     return _tables()[2]
 
 
+@cache
 def place(label: str, source: str) -> Place | None:
     """Where a stage read from `source` (event, per-stage, dump-stage, dump-canonical, extract-ir, capture) with
     `label` sits; None when Svod's source emits no such label (the caller records a problem)."""

@@ -162,9 +162,16 @@ def choose_svod_run(conn: Connection, case: str, run: int | None) -> int:
     return found[0]["id"]
 
 
-def tinygrad_run(conn: Connection, case: str, commit: str | None) -> tuple[CommitRow, int]:
+def tinygrad_run(conn: Connection, case: str, commit: str | None, run: int | None = None) -> tuple[CommitRow, int]:
+    """The commit and its current run holding the case: `run` itself when given, else as `run_with_case` chooses."""
     from tgstore.compare.stage_diff import StageError, run_with_case
+    from tgstore.store.commits import resolve_commit
 
+    if run is not None:
+        found = _rows(conn, 'SELECT sha FROM v_run_cases WHERE run_id = :run AND "case" = :case', run=run, case=case)
+        if not found:
+            raise ParityError(f"tinygrad run {run} is not a current run holding case {case!r}")
+        return resolve_commit(conn, found[0]["sha"]), run
     try:
         return run_with_case(conn, case, commit)
     except StageError as exc:
@@ -331,7 +338,7 @@ def _pair_by_bare_name(unpaired: list[dict], tg_kernels: list[dict], used: set[i
                        pairs: list[tuple[dict | None, dict | None, str | None]]) -> list[dict]:
     """Names minus the process-wide counter's suffix (`r_8_16_4n3` in a later test of one `cargo test` process is
     `r_8_16_4` in the program alone), paired in each program's own order when both sides have as many."""
-    from tgstore.svod.readers.threads import bare_name
+    from tgstore.svod.readers.model import bare_name
 
     svod_by: dict[str, list[dict]] = {}
     for sk in unpaired:
@@ -368,9 +375,11 @@ KERNEL_GRAPH_ABSENT = ("Svod's kernel_ast is the whole kernel graph after fix_as
 
 
 def parity_report(conn: Connection, case: str, *, svod_run: int | None = None, commit: str | None = None,
-                  renderer: str | None = None) -> ParityReport:
+                  renderer: str | None = None, tinygrad_run_id: int | None = None) -> ParityReport:
+    """The one place parity is decided: `tgstore parity` prints it, `parity_store` stores it (renderer None) for the
+    `parity_matrix` query and the parity page."""
     run_id = choose_svod_run(conn, case, svod_run)
-    row, tg_run = tinygrad_run(conn, case, commit)
+    row, tg_run = tinygrad_run(conn, case, commit, tinygrad_run_id)
     svod, svod_kernels = svod_stages(conn, run_id)
     failure = _rows(conn, "SELECT outcome, panic_location, panic_message, failed_kernel, last_stage, test "
                           "FROM svod_runs WHERE id = :run", run=run_id)[0]

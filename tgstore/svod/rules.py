@@ -23,7 +23,7 @@ from tgstore.compare.rewrite_steps import PASSES_SQL
 from tgstore.spelling.svod import Speller, maps
 from tgstore.store.commits import CommitRow
 from tgstore.svod.parity import choose_svod_run, pair_kernels, renderer_for, svod_kernel_rows, tinygrad_run
-from tgstore.svod.readers.place import has_events
+from tgstore.svod.readers.model import has_events
 
 
 def _rows(conn: Connection, sql: str, **params: Any) -> list[dict[str, Any]]:

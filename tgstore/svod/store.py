@@ -23,6 +23,7 @@ from tgstore.compare.canonical import document_hash, validate
 from tgstore.db.models.svod_tables import (
     SvodEvent,
     SvodKernel,
+    SvodParityPair,
     SvodProblem,
     SvodRuleFire,
     SvodRun,
@@ -33,12 +34,14 @@ from tgstore.nogc import gc_paused
 from tgstore.spelling.svod import Speller, kernel_renderer, maps
 from tgstore.store.content import ContentStore
 from tgstore.store.rows import case_ids, insert_returning_id, now_iso
+from tgstore.svod.parity_store import INGEST_PAIRS, forget, refresh
 from tgstore.svod.readers import InterleavedTests, Problem, Stage, SvodLog, read_runs
 from tgstore.svod.readers.sessions import case_from_test, variant_of
-from tgstore.svod.tree import graph_hash, graph_text
+from tgstore.svod.tree import text_hash
 
-PARSER_VERSION = 4  # 2: kernel boundaries from Svod's emission order; 3: a run per test, threads, failures;
-# 4: pattern matches and the kernel cut's events
+PARSER_VERSION = 5  # 2: kernel boundaries from Svod's emission order; 3: a run per test, threads, failures;
+# 4: pattern matches and the kernel cut's events; 5: stages on kernels by proof only (hash-consed ids are none),
+# split lines put back, nextest, BEAM candidates, captured output, Metal code, a run's schedules
 MAX_FILE_BYTES = 512 * 1024 * 1024
 EVENT_CHUNK = 1000
 
@@ -58,6 +61,8 @@ class SvodIngestReport:
     svod_commit: str | None = None
     new_trees: int = 0
     problems: list[Problem] = field(default_factory=list)
+    parity_pairs: int = 0  # tinygrad runs this Svod run's parity was decided against (svod/parity_store.py)
+    parity_left: int = 0  # pairs of this ingest's runs past INGEST_PAIRS, left to `parity-refresh`
 
     def summary(self) -> dict[str, Any]:
         """What `ingest-svod --json` prints for the path."""
@@ -79,14 +84,20 @@ class SvodIngestReport:
                 "panic": {"location": log.panic.location, "message": log.panic.message} if log and log.panic
                 else None, "failed_kernel": log.failed_kernel if log else None,
                 "last_stage": log.last_stage if log else None,
-                "unattributed_stages": len(log.unattributed) if log else 0, "kernels": kernels,
+                "unattributed_stages": len(log.unattributed) if log else 0,
+                "output_captured": log.captured if log else False, "schedules": log.schedules if log else 0,
+                "kernel_order_proven": log.order_proven if log else True,
+                "beam_candidates": log.beam_candidates if log else 0,
+                "kernels": None if log and log.captured and not log.kernels else kernels,
                 "pattern_matches": dict(zip(("tied", "loose"), log.pattern_matches, strict=True)) if log else None,
+                "parity_decided_against": self.parity_pairs,
                 "problems": [{"line": p.line, "message": p.message,
                               "file": files[p.file] if p.file < len(files) else None} for p in self.problems]}
 
 
-def _text(path: Path, keep: Callable[[str, bytes], None] | None = None) -> str:
-    """The file's text; `keep(text, data)` is given its bytes too, before they are dropped."""
+def _text(path: Path, keep: Callable[[bytes, str], Callable[[str], None]] | None = None) -> str:
+    """The file's text; `keep(data, str(path))` is given its bytes first (ingest stores them, before the text exists
+    beside them), and what it returns is given the text."""
     try:
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:
@@ -98,19 +109,22 @@ def _text(path: Path, keep: Callable[[str, bytes], None] | None = None) -> str:
         raise SvodLogError(f"{path}: UTF-16 text (a PowerShell redirect?); convert it to UTF-8; nothing stored")
     if b"\x00" in data:
         raise SvodLogError(f"{path}: not a text file (it contains NUL bytes); nothing stored")
+    name_text = keep(data, str(path)) if keep is not None else None
     try:
         text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
+    except UnicodeDecodeError as exc:  # SvodLogError rolls back what keep stored
         line = data.count(b"\n", 0, exc.start) + 1
         raise SvodLogError(f"{path}:{line}: not UTF-8 text ({exc.reason}); nothing stored") from None
-    if keep is not None:
-        keep(text, data)
+    if name_text is not None:
+        name_text(text)
     return text
 
 
-def read_path(path: Path, keep: Callable[[str, bytes], None] | None = None) -> list[tuple[str, str]]:
+def read_path(path: Path, keep: Callable[[bytes, str], Callable[[str], None]] | None = None
+              ) -> list[tuple[str, str]]:
     """(name, text) of the file at `path`, or of every regular file in the directory at `path` (sorted by name).
-    `keep(text, data)`: called with each file's text and bytes (ingest stores the text from its bytes)."""
+    `keep(data, str(file))`: called with each file's bytes (ingest stores the text from them), its result with the
+    text."""
     path = Path(path)
     if not path.exists():
         raise SvodLogError(f"{path}: no such file or directory")
@@ -131,38 +145,61 @@ def source_hash(files: list[tuple[str, str]]) -> str:
     digest = hashlib.sha256()
     for name, text in files:
         digest.update(f"{len(name)}:{name}:{len(text)}:".encode())
-        digest.update(text.encode("utf-8", "surrogatepass"))
+        for start in range(0, len(text), HASH_CHUNK):  # a 30 MB text's UTF-8 a megabyte at a time, not all at once
+            digest.update(text[start:start + HASH_CHUNK].encode("utf-8", "surrogatepass"))
     return digest.hexdigest()
 
 
+HASH_CHUNK = 1 << 20
+
+
 # CAST from the file's bytes: binding the text would make Python keep a UTF-8 copy of it for as long as it lives
+_NOT_CONTINUATION = bytes(range(0x80)) + bytes(range(0xC0, 0x100))
 _FILE_BLOB = "INSERT INTO blobs (id, hash, size, text) SELECT ?, ?, ?, CAST(? AS TEXT) WHERE ?"
 
 
-def _file_blob_keeper(conn: Connection, store: ContentStore) -> Callable[[str, bytes], None]:
-    """Stores each file's text as a blob from the bytes it was read as, as it is read: a 30 MB log's text is stored
-    before its lines are read, so its copies (the bytes, SQLite's bound copy) are not held beside what is read
-    from it (bench/bench_svod_log.py). The bytes are valid UTF-8, so their sha256 is the text's content hash."""
-    def keep(text: str, data: bytes) -> None:
+class _FileBlobKeeper:
+    """Stores each file's text as a blob from the bytes it was read as, before they are decoded: a 30 MB log's text
+    is stored before its lines are read and before its decoded text exists, so its copies (the bytes, SQLite's
+    bound copy) are not held beside what is read from it (bench/bench_svod_log.py). A file that is not UTF-8 fails
+    the ingest, and the transaction takes the blob back; valid UTF-8 bytes' sha256 is the text's content hash. The
+    files' `source_hash` is made from the same bytes as they pass, in the order read (the order of `files`)."""
+
+    def __init__(self, conn: Connection, store: ContentStore) -> None:
+        self.conn, self.store = conn, store
+        self.source = hashlib.sha256()
+
+    def __call__(self, data: bytes, name: str) -> Callable[[str], None]:
+        store = self.store
         digest = hashlib.sha256(data).hexdigest()
-        store.text_hashes[text] = digest
-        if digest in store.lookup("blobs", [digest]):
-            return
-        blob_id = store.next_id("blobs")
-        conn.exec_driver_sql(_FILE_BLOB, (blob_id, digest, len(text), data, 1))
-        conn.exec_driver_sql(_FILE_BLOB, (0, "", 0, b"", 0))  # SQLite holds a bound value until the next bind
-        store.known["blobs"][digest] = blob_id
-        store.created.setdefault("blobs", set()).add(digest)
-    return keep
+        # the size in characters, as every blob's: valid UTF-8 (else the ingest fails) has one byte per character
+        # that is not a continuation byte
+        size = len(data) - len(data.translate(None, _NOT_CONTINUATION)) if not data.isascii() else len(data)
+        self.source.update(f"{len(name)}:{name}:{size}:".encode())  # source_hash's, from the bytes
+        self.source.update(data)
+        if digest not in store.lookup("blobs", [digest]):
+            blob_id = store.next_id("blobs")
+            self.conn.exec_driver_sql(_FILE_BLOB, (blob_id, digest, size, data, 1))
+            self.conn.exec_driver_sql(_FILE_BLOB, (0, "", 0, b"", 0))  # SQLite holds a bound value until the next bind
+            store.known["blobs"][digest] = blob_id
+            store.created.setdefault("blobs", set()).add(digest)
+
+        def named(text: str) -> None:
+            store.text_hashes[text] = digest
+        return named
 
 
 def _has_svod(log: SvodLog) -> bool:
-    svod_events = [e for e in log.events if str(e.record.get("target", "")).startswith(("svod", "morok"))]
+    svod_events = [e for e in log.events if (e.target or "").startswith(("svod", "morok"))]
     return bool(svod_events or log.kernels or log.schedule_stages or log.unplaced or log.unattributed
                 or log.outcome == "skipped")
 
 
 def _check(runs: list[SvodLog], where: str) -> None:
+    if runs and all(log.captured for log in runs if log.test is not None) and not any(_has_svod(log) for log in runs):
+        raise SvodLogError(f"{where}: the test runner kept every test's output (libtest without -- --nocapture, or "
+                           "nextest without --success-output immediate): no Svod output to read; rerun with -- "
+                           "--nocapture; nothing stored")
     if not any(_has_svod(log) for log in runs):
         raise SvodLogError(f"{where}: no Svod tracing events, stage lines, trees or dumps found (not Svod output? "
                            "run the test with RUST_LOG=...=debug and -- --nocapture); nothing stored")
@@ -197,11 +234,10 @@ class _Writer:
                 hashes[id(stage)] = done[id(stage.tree)]
                 continue
             speller = Speller()
-            graph = stage.tree.graph(speller)
-            h = graph_hash(graph)
+            text, count, root_op = stage.tree.graph_text(speller)  # graph_text(graph(speller)), made at once
+            h = text_hash(text)
             hashes[id(stage)] = done[id(stage.tree)] = h
-            rows[h] = (len(graph), graph[-1][0] if graph else None, graph_text(graph),
-                       json.dumps(speller.unknown) if speller.unknown else None)
+            rows[h] = (count, root_op, text, json.dumps(speller.unknown) if speller.unknown else None)
         self.new_trees += len(self.store.ensure("svod_trees", ("node_count", "root_op", "graph", "unknown"), rows))
         return hashes
 
@@ -239,23 +275,22 @@ class _Writer:
         doc_hashes = self.canonical([s for _k, s in stages])
         store.blobs([s.tree_text for _k, s in stages] + [k.code for k in log.kernels])
         store.insert("svod_kernels", ("run_id", "kernel_index", "test", "name", "file_position", "line_no",
-                                      "code_blob_id", "code_kind", "renderer"),
+                                      "code_blob_id", "code_kind", "renderer", "schedule"),
                      [(self.run_id, k.index, k.test, k.name, k.file, k.line, store.blob_id(k.code), k.code_kind,
-                       kernel_renderer(variant_of(k.test), k.code_kind)) for k in log.kernels])
+                       kernel_renderer(variant_of(k.test), k.code_kind), k.schedule) for k in log.kernels])
+        schedule_of = {k.index: k.schedule for k in log.kernels}
         store.insert("svod_stages", ("run_id", "seq", "kernel_index", "label", "source", "file_position", "line_no",
                                      "node_count", "tree_id", "text_blob_id", "canonical_doc_id", "message",
-                                     "elapsed_ms", "unattributed"),
+                                     "elapsed_ms", "unattributed", "fragment", "schedule"),
                      [(self.run_id, seq, kernel, s.label, s.source, s.file, s.line, s.node_count,
                        store.id("svod_trees", tree_hashes.get(id(s))), store.blob_id(s.tree_text),
                        store.id("canonical_docs", doc_hashes.get(id(s))), s.message, s.elapsed_ms,
-                       id(s) in unattributed)
+                       id(s) in unattributed, s.fragment, schedule_of.get(kernel, s.schedule))
                       for seq, (kernel, s) in enumerate(stages)])
         for start in range(0, len(log.events), EVENT_CHUNK):  # the fields' JSON of a chunk at a time, not all of it
             store.insert("svod_events", ("run_id", "file_position", "line_no", "timestamp", "level", "target",
                                          "message", "fields"),
-                         [(self.run_id, e.file, e.line, _str(e.record.get("timestamp")), _str(e.record.get("level")),
-                           _str(e.record.get("target")), _str(e.record["fields"].get("message")),
-                           json.dumps(e.record["fields"], ensure_ascii=False, default=str))
+                         [(self.run_id, e.file, e.line, e.timestamp, e.level, e.target, e.message, e.fields_json())
                           for e in log.events[start:start + EVENT_CHUNK]])
         seqs = {id(s): seq for seq, (_kernel, s) in enumerate(stages)}
         fires = [(kernel, seqs[id(s)], s.label, s.fires, id(s) in unattributed) for kernel, s in stages if s.fires]
@@ -283,7 +318,7 @@ def _counts(log: SvodLog) -> dict[str, int]:
             "test": log.test, "variant": variant_of(log.test), "outcome": log.outcome,
             "panic_location": log.panic.location if log.panic else None,
             "panic_message": log.panic.message if log.panic else None, "failed_kernel": log.failed_kernel,
-            "last_stage": log.last_stage}
+            "last_stage": log.last_stage, "output_captured": log.captured, "schedule_count": log.schedules}
 
 
 def ingest_svod(engine: Engine, path: Path | str | list[Path], case: str, svod_commit: str | None = None
@@ -306,12 +341,12 @@ def ingest_svod_runs(engine: Engine, path: Path | str | list[Path], case: str | 
     # a 30 MB log makes some 100,000 objects that live until stored: the collector's passes cost a fifth of reading
     with gc_paused(), engine.begin() as conn:  # a SvodLogError below rolls back the texts stored
         store = ContentStore(conn)
-        keep = _file_blob_keeper(conn, store)
+        keep = _FileBlobKeeper(conn, store)
         files: list[tuple[str, str]] = []
         for one in paths:
             files += [(str(one / name) if one.is_dir() else str(one), text) for name, text in read_path(one, keep)]
         path = paths[0] if len(paths) == 1 else Path(os.path.commonpath([os.path.abspath(p) for p in paths]))
-        digest = source_hash(files)
+        digest = keep.source.hexdigest()  # = source_hash(files)
         try:
             runs = read_runs(files)
         except InterleavedTests as exc:
@@ -328,7 +363,22 @@ def ingest_svod_runs(engine: Engine, path: Path | str | list[Path], case: str | 
                 raise SvodLogError(f"{where}: a run outside any libtest test has no test name to map to a case; "
                                    "give --case; nothing stored")
             reports.append(_store_run(conn, store, log, run_case, svod_commit, digest, path))
+        _decide_parity(conn, reports)
     return reports
+
+
+def _decide_parity(conn: Connection, reports: list[SvodIngestReport]) -> None:
+    """Parity of the runs against every current tinygrad run holding their case, decided once and stored (pairs
+    already decided by this DECIDER are kept)."""
+    runs = [r.run_id for r in reports]
+    decided = refresh(conn, svod_runs=runs, limit=INGEST_PAIRS)
+    for report in reports:
+        report.parity_left = decided.left
+    counts: dict[int, int] = {}
+    for svod_run, in conn.execute(select(SvodParityPair.svod_run).where(SvodParityPair.svod_run.in_(runs))):
+        counts[svod_run] = counts.get(svod_run, 0) + 1
+    for report in reports:
+        report.parity_pairs = counts.get(report.run_id, 0)
 
 
 def _store_run(conn: Connection, store: ContentStore, log: SvodLog, case: str, svod_commit: str | None, digest: str,
@@ -347,6 +397,7 @@ def _store_run(conn: Connection, store: ContentStore, log: SvodLog, case: str, s
         run_id = found.id
         for table in (SvodKernel, SvodStage, SvodEvent, SvodProblem, SvodRuleFire):
             conn.execute(delete(table).where(table.run_id == run_id))
+        forget(conn, run_id)  # its parity is decided again from what is read now
         conn.execute(update(SvodRun).where(SvodRun.id == run_id).values(
             **_counts(log), svod_commit=svod_commit or found.svod_commit, ingested_at=now_iso()))
     else:

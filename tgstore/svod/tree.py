@@ -17,11 +17,15 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from tgstore.spelling.svod import Speller
+from tgstore.spelling.svod import Speller, svod_node
 
 LINE = re.compile(r"^(?P<prefix>(?:│   |    |├── |└── )*)\[(?P<id>\d+)\] (?P<body>.*)$")
+# every line at once: indentation, id, and the rest, which is read once per distinct text (a log's trees repeat
+# their lines, ids aside)
+FAST_LINE = re.compile(r"^((?:│   |    |├── |└── )*)\[(\d+)\] ([^\n]*)$", re.M)
+BACKREFS = ("→ (see above)", "-> (see above)")
 BACKREF = re.compile(r"^(?:→|->) \(see above\)$")
 OP = re.compile(r"[A-Z][A-Za-z0-9_]*(?:\[KERNEL\])?")
 
@@ -32,21 +36,50 @@ class TreeError(ValueError):
         self.line = line  # 0-based line within the tree text
 
 
-@dataclass
 class Node:
-    id: int
-    op: str  # as Svod printed it (SINK[KERNEL] -> SINK)
-    kernel_sink: bool
-    args: str | None
-    dtype: str | None
-    shape: str | None
-    children: list[int] = field(default_factory=list)  # ids, in printed order
+    """One node of a tree: its id, what its line says (`head`: op as Svod printed it (SINK[KERNEL] -> SINK), kernel
+    sink, args, dtype, shape; equal lines share one head, so a log's many equal lines cost one), and its children's
+    ids in printed order."""
+
+    __slots__ = ("id", "head", "children")
+
+    def __init__(self, id: int, head: tuple, children: list[int]) -> None:
+        self.id, self.head, self.children = id, head, children
+
+    @classmethod
+    def of(cls, id: int, op: str, kernel_sink: bool, args: str | None, dtype: str | None, shape: str | None
+           ) -> Node:
+        return cls(id, (op, kernel_sink, args, dtype, shape), [])
+
+    op = property(lambda self: self.head[0])
+    kernel_sink = property(lambda self: self.head[1])
+    args = property(lambda self: self.head[2])
+    dtype = property(lambda self: self.head[3])
+    shape = property(lambda self: self.head[4])
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Node) and (self.id, self.head, self.children) == (other.id, other.head,
+                                                                                    other.children)
+
+    def __repr__(self) -> str:
+        return f"Node({self.id}, {self.head!r}, {self.children!r})"
+
+
+# a line's head by its text after the id: shared by every tree of a log (bounded: cleared when it grows past this)
+_HEADS: dict[str, tuple] = {}
+_NODES: dict[int, Node] = {}  # id -> the node of an earlier tree with it, shared when its line and children are alike
+_SPELLED: dict[tuple, tuple] = {}  # a head in tinygrad's spelling (spelling.svod.svod_node), and what was unknown
+_PREFIXES: dict[tuple, str] = {}  # a spelled head's JSON, `["OP","dtype","arg",[`
+MAX_HEADS = 200_000
 
 
 @dataclass
 class Tree:
     roots: list[int]
     nodes: dict[int, Node]  # by id, in first-printed order
+    # the ids sources first (the order `graph` needs), when the parser saw it: the printed tree is a depth-first walk
+    # that prints a node once, children in order, so a node's subtree ends where graph's walk finishes it
+    order: list[int] | None = None
 
     @property
     def node_count(self) -> int:
@@ -56,6 +89,55 @@ class Tree:
         """The graph in tinygrad's spelling as compact nodes [op, dtype, arg, [source positions]], in the toposort
         order tgstore's extractor uses (sources first, in order), so that equal structures give equal lists."""
         speller = speller or Speller()
+        order = self.order if self.order is not None else self._order()
+        position = dict(zip(order, range(len(order)), strict=True))
+        out = []
+        spelled = _SPELLED
+        if len(spelled) > MAX_HEADS:
+            spelled.clear()
+        nodes = self.nodes
+        for nid in order:
+            node = nodes[nid]
+            head = node.head
+            found = spelled.get(head)
+            if found is None:
+                found = spelled[head] = svod_node(*head[:4])
+            if found[3]:
+                for what in found[3]:
+                    speller.note(what)
+            out.append([found[0], found[1], found[2], list(map(position.__getitem__, node.children))])
+        return out
+
+    def graph_text(self, speller: Speller | None = None) -> tuple[str, int, str | None]:
+        """`graph_text(self.graph(speller))`, its node count and root op, made as text at once: each distinct line's
+        JSON head is made once per log (the store's part of reading a 300-kernel log)."""
+        speller = speller or Speller()
+        order = self.order if self.order is not None else self._order()
+        position = dict(zip(order, map(str, range(len(order))), strict=True))
+        parts = []
+        spelled = _SPELLED
+        if len(spelled) > MAX_HEADS:
+            spelled.clear()
+            _PREFIXES.clear()
+        nodes = self.nodes
+        op = None
+        for nid in order:
+            node = nodes[nid]
+            head = node.head
+            found = spelled.get(head)
+            if found is None:
+                found = spelled[head] = svod_node(*head[:4])
+            if found[3]:
+                for what in found[3]:
+                    speller.note(what)
+            prefix = _PREFIXES.get(found)
+            if prefix is None:
+                prefix = _PREFIXES[found] = graph_text(list(found[:3]))[:-1] + ",["
+            parts.append(prefix + ",".join(map(position.__getitem__, node.children)) + "]]")
+            op = found[0]
+        return "[" + ",".join(parts) + "]", len(order), op
+
+    def _order(self) -> list[int]:
         order: list[int] = []
         seen: set[int] = set()
         for root in self.roots:
@@ -70,14 +152,7 @@ class Tree:
                 seen.add(nid)
                 stack.append((nid, True))
                 stack += [(c, False) for c in reversed(self.nodes[nid].children) if c not in seen]
-        position = {nid: i for i, nid in enumerate(order)}
-        out = []
-        for nid in order:
-            node = self.nodes[nid]
-            op = speller.svod_op(node.op)
-            out.append([op, speller.svod_dtype(node.dtype), speller.svod_arg(op, node.op, node.args, node.kernel_sink),
-                        [position[c] for c in node.children]])
-        return out
+        return order
 
 
 def _split_body(body: str, line: int) -> tuple[str, bool, str | None, str | None, str | None]:
@@ -120,6 +195,77 @@ def _split_body(body: str, line: int) -> tuple[str, bool, str | None, str | None
 def parse_tree(text: str) -> Tree:
     """Parse Svod's tree text (one or more roots, e.g. the fragments some docs print); TreeError on any line that
     does not fit, with nothing kept."""
+    fast = _parse_fast(text)
+    return fast if fast is not None else _parse_lines(text)
+
+
+def _parse_fast(text: str) -> Tree | None:
+    """The tree read with one regular expression over all its lines; None when a line is not the common form (the
+    line-by-line reader then reads it, and names the line that does not fit)."""
+    body = text[:-1] if text.endswith("\n") else text
+    if not body:
+        return None
+    matches = FAST_LINE.findall(body)
+    if len(matches) != body.count("\n") + 1:
+        return None
+    nodes: dict[int, Node] = {}
+    roots: list[int] = []
+    stack: list[Node] = []
+    order: list[int] = []  # finished: a node is when the walk leaves its subtree
+    heads, shared = _HEADS, _NODES
+    if len(heads) > MAX_HEADS or len(shared) > MAX_HEADS:  # together: a shared node's head is one of heads
+        heads.clear()
+        shared.clear()
+    pop, push, finish, get, remember = stack.pop, stack.append, order.append, shared.get, shared.__setitem__
+    # A node is finished when the walk leaves its subtree; a node printed alike in an earlier tree (same id, line and
+    # children: Svod's hash-consing keeps a node's id for life) is that one, so a log's trees share what they share.
+    for prefix, nid_text, body in matches:
+        nid = int(nid_text)
+        depth = len(prefix) >> 2
+        if depth:
+            if depth > len(stack) or prefix[-4] not in "├└":
+                return None
+        while len(stack) > depth:
+            node = pop()
+            same = get(node.id)
+            if same is None:
+                remember(node.id, node)
+            elif same.head is node.head and same.children == node.children:
+                nodes[node.id] = same
+            finish(node.id)
+        head = heads.get(body)
+        if head is None and body not in BACKREFS:
+            try:  # a text not seen before: read as the line-by-line reader reads it
+                head = heads[body] = _split_body(body, 0)
+            except TreeError:
+                return None
+        if head is not None:
+            if nid in nodes:
+                return None
+            node = nodes[nid] = Node(nid, head, [])
+            if depth:
+                stack[-1].children.append(nid)
+            else:
+                roots.append(nid)
+            push(node)
+        elif nid not in nodes:
+            return None
+        elif depth:
+            stack[-1].children.append(nid)
+        else:
+            roots.append(nid)
+    while stack:
+        node = pop()
+        same = get(node.id)
+        if same is None:
+            remember(node.id, node)
+        elif same.head is node.head and same.children == node.children:
+            nodes[node.id] = same
+        finish(node.id)
+    return Tree(roots, nodes, order)
+
+
+def _parse_lines(text: str) -> Tree:
     nodes: dict[int, Node] = {}
     roots: list[int] = []
     stack: list[tuple[int, int]] = []  # (depth, id) of the open ancestors
@@ -147,7 +293,7 @@ def parse_tree(text: str) -> Tree:
             if nid in nodes:
                 raise TreeError(n, f"[{nid}] is printed twice in full")
             op, kernel_sink, args, dtype, shape = _split_body(body, n)
-            nodes[nid] = Node(nid, op, kernel_sink, args, dtype, shape)
+            nodes[nid] = Node.of(nid, op, kernel_sink, args, dtype, shape)
         if depth == 0:
             roots.append(nid)
         else:
@@ -162,4 +308,8 @@ def graph_text(graph: list[list]) -> str:
 
 
 def graph_hash(graph: list[list]) -> str:
-    return hashlib.sha256(graph_text(graph).encode("utf-8")).hexdigest()
+    return text_hash(graph_text(graph))
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

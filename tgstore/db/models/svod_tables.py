@@ -60,6 +60,9 @@ class SvodRun(Base):
     panic_message: Mapped[str | None] = mapped_column(Text)
     failed_kernel: Mapped[int | None] = mapped_column(Integer)  # the kernel being lowered when it panicked
     last_stage: Mapped[str | None] = mapped_column(String(200))  # the last stage that kernel reached
+    # libtest or nextest kept the test's output and showed none: its kernels are unknown, not 0
+    output_captured: Mapped[bool] = mapped_column(Boolean, server_default=false(), default=False)
+    schedule_count: Mapped[int] = mapped_column(Integer, server_default="0")  # realizes printed (two programs: 2)
 
 
 class SvodFile(Base):
@@ -80,8 +83,9 @@ class SvodKernel(Base):
     file_position: Mapped[int] = mapped_column(Integer)
     line_no: Mapped[int] = mapped_column(Integer)
     code_blob_id: Mapped[int | None] = mapped_column(ForeignKey("blobs.id"))
-    code_kind: Mapped[str | None] = mapped_column(String(20))  # c | llvm | nvptx | amdgpu
+    code_kind: Mapped[str | None] = mapped_column(String(20))  # c | metal | llvm | nvptx | amdgpu
     renderer: Mapped[str | None] = mapped_column(String(20))  # tinygrad's, compared with (spelling.kernel_renderer)
+    schedule: Mapped[int] = mapped_column(Integer, server_default="0")  # which of the run's schedules it is of
 
 
 class SvodStage(Base):
@@ -103,6 +107,9 @@ class SvodStage(Base):
     elapsed_ms: Mapped[int | None] = mapped_column(Integer)
     # a stage of kernels optimized in parallel that no evidence in the log ties to one kernel (kernel_index NULL)
     unattributed: Mapped[bool] = mapped_column(Boolean, server_default=false(), default=False)
+    # unattributed stages proven to be one kernel's (its kernel unknown) share a fragment number
+    fragment: Mapped[int | None] = mapped_column(Integer)
+    schedule: Mapped[int] = mapped_column(Integer, server_default="0")  # a schedule stage's schedule
 
 
 class SvodEvent(Base):
@@ -161,3 +168,40 @@ class SvodStageMap(Base):
     pass_name: Mapped[str | None] = mapped_column(String(200))
     pass_input: Mapped[bool] = mapped_column(Boolean)  # the tree is the pass's input, not its output
     canonical: Mapped[str | None] = mapped_column(String(40))
+
+
+class SvodParity(Base):
+    """What `tgstore parity` decided for one Svod run against one tinygrad run, stage by stage (svod/parity.py is the
+    one place verdicts are decided; the `parity_matrix` query and the parity page read these rows)."""
+
+    __tablename__ = "svod_parity"
+    svod_run: Mapped[int] = mapped_column(ForeignKey("svod_runs.id", ondelete="CASCADE"), primary_key=True)
+    tinygrad_run: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True,
+                                              index=True)
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True)
+    scope: Mapped[str] = mapped_column(String(20))  # kernel | schedule
+    kernel_index: Mapped[int | None] = mapped_column(Integer)  # the Svod kernel (NULL: none paired, or the schedule)
+    svod_name: Mapped[str | None] = mapped_column(String(200))
+    tinygrad_position: Mapped[int | None] = mapped_column(Integer)
+    tinygrad_name: Mapped[str | None] = mapped_column(String(200))
+    renderer: Mapped[str | None] = mapped_column(String(20))
+    paired_by: Mapped[str | None] = mapped_column(String(40))  # name | name (counter suffix) | structure | order
+    stage: Mapped[str] = mapped_column(String(200))
+    basis: Mapped[str] = mapped_column(String(20))  # tree | node_count | canonical
+    verdict: Mapped[str] = mapped_column(String(40))
+    svod_nodes: Mapped[int | None] = mapped_column(Integer)
+    tinygrad_nodes: Mapped[int | None] = mapped_column(Integer)
+    tinygrad_pass: Mapped[str | None] = mapped_column(String(200))
+    why: Mapped[str | None] = mapped_column(Text)
+
+
+class SvodParityPair(Base):
+    """A (Svod run, tinygrad run) pair whose verdicts are in svod_parity, and by which rules (`decider`,
+    svod/parity_store.py's DECIDER: a pair of an older one is decided again by `parity-refresh`)."""
+
+    __tablename__ = "svod_parity_pairs"
+    svod_run: Mapped[int] = mapped_column(ForeignKey("svod_runs.id", ondelete="CASCADE"), primary_key=True)
+    tinygrad_run: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True,
+                                              index=True)
+    decided_at: Mapped[str] = mapped_column(String(40))
+    decider: Mapped[int] = mapped_column(Integer)

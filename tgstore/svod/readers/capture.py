@@ -10,9 +10,10 @@ KIND = "capture"
 
 
 def sniff(name: str, text: str) -> bool:
-    stripped = text.lstrip()
-    if not stripped.startswith("{") or stripped.startswith('{"timestamp"'):
+    head = text[:4096].lstrip() or text.lstrip()[:4096]  # the start (a 40 MB log with a leading space not copied)
+    if not head.startswith("{") or head.startswith('{"timestamp"'):
         return False
+    stripped = text.lstrip()
     try:
         document = load_json(stripped)
     except ValueError:

@@ -24,7 +24,14 @@ def read(log: SvodLog, tracker: Segmenter, file: int, name: str, text: str) -> N
     log.pending.setdefault(KIND, []).append((file, name, text))
 
 
-def place(log: SvodLog, files: list[tuple[int, str, str]]) -> None:
+def place(runs: list[SvodLog], primary: SvodLog, files: list[tuple[int, str, str]]) -> None:
+    """Each file on the run whose kernel it names; the run with output takes the rest."""
+    for log in runs:
+        names = {k.name for k in log.kernels if k.name}
+        _place(log, [f for f in files if log is primary or NAME.match(f[1]).group("kernel") in names])
+
+
+def _place(log: SvodLog, files: list[tuple[int, str, str]]) -> None:
     """On the kernel of its name (the log's), as that kernel's code when it has none, else as a stage of its own
     kind; with no kernel in the log, each file is a kernel of its own."""
     for file, name, text in files:

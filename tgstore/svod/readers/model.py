@@ -7,19 +7,26 @@ from __future__ import annotations
 import functools
 import json
 import re
+import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from tgstore.svod.tree import Tree, TreeError, parse_tree
 
-ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+# Every escape a terminal writer puts in a line (ECMA-48): CSI (`ESC [ ... final`, colours), OSC (`ESC ] ... BEL|ST`,
+# titles, hyperlinks, nextest's progress), the other string controls (DCS, SOS, PM, APC up to ST), charset
+# selection (`ESC ( B`, which terminfo's sgr0 writes after libtest's coloured `ok`), and the two-byte escapes
+# (`ESC 7`, `ESC =`, ...); a C1 CSI (0x9b) too.
+ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x9b[0-?]*[ -/]*[@-~]|\x1b[\]PX^_].*?(?:\x07|\x1b\\|$)"
+                  r"|\x1b[ -/]+[0-~]|\x1b[0-~]")
 
 
 def strip_ansi(text: str) -> str:
-    return ANSI.sub("", text) if "\x1b" in text else text
+    return ANSI.sub("", text) if "\x1b" in text or "\x9b" in text else text
 
 
-@dataclass
+@dataclass(slots=True)
 class Stage:
     label: str
     source: str  # event | per-stage | dump-stage | dump-canonical | extract-ir | capture | linear | llvm-ir
@@ -32,6 +39,11 @@ class Stage:
     message: str | None = None
     elapsed_ms: int | None = None
     fires: Fires | None = None  # the `pattern matched` events printed since the previous pass's event
+    order: int = -1  # reading order in its program (a dump block is placed at its header)
+    stream: int = 0  # 0: the log's one stream; 1 stdout, 2 stderr where a runner kept them apart (nextest)
+    fragment: int | None = None  # unattributed stages proven to be one kernel's share a fragment number
+    schedule: int = 0  # a schedule stage's schedule (a test realizing twice prints two)
+    counted: bool = False  # node_count is Svod's own number (a `node_count` field, a [per-stage] line)
 
 
 @dataclass
@@ -63,6 +75,7 @@ class Kernel:
     code_kind: str | None = None
     stages: list[Stage] = field(default_factory=list)
     code_fires: Fires | None = None  # matches after its last optimize-phase stage, up to its generated code
+    schedule: int = 0  # which of its run's schedules (a test realizing twice prints two) it belongs to
 
 
 @dataclass
@@ -73,11 +86,49 @@ class Problem:
     text: str | None = None
 
 
-@dataclass
 class Event:
-    file: int
-    line: int
-    record: dict[str, Any]
+    """A tracing event: its file and line, and its record. An event read from a file in tracing's own JSON layout
+    (`{"timestamp":..,"level":..,"fields":{..},"target":..}`, compact) keeps where it is in the file's text instead
+    of its parsed record: `record` parses it again when asked, the stored `fields` are the file's own text. A
+    300-kernel trace log's 30,000 records held 60 MB of tree strings and 30 MB of small objects otherwise."""
+
+    __slots__ = ("file", "line", "_record", "source", "timestamp", "level", "target", "message")
+
+    def __init__(self, file: int, line: int, record: dict[str, Any]) -> None:
+        self.file, self.line, self._record = file, line, record
+        self.source: tuple[Any, int, int, int, int] | None = None  # (FileText, start, fields start, end, end)
+        fields = record.get("fields")
+        stamp = record.get("timestamp")
+        self.timestamp = stamp if type(stamp) is str or stamp is None else str(stamp)
+        self.level, self.target = _scalar(record.get("level")), _scalar(record.get("target"))
+        self.message = _scalar(fields.get("message")) if type(fields) is dict else None
+
+    @property
+    def record(self) -> dict[str, Any]:
+        if self._record is None:
+            text, start, _fields_start, _fields_end, end = self.source
+            return json.loads(text.text[start:end])
+        return self._record
+
+    def keep_in_file(self, file_text: Any, start: int, fields_start: int, fields_end: int, end: int) -> None:
+        """The event is text[start:end] of the file, its fields text[fields_start:fields_end]: the parsed record is
+        dropped."""
+        self.source = (file_text, start, fields_start, fields_end, end)
+        self._record = None
+
+    def fields_json(self) -> str:
+        """The `fields` object as JSON: the file's own text where it is known, else the parsed fields again."""
+        if self.source is not None:
+            text, _start, fields_start, fields_end, _end = self.source
+            return text.text[fields_start:fields_end]
+        return json.dumps(self._record["fields"], ensure_ascii=False, default=str, separators=(",", ":"))
+
+
+def _scalar(value: Any) -> str | None:
+    """A level, target or message: the few a log repeats 30,000 times are one string each."""
+    if type(value) is str:
+        return sys.intern(value) if len(value) < 100 else value
+    return None if value is None else str(value)
 
 
 @dataclass
@@ -98,6 +149,12 @@ class SvodLog:
     failed_kernel: int | None = None
     last_stage: str | None = None
     loose_fires: list[Fires] = field(default_factory=list)  # matches no pass event ties to a kernel and pass
+    captured: bool = False  # libtest or nextest kept the test's output: what its kernels did is unknown, not empty
+    serial: bool | None = None  # the log shows one optimizing thread (program order proven); None: no kernels
+    order_proven: bool = True  # kernels are numbered in schedule order by proof (names, one thread)
+    schedules: int = 0  # how many schedules (realizes) the run printed
+    beam_candidates: int = 0  # BEAM worker output set aside (not the kernel's stages)
+    fragments: int = 0  # groups of unattributed stages proven to be one kernel's each
 
     @property
     def pattern_matches(self) -> tuple[int, int]:
@@ -110,6 +167,42 @@ class SvodLog:
     def stage_count(self) -> int:
         return len(self.schedule_stages) + len(self.unplaced) + len(self.unattributed) + \
             sum(len(k.stages) for k in self.kernels)
+
+
+SUFFIX = re.compile(r"n(\d+)$")
+
+
+def document_name(document: dict[str, Any] | None) -> str | None:
+    """The kernel name a canonical document carries (its SINK's `name`), if any."""
+    if not isinstance(document, dict):
+        return None
+    for node in document.get("nodes") or []:
+        arg = node.get("arg") if isinstance(node, dict) else None
+        if isinstance(node, dict) and node.get("op") == "SINK" and isinstance(arg, dict) \
+                and isinstance(arg.get("name"), str) and arg["name"]:
+            return arg["name"]
+    return None
+
+
+def bare_name(name: str) -> str:
+    """The name before the process-wide counter's suffix (`r_8_16_4n1` -> `r_8_16_4`)."""
+    return SUFFIX.sub("", name) if SUFFIX.search(name) and not name.endswith("_n1") else name
+
+
+def suffix_of(name: str) -> int:
+    """The counter's number in a final name: 0 for the first kernel of its name (no suffix)."""
+    m = SUFFIX.search(name)
+    return int(m.group(1)) if m and bare_name(name) != name else 0
+
+
+def has_events(events: Iterable[tuple[str | None, str | None]], target: str, level: str | None = None) -> bool:
+    """Whether a log's events (target, level) show RUST_LOG enabled `target` (a prefix) at `level`: a hint checks
+    the log's own switches before suggesting one."""
+    return any(str(t or "").startswith(target) and (level is None or lv == level) for t, lv in events)
+
+
+def event_switches(log: SvodLog) -> list[tuple[str | None, str | None]]:
+    return [(e.target, e.level) for e in log.events]
 
 
 def kernel_name_of(code: str) -> str | None:
@@ -153,6 +246,9 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+_DECODER = json.JSONDecoder(parse_constant=_no_constant)  # one decoder: json.loads with an option makes one a call
+
+
 def _too_deep(value: Any) -> bool:
     """Whether the parsed value nests deeper than MAX_JSON_DEPTH (walked over its containers only: a tracing
     event's long tree strings are not scanned again)."""
@@ -172,9 +268,9 @@ def load_json(text: str) -> Any:
     """json.loads, but nesting is bounded and NaN/Infinity refused (ValueError for both): what is stored as JSON
     stays valid JSON, and no reader recurses without bound."""
     try:
-        value = json.loads(text, parse_constant=_no_constant)
+        value = _DECODER.decode(text)
     except RecursionError:
         raise ValueError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from None
-    if _too_deep(value):
+    if text.count("{") + text.count("[") > MAX_JSON_DEPTH and _too_deep(value):  # fewer brackets: not so deep
         raise ValueError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
     return value

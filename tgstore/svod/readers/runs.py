@@ -1,18 +1,28 @@
-"""One ingest's files into Svod runs: a test log is a test session (tgstore.svod.readers.sessions), each test a run
-of its own with its outcome and failure; dump files and captures go with the run that names their kernels."""
+"""One ingest's files into Svod runs: a test log is a test session (tgstore.svod.readers.sessions, .nextest), each
+test a run of its own with its outcome and failure; dump files and captures go with the run that names their
+kernels.
+
+A reader is a module with `KIND` and `sniff(name, text)`, and one of:
+* `parts(text)` and `read_part(log, tracker, file, part)`: a log of tests, one part per test (libtest, nextest);
+* `read(log, tracker, file, name, text)`: its stages go to the run with output (extract-ir.sh, capture files);
+* `read(...)` keeping the file in `log.pending[KIND]` and `place(runs, primary, files)`: dump files placed on the
+  kernels the logs named, after every log was read (LLVM, GPU IR, SVOD_DUMP_LINEAR).
+`READERS` lists them, first match wins; the test log (which claims anything) comes last.
+"""
 
 from __future__ import annotations
 
 from types import ModuleType
 
-from tgstore.svod.readers import capture, extract_ir, gpu_ir, linear, llvm_ir, test_log
+from tgstore.nogc import gc_paused
+from tgstore.svod.readers import capture, extract_ir, gpu_ir, linear, llvm_ir, nextest_log, test_log
 from tgstore.svod.readers.model import Kernel, Problem, Stage, SvodLog, load_json, tree_stage
-from tgstore.svod.readers.place import place_files
 from tgstore.svod.readers.segment import Segmenter
-from tgstore.svod.readers.sessions import Panic, TestPart, split_tests
+from tgstore.svod.readers.sessions import Panic, TestPart
 from tgstore.svod.tree import TreeError, parse_tree
 
-READERS: tuple[ModuleType, ...] = (gpu_ir, llvm_ir, linear, capture, extract_ir, test_log)
+READERS: tuple[ModuleType, ...] = (gpu_ir, llvm_ir, linear, capture, extract_ir, nextest_log, test_log)
+TEST_DIRS = ("test", "tests", "testing")  # a panic located in a test's own file fails the test, not a kernel
 
 
 def reader_for(name: str, text: str) -> ModuleType:
@@ -20,53 +30,68 @@ def reader_for(name: str, text: str) -> ModuleType:
 
 
 def read_runs(files: list[tuple[str, str]]) -> list[SvodLog]:
-    """The Svod runs in files (name, text) given together: one per libtest test of the logs (one when the logs
-    hold no test), with the dump files placed on the run whose kernels they name. Raises
-    sessions.InterleavedTests when tests run in libtest's threads cannot be told apart."""
+    """The Svod runs in files (name, text) given together: one per test of the logs (one when the logs hold no
+    test), with the dump files placed on the run whose kernels they name. Raises sessions.InterleavedTests when
+    tests run in libtest's threads cannot be told apart. The cyclic collector waits (tgstore.nogc): what is read
+    holds no cycle and lives until stored."""
+    with gc_paused():
+        return _read_runs(files)
+
+
+def _read_runs(files: list[tuple[str, str]]) -> list[SvodLog]:
     kinds = [(name, reader_for(name.rsplit("/", 1)[-1], text), text) for name, text in files]
     listing = [(name, reader.KIND, text) for name, reader, text in kinds]
-    groups: dict[str | None, list[tuple[int, TestPart]]] = {}
+    groups: dict[str | None, list[tuple[int, TestPart, ModuleType]]] = {}
     for index, (_name, reader, text) in enumerate(kinds):
-        if reader is test_log:
-            for part in split_tests(text):
-                groups.setdefault(part.name, []).append((index, part))
+        if hasattr(reader, "parts"):
+            for part in reader.parts(text):
+                groups.setdefault(part.name, []).append((index, part, reader))
     runs: list[tuple[SvodLog, Segmenter]] = []
     for test, parts in (groups or {None: []}).items():
         log = SvodLog(files=list(listing), test=test)
-        log.panic = next((p.panic for _i, p in parts if p.panic), None)
-        outcomes = [p.outcome for _i, p in parts]
+        log.panic = next((p.panic for _i, p, _r in parts if p.panic), None)
+        outcomes = [p.outcome for _i, p, _r in parts]
         log.outcome = "FAILED" if "FAILED" in outcomes else outcomes[-1] if outcomes else None
+        log.captured = bool(parts) and all(p.captured for _i, p, _r in parts)
         if test is not None:
             log.tests.append(test)
-        tracker = Segmenter(log, test, failed=log.panic is not None or log.outcome == "FAILED")
-        for index, part in parts:
-            test_log.read_lines(log, tracker, index, part.lines)
+        cut = test is not None and log.outcome is None
+        tracker = Segmenter(log, test, failed=log.panic is not None or log.outcome == "FAILED" or cut)
+        for index, part, reader in parts:
+            reader.read_part(log, tracker, index, part)
             _check_end(log, index, part, kinds[index][2])
         runs.append((log, tracker))
     primary = next((log for log, t in runs if _has_output(log, t)), runs[0][0])
+    primary_tracker = next(t for log, t in runs if log is primary)
     for index, (name, reader, text) in enumerate(kinds):
-        if reader is not test_log:
-            reader.read(primary, next(t for log, t in runs if log is primary), index, name.rsplit("/", 1)[-1], text)
+        if not hasattr(reader, "parts"):
+            reader.read(primary, primary_tracker, index, name.rsplit("/", 1)[-1], text)
     for log, tracker in runs:
         tracker.finish()
         _fail(log)
-    _place(primary, [log for log, _t in runs])
-    return [log for log, _t in runs]
+    logs = [log for log, _t in runs]
+    for reader in READERS:
+        if hasattr(reader, "place"):
+            reader.place(logs, primary, primary.pending.get(reader.KIND, []))
+    return logs
 
 
 def _has_output(log: SvodLog, tracker: Segmenter) -> bool:
-    return bool(log.events or log.schedule_stages or log.unplaced or tracker.opt or tracker.code)
+    return bool(log.events or log.schedule_stages or log.unplaced or tracker.printed)
 
 
 def _check_end(log: SvodLog, file: int, part: TestPart, text: str) -> None:
     if part.name is not None and part.outcome is None:
         first = part.lines[0][0] if part.lines else 1
         log.problems.append(Problem(file, first, f"test {part.name} has no result line: the log ends inside it (a "
-                                    "killed job or a cut log); what it printed is stored"))
-    if text and not text.endswith("\n") and part.lines and part.lines[-1][0] == text.count("\n") + 1 \
-            and part.lines[-1][1].startswith("{") and not _is_json(part.lines[-1][1]):
-        log.problems.append(Problem(file, part.lines[-1][0], "the file ends mid-line (the job was killed or the log "
-                                    "cut); the line is kept as text", part.lines[-1][1][:2000]))
+                                    "killed job or a cut log); what it printed is stored, its last kernel may be "
+                                    "cut short"))
+    last = text.count("\n") + 1
+    tails = [lines[-1] for lines in (part.lines, part.stderr) if lines is not None and len(lines)]
+    for number, line in tails:
+        if text and not text.endswith("\n") and number == last and line.startswith("{") and not _is_json(line):
+            log.problems.append(Problem(file, number, "the file ends mid-line (the job was killed or the log cut); "
+                                        "the line is kept as text", line[:2000]))
 
 
 def _is_json(line: str) -> bool:
@@ -77,25 +102,36 @@ def _is_json(line: str) -> bool:
         return False
 
 
+def in_test_code(location: str) -> bool:
+    """Whether a panic's FILE:LINE:COL is in a test's own code (Svod's tests live in `*/src/test/...`, `tests/`):
+    an `assert_eq!` there fails the test after its kernels, not a kernel."""
+    path = location.rsplit(":", 2)[0].replace("\\", "/")
+    parts = path.split("/")
+    return any(p in TEST_DIRS for p in parts[:-1]) or parts[-1].startswith("test") or \
+        parts[-1].endswith(("_test.rs", "_tests.rs"))
+
+
 def _fail(log: SvodLog) -> None:
-    """A panic: the kernel it hit (the one whose tree the message holds, else, when kernels ran one at a time, the
-    kernel of the last stage before it), that kernel's last stage, and the tree in the message as its last tree."""
+    """A panic: the kernel it hit (the one holding a stage of the very graph the message prints, else, with one
+    optimizing thread, the kernel of the last stage before it), that kernel's last stage, and the tree in the
+    message as its last tree. A panic in the test's own code (an assertion on results) is the test's failure."""
     panic: Panic | None = log.panic
     if panic is None:
         return
-    log.problems.append(Problem(next((i for i, (_n, kind, _t) in enumerate(log.files) if kind == "log"), 0),
+    log.problems.append(Problem(next((i for i, (_n, kind, _t) in enumerate(log.files) if kind in ("log", "nextest")),
+                                     0),
                                 panic.line, f"test {log.test or '(no test)'} panicked at {panic.location}: "
                                 f"{panic.message.splitlines()[0] if panic.message else ''}"[:500]))
+    if in_test_code(panic.location):
+        return  # the test body failed: its kernels did what they did; none of them is the failure
     tree = _panic_tree(log, panic)
     kernel: Kernel | None = None
-    if tree is not None and tree.tree is not None:
-        ids = set(tree.tree.nodes)
-        overlap = [(len(ids & {i for s in k.stages if s.tree for i in s.tree.nodes}), k) for k in log.kernels]
-        best = max((n for n, _k in overlap), default=0)
-        owners = [k for n, k in overlap if n == best and n > 0]
-        kernel = owners[0] if len(owners) == 1 else None
-    if kernel is None and not log.unattributed:
-        before = [(s.line, k) for k in log.kernels for s in k.stages if s.line < panic.line]
+    if tree is not None and tree.tree is not None and len(tree.tree.roots) == 1:
+        root = tree.tree.roots[0]
+        owners = {k.index for k in log.kernels for s in k.stages if s.tree and s.tree.roots == [root]}
+        kernel = next((k for k in log.kernels if k.index in owners), None) if len(owners) == 1 else None
+    if kernel is None and log.serial:
+        before = [(s.order, k) for k in log.kernels for s in k.stages if s.line < panic.line and s.order >= 0]
         kernel = max(before, key=lambda pair: pair[0])[1] if before else None
     if kernel is not None:
         reached = [s for s in kernel.stages if s.line < panic.line]
@@ -134,23 +170,6 @@ def _tree_line(text: str) -> bool:
         return True
     except TreeError:
         return False
-
-
-def _place(primary: SvodLog, runs: list[SvodLog]) -> None:
-    """`.ll` files on the run that has a kernel of their name; LINEAR files with the logs' one run of kernels."""
-    linear_files = primary.pending.get(linear.KIND, [])
-    llvm_files = primary.pending.get(llvm_ir.KIND, [])
-    gpu_files = primary.pending.get(gpu_ir.KIND, [])
-    for log in runs:
-        names = {k.name for k in log.kernels if k.name}
-        mine = [f for f in llvm_files if f[1].removesuffix(".post.ll").removesuffix(".ll") in names]
-        if log is primary:
-            others = {k.name for other in runs if other is not log for k in other.kernels if k.name}
-            mine = [f for f in llvm_files if f[1].removesuffix(".post.ll").removesuffix(".ll") not in others]
-        place_files(log, linear_files if log is primary else [], mine)
-        gpu_names = {k.name for k in log.kernels if k.name} if log is not primary else None
-        gpu_ir.place(log, [f for f in gpu_files if gpu_names is None or gpu_ir.NAME.match(f[1]).group("kernel")
-                           in gpu_names])
 
 
 def read_files(files: list[tuple[str, str]]) -> SvodLog:

@@ -11,6 +11,13 @@ What libtest and Svod print, read from their source (facts, not code):
 * a panic prints `thread 'NAME' panicked at FILE:LINE:COL:` then its message (any number of lines, a UOp tree
   included) and `note: run with `RUST_BACKTRACE=1` ...`; libtest then prints `FAILED`, a `failures:` block and
   `test result: FAILED. ...`.
+* without `--nocapture` libtest keeps each test's output (rust-lang/rust `library/test/src/formatters/pretty.rs`,
+  `write_results`): a passing test shows only `test NAME ... ok` (what its kernels did is unknown, not empty), a
+  failing test's output comes after all results, `---- NAME stdout ----` then the text, in the `failures:` block
+  (`--show-output` prints passing tests' the same way under `successes:`). The capture buffer is written under one
+  lock per `print!`/`eprintln!`, so a captured line is never cut by another thread. Caveat: threads inherit the
+  capture of the thread that spawns them, so the kernels Svod optimizes on its rayon pool print into the capture of
+  the test that started the pool, not their own test's.
 
 Output that belongs to no test (cargo's lines, a program run outside libtest) is one part with no test name. Tests
 interleaved by libtest's threads are split only where the evidence allows: when one test alone could have printed
@@ -28,15 +35,17 @@ from typing import overload
 
 from tgstore.svod.readers.model import strip_ansi
 
-TEST_START = re.compile(r"^test (?P<name>\S+) \.\.\. ?(?P<tail>.*)$")
+TEST_START = re.compile(r"^test (?P<name>\S+)(?: - [\w ]+)? \.\.\. ?(?P<tail>.*)$")
 RESULTS = ("ok", "FAILED", "ignored")
+SECTION = re.compile(r"^---- (?P<name>\S+) stdout ----$")  # a test's captured output, after all results
+SECTION_ENDS = re.compile(r"^(failures:|successes:|failures \(time limit exceeded\):|test result: )")
 SKIP = re.compile(r"^(?P<variant>amd|metal|cuda) codegen_tests variant: skipped \((?P<why>[^)]*)\)\s*$")
 PANIC = re.compile(r"^thread '(?P<thread>[^']*)' panicked at (?P<location>[^\s]+:\d+:\d+):\s*(?P<rest>.*)$")
 PANIC_END = re.compile(r"^(note: run with `RUST_BACKTRACE|stack backtrace:|\{|\[per-stage\]|\[dump-)")
 LIBTEST_TAIL = re.compile(r"^(failures:|test result: |running \d+ tests?$|---- \S+ stdout ----$)")
 VARIANTS = ("clang", "llvm", "amd", "metal", "cuda")
 NEWLINE = re.compile("\n")
-PLAIN_STARTS = frozenset("{[│├└ ")  # JSON events, stage lines, trees: no test, skip or (unpadded) result line
+PLAIN_STARTS = frozenset("{}[]│├└ ")  # JSON events and documents, stage lines, trees: no test, skip, result line
 
 
 class InterleavedTests(ValueError):
@@ -52,13 +61,16 @@ class Panic:
     message_lines: list[tuple[int, str]] = field(default_factory=list)
 
 
+NEWLINE = re.compile("\n")
+
+
 class FileText:
     """A file's text and where each of its lines starts (lines as text.split("\\n") cuts them)."""
 
     def __init__(self, text: str) -> None:
         self.text = text
         self.starts = array("q", [0])
-        self.starts.extend(m.end() for m in NEWLINE.finditer(text))
+        self.starts.extend(m.end() for m in NEWLINE.finditer(text))  # no line string made (split made 264,000)
 
     def line(self, number: int) -> str:
         start = self.starts[number - 1]
@@ -142,6 +154,27 @@ class Lines(Sequence[tuple[int, str]]):
             return None
         return j, body
 
+    def span(self, n: int, boundary: re.Pattern[str], inclusive: bool = False) -> tuple[int, str] | None:
+        """The lines from n on up to the first newline `boundary` matches at (the line after it excluded, or with
+        `inclusive` that line included), as one text, and the index after them: when they are consecutive lines of
+        the file as printed (no ANSI, no CR, no other part's lines). None otherwise: the caller reads line by line."""
+        if not 0 <= n < len(self.numbers):
+            return None
+        file, first = self.file, self.numbers[n]
+        start = file.starts[first - 1]
+        m = boundary.search(file.text, start - 1 if start else 0)
+        if m is None or m.start() < start - 1:
+            return None
+        cut = m.start()
+        if inclusive:
+            nl = file.text.find("\n", m.end())
+            cut = nl if nl >= 0 else len(file.text)
+        last = file.number_at(cut - 1) if cut > start else first
+        j = n + last - first
+        if cut <= start or j >= len(self.numbers) or self.numbers[j] != last or any(n <= k <= j for k in self.changed):
+            return None
+        return j + 1, file.text[start:cut]
+
     def merged(self, other: Lines) -> Lines:
         """Both parts' lines (of the same file) in file order."""
         out = Lines(self.file)
@@ -163,6 +196,10 @@ class TestPart:
     panic: Panic | None = None
     panic_at: int | None = None  # the index in `lines` of the first `thread '...' panicked at` line
     skip_reason: str | None = None
+    stderr: Lines | None = None  # its stderr, where the runner kept the streams apart (nextest); else in `lines`
+    captured: bool = False  # the runner kept its output and showed none: what its kernels did is unknown
+    sectioned: bool = False  # its output came from libtest's `---- NAME stdout ----` section
+    live: bool = False  # it printed while it ran (`--nocapture`)
 
     @property
     def variant(self) -> str | None:
@@ -186,20 +223,20 @@ def case_from_test(test: str) -> str:
     return segments[at - 1].removeprefix("test_")
 
 
+# a line split_tests must look at: one that does not start like a JSON event or document, a stage line or a tree
+# line, or a short indented one that may be a padded result
+SPECIAL = re.compile(r"\n(?:[^{}\[\]│├└ \n]|[ ]{1,20}(?:ok|FAILED|ignored)[^\n]{0,4}(?:\n|$))")
+
+
 def _special_lines(file: FileText) -> Iterator[int]:
     """The numbers of the lines split_tests must look at: any that a test, result or skip line can be, or that has
     ANSI or CR in it; the rest (JSON events, stage lines, trees) go to the part being printed as they are."""
-    text, starts = file.text, file.starts
-    odd = {file.number_at(at) for char in "\x1b\r" for at in _find_all(text, char)}
-    count = len(starts)
-    for number in range(1, count + 1):
-        start = starts[number - 1]
-        first = text[start:start + 1]
-        if first in PLAIN_STARTS and number not in odd:
-            end = starts[number] - 1 if number < count else len(text)
-            if first != " " or end - start > 24:  # a short indented line may be a padded result
-                continue
-        yield number
+    text = file.text
+    numbers = {file.number_at(m.start() + 1) for m in SPECIAL.finditer(text)}
+    if text and SPECIAL.match("\n" + text[:40]):
+        numbers.add(1)
+    numbers |= {file.number_at(at) for char in "\x1b\r" for at in _find_all(text, char)}
+    yield from sorted(numbers)
 
 
 def _find_all(text: str, char: str) -> Iterator[int]:
@@ -217,64 +254,106 @@ def split_tests(text: str) -> list[TestPart]:
     current: TestPart | None = None
     finished: dict[str, TestPart] = {}
     plain_from = 1  # the first line not yet given to a part
+    section: TestPart | None = None  # the test whose captured output (failures block) is being read
     for number in _special_lines(file):
-        (current or outside).lines.add_range(plain_from, number)
+        (section or current or outside).lines.add_range(plain_from, number)
         plain_from = number + 1
         raw = file.line(number)
         line = strip_ansi(raw).rstrip("\r")
-        if current is not None and line.strip() in RESULTS:  # --test-threads=1: the result after the output
-            current.outcome = current.outcome if current.outcome == "skipped" else line.strip()
+        heading = SECTION.match(line)
+        if heading:
+            section = finished.get(heading.group("name"))
+            if section is None:
+                section = finished[heading.group("name")] = TestPart(heading.group("name"), Lines(file))
+                parts.append(section)
+            section.sectioned = True
+            continue
+        if section is not None and SECTION_ENDS.match(line):
+            section = None
+        result = _result(line)
+        if section is None and current is not None and result:  # --test-threads=1: the result after the output
+            current.outcome = current.outcome if current.outcome == "skipped" else result
             current.result_line, current = number, None
             continue
-        start = TEST_START.match(line)
+        start = TEST_START.match(line) if section is None else None
         if start:
             name, tail = start.group("name"), start.group("tail")
-            if tail.strip() in RESULTS:  # a whole result line: a test with no output, or libtest's threads
+            if _result(tail):  # a whole result line: a test with no output, or libtest's threads
                 part = finished.get(name) or TestPart(name, Lines(file))
-                part.outcome = part.outcome if part.outcome == "skipped" else tail.strip()
+                part.outcome = part.outcome if part.outcome == "skipped" else _result(tail)
                 part.result_line = number
                 if name not in finished:
                     finished[name] = part
                     parts.append(part)
                 current = None if current is part else current
                 continue
-            current = TestPart(name, Lines(file))
+            current = TestPart(name, Lines(file), live=True)  # started, its result to come: not captured
             finished[name] = current
             parts.append(current)
             if not tail.strip():
                 continue
             line = tail  # the test's first output line joins libtest's `test NAME ... `
-        owner = current if current is not None else outside
+        owner = section if section is not None else current if current is not None else outside
         skip = SKIP.match(line)
         if skip and owner.name is not None and variant_of(owner.name) == skip.group("variant"):
             owner.outcome, owner.skip_reason = "skipped", skip.group("why")
         if owner.panic_at is None and PANIC.match(line):
             owner.panic_at = len(owner.lines)
         owner.lines.add(number, None if line == raw else line)
-    (current or outside).lines.add_range(plain_from, len(file.starts) + 1)
+    (section or current or outside).lines.add_range(plain_from, len(file.starts) + 1)
     for part in parts:
         part.panic = _panic(part)
-    _assign_outside(outside, [p for p in parts if p.name is not None])
     tests = [p for p in parts if p.name is not None]
+    live = _has_output(outside) or any(p.live or (p.lines and not p.sectioned) for p in tests)
+    _assign_outside(outside, tests)
+    for test in tests:
+        test.captured = not live and not test.sectioned and test.outcome in ("ok", "FAILED")
     return [p for p in parts if p.name is not None or _has_output(p) or not tests]
+
+
+def _result(text: str) -> str | None:
+    """libtest's result word (`ok`, `FAILED`, `ignored`; `ignored, REASON` and `FAILED (time limit exceeded)` too)."""
+    word = text.strip()
+    if word in RESULTS:
+        return word
+    head = word.split(",", 1)[0].split(" (", 1)[0]
+    return head if head in RESULTS and word != head else None
 
 
 def _panic(part: TestPart) -> Panic | None:
     """The part's first panic (a panic line never starts like a JSON event, stage or tree line: split_tests looks
     at it and notes where it is)."""
-    for i in ([] if part.panic_at is None else [part.panic_at]):
-        number, line = part.lines[i]
-        m = PANIC.match(line)
-        if not m:
-            continue
-        message = [(number, m.group("rest"))] if m.group("rest") else []
-        for later_number, later in part.lines[i + 1:]:
-            if PANIC_END.match(later) or later.strip() in RESULTS or LIBTEST_TAIL.match(later):
-                break
-            message.append((later_number, later))
-        while message and not message[-1][1].strip():
-            message.pop()
-        return Panic(number, m.group("thread"), m.group("location"), "\n".join(t for _n, t in message), message)
+    return None if part.panic_at is None else _panic_at(part.lines, part.panic_at)
+
+
+def _panic_at(lines: Lines, i: int) -> Panic | None:
+    number, line = lines[i]
+    m = PANIC.match(line)
+    if not m:
+        return None
+    message = [(number, m.group("rest"))] if m.group("rest") else []
+    for later_number, later in lines[i + 1:]:
+        if PANIC_END.match(later) or later.strip() in RESULTS or LIBTEST_TAIL.match(later):
+            break
+        message.append((later_number, later))
+    while message and not message[-1][1].strip():
+        message.pop()
+    return Panic(number, m.group("thread"), m.group("location"), "\n".join(t for _n, t in message), message)
+
+
+def find_panic(lines: Lines) -> Panic | None:
+    """The first panic in some lines (nextest's stderr)."""
+    return next((p for i, (_n, text) in enumerate(lines) if text.startswith("thread ") and (p := _panic_at(lines, i))),
+                None)
+
+
+def skip_of(part: TestPart) -> str | None:
+    """The reason a GPU variant skipped, from its skip line (`tensor/src/config.rs`), if it printed one."""
+    for lines in (part.lines, part.stderr):
+        for _n, text in lines or []:
+            skip = SKIP.match(text)
+            if skip and variant_of(part.name) == skip.group("variant"):
+                return skip.group("why")
     return None
 
 

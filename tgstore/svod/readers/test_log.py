@@ -2,111 +2,191 @@
 formatter, `schedule/src/testing.rs`), one object per line, mixed with cargo's and libtest's lines;
 `[per-stage] L : node_count=N` lines, `[dump-stage] L :` ... `[dump-stage] L : end` tree blocks and
 `[dump-canonical] S :` ... `: end` JSON blocks on stderr (`schedule/src/optimizer/mod.rs`,
-`ir/src/uop/canonical.rs`). The fallback reader: whatever no other reader claims is read as a log."""
+`ir/src/uop/canonical.rs`). The fallback reader: whatever no other reader claims is read as a log.
+
+How the two streams meet in one file (Rust's std, Svod's source; facts, not code):
+* tracing's `TestWriter` prints each formatted event with one `print!` (stdout), so an event is whole on its line;
+* `eprintln!` formats piece by piece into unbuffered stderr: `[per-stage] `, the label, ` : node_count=`, the count
+  and the newline are separate writes. The stderr lock keeps other `eprintln!`s out, not stdout, so another
+  thread's whole event can land between two pieces: `[per-stage] 00-initial{"timestamp":...}` then
+  ` : node_count=20`. Both halves are put back together here (tgstore.svod.readers.pieces);
+* `print_stage` writes a dump's header, tree and end with three `eprintln!` calls: other threads' lines, and other
+  threads' dump headers, can fall between them; each tree (one write) ends with an empty line, each document is one
+  pretty JSON object (tgstore.svod.readers.dumps).
+"""
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from tgstore.spelling.svod import maps
+from tgstore.svod.readers.dumps import Dumps
 from tgstore.svod.readers.model import Event, Problem, Stage, SvodLog, load_json, strip_ansi, tree_stage
+from tgstore.svod.readers.pieces import (
+    EVENT_START,
+    PIECE_STARTS,
+    TREE_LINE,
+    complete_piece,
+    parse_piece,
+    piece_kinds,
+)
+from tgstore.svod.readers.program import BEAM_DONE, REALIZE_ENDS
 from tgstore.svod.readers.segment import Segmenter
-from tgstore.svod.readers.sessions import Lines
+from tgstore.svod.readers.sessions import FileText, Lines, TestPart, split_tests
 
 KIND = "log"
-PER_STAGE = re.compile(r"^\[per-stage\] (?P<label>.+?) : node_count=(?P<count>\d+)\s*$")
-DUMP = re.compile(r"^\[dump-(?P<kind>stage|canonical)\] (?P<label>.+?) :(?P<rest>.*)$")
-FOREIGN = ('{"timestamp"', "[per-stage] ", "[dump-stage] ", "[dump-canonical] ")  # what _foreign finds, or more
 TREE_FIELDS = ("ast.initial", "ast.pre", "ast.optimized", "uop.tree", "tree")
 CODE_FIELDS = {"generated_c": "c", "generated_code": "llvm"}
+MSL = ("#include <metal_stdlib>", "kernel void ")  # CDialect::Metal's prelude and entry (codegen/src/c/metal.rs)
+BEAM_LINES = ("[beam] ", "[BEAM drop] ")
 
 
 def sniff(name: str, text: str) -> bool:
     return True
 
 
-def read(log: SvodLog, tracker: Segmenter, file: int, name: str, text: str) -> None:
-    read_lines(log, tracker, file, list(enumerate(text.split("\n"), start=1)))
+def parts(text: str) -> list[TestPart]:
+    """The log's tests, one part each (tgstore.svod.readers.sessions)."""
+    return split_tests(text)
 
 
-def read_lines(log: SvodLog, tracker: Segmenter, file: int, lines: list[tuple[int, str]]) -> None:
+def read_part(log: SvodLog, tracker: Segmenter, file: int, part: TestPart) -> None:
+    read_lines(log, tracker, file, part.lines)
+
+
+class LineReader:
+    """Reads one test's lines of one stream (or of both, merged as the file has them)."""
+
+    def __init__(self, log: SvodLog, tracker: Segmenter, file: int, stream: int) -> None:
+        self.log, self.tracker, self.file, self.stream = log, tracker, file, stream
+        self.dumps = Dumps(log, tracker, file, stream, self.event)
+        self.lines: Sequence[tuple[int, str]] = ()
+        self.pending: str | None = None  # an eprintln! cut by another thread's event, its first piece(s)
+        self.pending_line = 0
+
+    def read(self, lines: Sequence[tuple[int, str]]) -> None:
+        self.lines = lines
+        n = 0
+        count = len(lines)
+        while n < count:
+            line_no, raw = lines[n]
+            line = strip_ansi(raw).rstrip("\r") if "\x1b" in raw or raw.endswith("\r") else raw
+            n += 1
+            if self.pending is not None:
+                self._continue(line_no, line)
+                continue
+            if not line:
+                continue
+            first = line[0]
+            if first == "{":
+                if line == "{":
+                    n = self.dumps.json_body(lines, n)
+                else:
+                    self.event(line_no, line)
+                continue
+            if first == "[":
+                if line.startswith(PIECE_STARTS):
+                    cut = line.find(EVENT_START)
+                    if cut > 0:
+                        self._split(line_no, line[:cut], line[cut:])
+                    else:
+                        n = self._piece(line_no, line, lines, n)
+                    continue
+                if TREE_LINE.match(line):
+                    n = self.dumps.tree_body(lines, n - 1)
+                    continue
+                if line.startswith(BEAM_LINES):
+                    self.tracker.marker(_beam_marker(line))
+            if line.strip():
+                self.log.raw_lines += 1
+
+    def _split(self, line_no: int, head: str, event: str) -> None:
+        """A piece line another thread's event was glued to: the event is read, the piece waits for the rest."""
+        self.pending, self.pending_line = head, line_no
+        self.event(line_no, event)
+        if complete_piece(head):  # the event landed before the newline only
+            self._emit(self.pending_line, head)
+            self.pending = None
+
+    def _continue(self, line_no: int, line: str) -> None:
+        if line.startswith(EVENT_START):
+            self.event(line_no, line)  # another thread's whole event between two pieces
+            return
+        cut = line.find(EVENT_START)
+        self.pending += line[:cut] if cut > 0 else line
+        if cut > 0:
+            self.event(line_no, line[cut:])
+        if complete_piece(self.pending):
+            self._emit(self.pending_line, self.pending)
+            self.pending = None
+        elif cut <= 0:
+            self.log.problems.append(Problem(self.file, self.pending_line, "a stderr line cut by another thread's "
+                                             f"output could not be put back together (continued at line {line_no})",
+                                             self.pending[:2000]))
+            self.tracker.lost(self.pending_line, piece_kinds(self.pending))
+            self.pending = None
+
+    def _piece(self, line_no: int, line: str, lines: Sequence[tuple[int, str]], n: int) -> int:
+        """A whole `[per-stage]` / `[dump-...]` line; a dump header may take its whole block at once."""
+        if not complete_piece(line):
+            self.log.problems.append(Problem(self.file, line_no, "a [per-stage]/[dump-...] line cut short (the job "
+                                             "killed mid-line, or a write torn)", line[:2000]))
+            self.tracker.lost(line_no, piece_kinds(line))
+            return n
+        parsed = parse_piece(line)
+        if parsed[0] == "header" and isinstance(lines, Lines) and not self.dumps.open:
+            whole = lines.block_until(n, f"{line} end", (EVENT_START, *PIECE_STARTS))
+            if whole is not None and EVENT_START not in whole[1]:  # the common case, read at once
+                end, body = whole
+                self.dumps.whole(parsed[1], parsed[2], line_no, body)
+                return end + 1
+        self._emit(line_no, line)
+        return n
+
+    def _emit(self, line_no: int, text: str) -> None:
+        kind, *rest = parse_piece(text)
+        if kind == "per-stage":
+            label, count = rest
+            self.tracker.add(Stage(label, "per-stage", self.file, line_no, node_count=count, stream=self.stream,
+                                   counted=True))
+        elif kind == "header":
+            self.dumps.header(rest[0], rest[1], line_no)
+        elif kind == "end":
+            self.dumps.end(rest[0], rest[1], line_no)
+        else:  # `[dump-canonical] S : JSON error: ...` and the like
+            self.dumps.error(rest[0], rest[1], line_no, text)
+
+    def close(self) -> None:
+        if self.pending is not None:
+            self.log.problems.append(Problem(self.file, self.pending_line, "a stderr line cut by another thread's "
+                                             "output never got its end (the log ends first)", self.pending[:2000]))
+            self.tracker.lost(self.pending_line, piece_kinds(self.pending))
+            self.pending = None
+        self.dumps.close()
+
+    def event(self, line_no: int, line: str) -> None:
+        event = _event(self.log, self.tracker, self.file, line_no, line, self.stream)
+        if event is not None and isinstance(self.lines, Lines):
+            _keep_in_file(event, line, self.lines.file)
+
+
+def _beam_marker(line: str) -> str:
+    """`[beam] start ...` and `[beam] final ...` (BEAM_DEBUG, tensor/src/realize.rs) bound the candidates' output."""
+    for what in ("[beam] start", "[beam] final"):
+        if line.startswith(what):
+            return what
+    return "[beam]"
+
+
+def read_lines(log: SvodLog, tracker: Segmenter, file: int, lines: Sequence[tuple[int, str]], stream: int = 0
+               ) -> None:
     """Read one program's (one test's) lines, each with its number in the file."""
-    n = 0
-    while n < len(lines):
-        line_no, raw = lines[n]
-        line = strip_ansi(raw).rstrip("\r")
-        n += 1
-        if not line.strip():
-            continue
-        if line.startswith("{"):
-            _event(log, tracker, file, line_no, line)
-            continue
-        m = PER_STAGE.match(line)
-        if m:
-            tracker.add(Stage(m.group("label"), "per-stage", file, line_no, node_count=int(m.group("count"))))
-            continue
-        m = DUMP.match(line)
-        if m and not m.group("rest").strip():
-            n = _dump_block(log, tracker, file, lines, n, m.group("kind"), m.group("label"))
-            continue
-        if m:  # `[dump-canonical] S : JSON error: ...` and the like
-            log.problems.append(Problem(file, line_no, f"Svod could not dump {m.group('label')!r}:"
-                                        f"{m.group('rest')}", line))
-            continue
-        log.raw_lines += 1
-
-
-def _foreign(line: str) -> bool:
-    """A line another thread printed inside a dump block: `print_stage` writes a block's header, tree and end with
-    three `eprintln!` calls (schedule/src/optimizer/mod.rs), so with SVOD_THREADS > 1 whole lines of other kernels
-    can fall between them; a tree or pretty-printed JSON never has such a line."""
-    return line.startswith(('{"timestamp"', "[per-stage] ")) or (DUMP.match(line) is not None)
-
-
-def _dump_block(log: SvodLog, tracker: Segmenter, file: int, lines: list[tuple[int, str]], n: int, kind: str,
-                label: str) -> int:
-    """Read a [dump-stage]/[dump-canonical] block whose opening line was lines[n-1]; returns the next index."""
-    start = lines[n - 1][0]
-    end_marker = f"[dump-{kind}] {label} : end"
-    body: list[str] = []
-    foreign: list[tuple[int, str]] = []
-    whole = lines.block_until(n, end_marker, FOREIGN) if isinstance(lines, Lines) else None
-    if whole is not None:  # the common case, read at once: the block's lines as the file has them
-        n, block = whole
-        body.append(block)
-    while whole is None and n < len(lines) and strip_ansi(lines[n][1]).rstrip("\r") != end_marker:
-        text = lines[n][1].rstrip("\r")
-        if _foreign(strip_ansi(text)):
-            foreign.append((lines[n][0], text))
-        else:
-            body.append(text)
-        n += 1
-    closed = n < len(lines)
-    if not closed:
-        log.problems.append(Problem(file, start, f"[dump-{kind}] {label} is never closed (no '{end_marker}'); "
-                                    "its text is kept", None))
-    if foreign:  # other threads' lines inside the block (or, unclosed, after it): read as they are
-        read_lines(log, tracker, file, foreign)
-    text = "\n".join(body).strip("\n") + "\n"
-    if kind == "stage":
-        stage = Stage(label, "dump-stage", file, start)
-        if closed:
-            tree_stage(stage, text, log, start + 1)
-        else:
-            stage.tree_text = text
-        tracker.add(stage)
-    else:
-        stage = Stage(label, "dump-canonical", file, start)
-        try:
-            stage.canonical = load_json(text)
-        except ValueError as e:
-            stage.tree_text = text
-            log.problems.append(Problem(file, start + 1, f"canonical dump {label!r} is not JSON ({e}); kept as text"))
-        tracker.add(stage)
-    return n + 1 if closed else n
+    reader = LineReader(log, tracker, file, stream)
+    reader.read(lines)
+    reader.close()
 
 
 def _pattern_matched(tracker: Segmenter, record: dict[str, Any], file: int, line_no: int) -> bool:
@@ -132,43 +212,113 @@ def _kernel_split(tracker: Segmenter, record: dict[str, Any], file: int, line_no
     return True
 
 
+def _realize_end(tracker: Segmenter, record: dict[str, Any], file: int, line_no: int) -> bool:
+    """`realize complete` / `prepare: total` (tensor/src/realize.rs, DEBUG): the realize is over."""
+    tracker.boundary()
+    return True
+
+
+def _beam_done(tracker: Segmenter, record: dict[str, Any], file: int, line_no: int) -> bool:
+    """`beam_search_optimize: completed` (tensor/src/realize.rs, DEBUG): the candidates are done, the chosen
+    kernel's post-optimization follows."""
+    tracker.marker(BEAM_DONE)
+    return True
+
+
 # events read as what they are, by message: a handler returns False when the event is not the kind after all
 EVENT_KINDS: dict[str, Callable[[Segmenter, dict[str, Any], int, int], bool]] = {
     "pattern matched": _pattern_matched,
     **{entry["message"]: _kernel_split for entry in maps()["rules"]["kernel_split"]},
+    **dict.fromkeys(REALIZE_ENDS, _realize_end),
+    BEAM_DONE: _beam_done,
 }
 
 
-def _event(log: SvodLog, tracker: Segmenter, file: int, line_no: int, line: str) -> None:
+MESSAGE = re.compile(r'"message":"((?:[^"\\]|\\.)*)"')
+
+
+def _event_kinds(tracker: Segmenter, line: str) -> set[tuple[str, str]]:
+    """What a JSON line that does not parse may have been: the stage its message names if the message survived,
+    else any event (never a `[per-stage]` line or a dump: those are stderr's)."""
+    m = MESSAGE.search(line)
+    if m and m.group(1) == "kernel initial":
+        return {("kernel-initial-or-00", "event")}
+    if m and m.group(1) in tracker.labels:
+        return {(tracker.labels[m.group(1)], "event")}
+    if m and ("ast." not in line and "tree" not in line):
+        return set()  # a message of no stage, and no tree in what is left: not a stage event
+    return {("*", "event")}
+
+
+def code_kind(field: str, code: str) -> str:
+    """The code's kind: LLVM IR, C, or Metal (MSL comes from the C renderer's Metal dialect, same field)."""
+    kind = CODE_FIELDS[field]
+    if kind == "c" and any(marker in code for marker in MSL):
+        return "metal"
+    return kind
+
+
+LAYOUT_KEYS = {"timestamp", "level", "fields", "target"}
+LAYOUT_HEAD = re.compile(r'\{"timestamp":"([^"\\\x00-\x1f]*)","level":"([^"\\\x00-\x1f]*)","fields":')
+LAYOUT_TAIL = ',"target":"'
+
+
+def _keep_in_file(event: Event, line: str, file_text: FileText) -> None:
+    """Leave the event in the file (Event.keep_in_file) when tracing's JSON layout (`{"timestamp":..,"level":..,
+    "fields":{..},"target":..}`, compact, strings without escapes) makes its `fields` text exact and it ends its
+    line there."""
+    record = event.record
+    if record.keys() != LAYOUT_KEYS:
+        return
+    m = LAYOUT_HEAD.match(line)
+    if m is None or m.group(1) != record["timestamp"] or m.group(2) != record["level"]:
+        return
+    cut = line.rfind(LAYOUT_TAIL)
+    target = line[cut + len(LAYOUT_TAIL):-2]
+    if cut < 0 or not line.endswith('"}') or target != record["target"] or '"' in target or "\\" in target:
+        return
+    text, starts = file_text.text, file_text.starts
+    end = starts[event.line] - 1 if event.line < len(starts) else len(text)
+    start = end - len(line)
+    if start < starts[event.line - 1] or not text.startswith(line, start):
+        return
+    event.keep_in_file(file_text, start, start + m.end(), start + cut, end)
+
+
+def _event(log: SvodLog, tracker: Segmenter, file: int, line_no: int, line: str, stream: int = 0) -> Event | None:
     try:
         record = load_json(line)
     except ValueError as e:
         where = f"{e.msg} at column {e.colno}" if isinstance(e, json.JSONDecodeError) else str(e)
         log.problems.append(Problem(file, line_no, f"not a JSON tracing event ({where})", line[:2000]))
+        tracker.lost(line_no, _event_kinds(tracker, line))
         return
     if not isinstance(record, dict) or not isinstance(record.get("fields"), dict):
         log.problems.append(Problem(file, line_no, "a JSON line without the tracing `fields` object", line))
         return
-    log.events.append(Event(file, line_no, record))
+    event = Event(file, line_no, record)
+    log.events.append(event)
     fields = record["fields"]
     message = str(fields.get("message", ""))
-    kind = EVENT_KINDS.get(message)
-    if kind is not None and kind(tracker, record, file, line_no):
-        return
-    for key, kind in CODE_FIELDS.items():
+    handler = EVENT_KINDS.get(message)
+    if handler is not None and handler(tracker, record, file, line_no):
+        return event
+    for key in CODE_FIELDS:
         if isinstance(fields.get(key), str):
-            tracker.code_text(fields[key], kind, file, line_no)
-            return
+            tracker.code_text(fields[key], code_kind(key, fields[key]), file, line_no)
+            return event
     if "kernel.name" in fields and isinstance(fields["kernel.name"], str):
         tracker.code_name(fields["kernel.name"], file, line_no)
-        return
+        return event
     tree_field = next((f for f in TREE_FIELDS if isinstance(fields.get(f), str)), None)
     label = "kernel-initial-or-00" if message == "kernel initial" else tracker.labels.get(message)
     if tree_field is None and label is None:
-        return
+        return event
+    count = fields.get("node_count")
     stage = Stage(label or message, "event", file, line_no, message=message,
-                  node_count=fields.get("node_count") if isinstance(fields.get("node_count"), int) else None,
-                  elapsed_ms=fields.get("elapsed_ms") if isinstance(fields.get("elapsed_ms"), int) else None)
+                  node_count=count if isinstance(count, int) else None, counted=isinstance(count, int),
+                  elapsed_ms=fields.get("elapsed_ms") if isinstance(fields.get("elapsed_ms"), int) else None,
+                  stream=stream)
     if tree_field is not None:
         tree_stage(stage, fields[tree_field], log, line_no, inline=True)
     if label is None and tree_field in ("uop.tree", "tree"):  # a rangeify/kernel-split tree tgstore has no label for
@@ -179,3 +329,4 @@ def _event(log: SvodLog, tracker: Segmenter, file: int, line_no: int, line: str)
         log.unplaced.append(stage)
     else:
         tracker.add(stage)
+    return event

@@ -1,0 +1,92 @@
+"""The reader against Svod's emission model (tests/svod_concurrency.py: hash-consed ids from one counter shared by
+the threads, whole events interleaved, `eprintln!` pieces cut by other threads' events, `kernel initial` twice per
+kernel, code generation after every optimization, names in schedule order), drawn at random: 2-8 kernels under
+Svod's default thread count (and sometimes SVOD_THREADS=1). On every log: no stage filed under a kernel that did not
+print it, no kernel invented (never more than the schedule's, each a real one, numbered in schedule order where the
+log says it proves the order), no event and no `[per-stage]` value lost without a problem at its line.
+10,000 logs in the slow tier, a sample in the fast one."""
+
+from __future__ import annotations
+
+import pytest
+from svod_concurrency import Switches, Truth, generate
+
+from tgstore.nogc import gc_paused
+from tgstore.svod.readers import read_runs
+
+FAST = 60
+SLOW = 10_000
+CHUNKS = 10
+
+
+def check(seed: int, switches: Switches | None = None, kernels: int | None = None) -> dict[str, int]:
+    """Read one generated log; assert the properties; return what was filed (for the totals)."""
+    with gc_paused():  # as ingest reads: the generator's and reader's objects hold no cycle
+        text, truth = generate(seed, switches, kernels)
+        (run,) = read_runs([(f"{seed}.log", text)])
+    problem_lines = {p.line for p in run.problems}
+    where = f"seed {seed}"
+    true_of: dict[int, int] = {}  # stored kernel index -> schedule index
+    for kernel in run.kernels:
+        owners = {truth.stages.get((s.line, _source(s))) for s in kernel.stages} - {None}
+        if kernel.name is not None:  # named by the compile phase only: its final name
+            assert kernel.name in truth.kernels, (where, kernel.name)
+            owners.add(truth.kernels.index(kernel.name))
+        assert len(owners) == 1, (where, kernel.index, kernel.name, owners)  # one kernel's stages only
+        true_of[kernel.index] = owners.pop()
+    assert len(set(true_of.values())) == len(true_of) <= len(truth.kernels), (where, true_of)  # none invented
+    if run.order_proven:
+        assert all(index == true for index, true in true_of.items()), (where, true_of)  # schedule order
+    stored = {(s.line, _source(s)): s for s in [*(s for k in run.kernels for s in k.stages), *run.unattributed,
+                                                 *run.unplaced]}
+    for (line, source), _kernel in truth.stages.items():
+        if source not in ("event", "code"):
+            assert (line, source) in stored or line in problem_lines, (where, line, source)
+    for line, (label, count) in truth.per_stage.items():
+        found = stored.get((line, "per-stage"))
+        assert (found and (found.label, found.node_count) == (label, count)) or line in problem_lines, \
+            (where, line, label, count)
+    events = {e.line for e in run.events}
+    assert all(line in events or line in problem_lines for line in truth.events), where
+    if truth.threads == 1:  # one optimizing thread: everything filed, in order, nothing unattributed
+        assert not run.unattributed and [k.name for k in run.kernels][:len(truth.kernels)] == \
+            ([*truth.kernels] if any(k.name for k in run.kernels) else [None] * len(run.kernels)), where
+    filed = sum(len(k.stages) for k in run.kernels)
+    return {"filed": filed, "unattributed": len(run.unattributed), "kernels": len(run.kernels)}
+
+
+def _source(stage) -> str:
+    return "code" if stage.source == "code" else stage.source
+
+
+def test_a_sample_of_random_default_thread_logs() -> None:
+    totals = {"filed": 0, "unattributed": 0, "kernels": 0}
+    for seed in range(FAST):
+        for key, value in check(seed).items():
+            totals[key] += value
+    assert totals["filed"] > 0 and totals["kernels"] > 0, totals
+
+
+def test_one_thread_files_every_stage() -> None:
+    for seed in range(8):
+        check(1000 + seed, Switches("trace", True, True, "", "", 1), kernels=2 + seed % 7)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("chunk", range(CHUNKS))
+def test_ten_thousand_random_default_thread_logs(chunk: int) -> None:
+    per = SLOW // CHUNKS
+    for seed in range(100_000 + chunk * per, 100_000 + (chunk + 1) * per):
+        check(seed)
+
+
+def test_truth_records_every_line() -> None:
+    """The generator's truth covers what it printed: each event line starts with an event, each [per-stage] line
+    with its piece."""
+    text, truth = generate(7, Switches("trace", True, True, "", "o", 4), kernels=4)
+    lines = text.split("\n")
+    assert isinstance(truth, Truth) and truth.events
+    for line in truth.events:
+        assert lines[line - 1].removeprefix("test ops::program_7::llvm ... ").find('{"timestamp"') >= 0, line
+    for line in truth.per_stage:
+        assert "[per-stage] " in lines[line - 1], (line, lines[line - 1])

@@ -1,0 +1,105 @@
+"""Parity stored: what `parity_report` (tgstore/svod/parity.py, the one place verdicts are decided) decides for a Svod
+run against a tinygrad run, kept in svod_parity (one row per stage verdict) and svod_parity_pairs (the pair, when,
+by which DECIDER). The `parity_matrix` query and the parity page read these rows; they decide nothing.
+
+Pairs are decided when they appear: `ingest-svod` decides its runs against every current tinygrad run holding the
+case; `tgstore parity-refresh [CASE]` decides the pairs a later tinygrad ingest made, a re-read Svod run, or a pair
+decided by an older DECIDER. Stored verdicts use each Svod kernel's own renderer (`--renderer` of `tgstore parity`
+is a question asked on the spot, not stored).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import Connection, delete, insert, text
+
+from tgstore.db.models.svod_tables import SvodParity, SvodParityPair
+from tgstore.store.rows import now_iso
+from tgstore.svod.parity import KernelParity, ParityError, parity_report
+
+# Bump when parity.py's rules change what it decides: `parity-refresh` decides again every pair of an older one.
+DECIDER = 1
+
+
+# `ingest-svod` decides at most this many pairs (the newest tinygrad commits first, ~15 ms a pair); the rest wait for
+# `parity-refresh`, and ingest-svod says how many
+INGEST_PAIRS = 200
+
+
+@dataclass
+class RefreshReport:
+    decided: int = 0  # pairs decided now
+    kept: int = 0  # pairs already decided by this DECIDER
+    failed: list[str] | None = None  # pairs that could not be decided: "svod run S × tinygrad run T: why"
+    left: int = 0  # pairs past the limit, not decided
+
+
+def pairs(conn: Connection, case: str | None = None, svod_runs: list[int] | None = None) -> list[tuple[str, int, int]]:
+    """(case, Svod run, tinygrad run) for every Svod run (of `case`, or those given) and every current tinygrad run
+    holding its case, the newest tinygrad commits first."""
+    rows = conn.execute(text("""
+        SELECT c.name, r.id, rc.run_id FROM svod_runs r JOIN cases c ON c.id = r.case_id
+        JOIN v_run_cases rc ON rc."case" = c.name
+        WHERE (:case IS NULL OR c.name = :case)
+        ORDER BY rc.history_rank DESC, rc.run_id DESC, r.id"""), {"case": case}).all()
+    wanted = set(svod_runs) if svod_runs is not None else None
+    return [(name, s, t) for name, s, t in rows if wanted is None or s in wanted]
+
+
+def decide(conn: Connection, case: str, svod_run: int, tinygrad_run: int) -> int:
+    """Decide one pair with parity_report and store it (replacing what was stored); the number of verdicts."""
+    report = parity_report(conn, case, svod_run=svod_run, tinygrad_run_id=tinygrad_run)
+    forget(conn, svod_run, tinygrad_run)
+    rows = []
+    groups: list[tuple[str, KernelParity]] = [("kernel", k) for k in report.kernels]
+    if report.schedule is not None:
+        groups.append(("schedule", report.schedule))
+    for scope, kp in groups:
+        for verdict in kp.stages:
+            rows.append({"svod_run": svod_run, "tinygrad_run": tinygrad_run, "seq": len(rows), "scope": scope,
+                         "kernel_index": kp.index, "svod_name": kp.svod_name,
+                         "tinygrad_position": kp.tinygrad_position, "tinygrad_name": kp.tinygrad_name,
+                         "renderer": kp.renderer, "paired_by": kp.paired_by, "stage": verdict.stage,
+                         "basis": verdict.basis, "verdict": verdict.verdict, "svod_nodes": verdict.svod_nodes,
+                         "tinygrad_nodes": verdict.tinygrad_nodes, "tinygrad_pass": verdict.tinygrad_pass,
+                         "why": verdict.why})
+    if rows:
+        conn.execute(insert(SvodParity), rows)
+    conn.execute(insert(SvodParityPair).values(svod_run=svod_run, tinygrad_run=tinygrad_run, decided_at=now_iso(),
+                                               decider=DECIDER))
+    return len(rows)
+
+
+def forget(conn: Connection, svod_run: int, tinygrad_run: int | None = None) -> None:
+    """Drop a Svod run's stored verdicts (against one tinygrad run, or all): it is being read again."""
+    for table in (SvodParity, SvodParityPair):
+        where = table.svod_run == svod_run
+        if tinygrad_run is not None:
+            where = where & (table.tinygrad_run == tinygrad_run)
+        conn.execute(delete(table).where(where))
+
+
+def refresh(conn: Connection, case: str | None = None, *, svod_runs: list[int] | None = None,
+            force: bool = False, limit: int | None = None) -> RefreshReport:
+    """Decide every pair not yet decided by this DECIDER (all of them with `force`), at most `limit` of them."""
+    done = {(s, t): d for s, t, d in conn.execute(text(
+        "SELECT svod_run, tinygrad_run, decider FROM svod_parity_pairs"))}
+    report = RefreshReport(failed=[])
+    for name, svod_run, tinygrad_run in pairs(conn, case, svod_runs):
+        if not force and done.get((svod_run, tinygrad_run)) == DECIDER:
+            report.kept += 1
+            continue
+        if limit is not None and report.decided + len(report.failed) >= limit:
+            report.left += 1
+            continue
+        try:
+            decide(conn, name, svod_run, tinygrad_run)
+        except ParityError as exc:
+            report.failed.append(f"svod run {svod_run} × tinygrad run {tinygrad_run}: {exc}")
+            continue
+        report.decided += 1
+    return report
+
+
+__all__ = ["DECIDER", "INGEST_PAIRS", "RefreshReport", "decide", "forget", "pairs", "refresh"]

@@ -1,0 +1,414 @@
+"""Filing one program's stages on its kernels by proof, never by guess (the chains of tgstore.svod.readers.chains).
+
+Where Svod's source puts what (npatsakula/svod, read Dec 2026; facts, not code):
+* `compile_missing_kernels` (tensor/src/realize.rs) optimizes every distinct kernel (on `SVOD_THREADS` threads:
+  `map_on_threads`, inline when 1), then names them in schedule order (`finalize_kernel_name`: the process-wide
+  `KERNEL_NAME_COUNTS`, schedule/src/optimizer/scheduler.rs, gives the n-th kernel of a name the suffix `n{n-1}`),
+  then generates their code, again on those threads. Optimize-phase documents carry the bare name, compile-phase
+  output (`program`, `linearized`, the generated code, the runtime's `kernel.name`) the final one.
+* So the compile phase names its kernels, and within one bare name the suffix order is the schedule order. With
+  one optimizing thread both phases run in schedule order, and the n-th optimized kernel is the n-th compiled one.
+
+What is filed where:
+* one optimizing thread (every stage linked into whole kernels that follow one another; the compile phase in the
+  same order, its suffixes growing): program order, the n-th kernel's stages with the n-th code;
+* otherwise kernels are the compile phase's, by name; a proven chain of optimize-phase stages joins a kernel only
+  through a document naming it (a bare name only one kernel has), as the program's only kernel, or as the last
+  whole chain left for the last kernel; without a compile phase whole chains are the kernels. The rest is stored
+  unattributed, a fragment number tying the stages proven to be one kernel's, with one problem naming the fix.
+* BEAM (`beam_search_optimize`, tensor/src/realize.rs; tensor/src/beam_worker.rs): candidates are compiled in
+  `svod-beam-worker` processes that print `[per-stage]` lines (and dumps) with no tracing around them, between the
+  kernel's pre-optimization and the chosen kernel's post-optimization: set aside, never a kernel's stages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from tgstore.spelling.svod import maps
+from tgstore.svod.emission import HEURISTIC_ONLY, KERNEL_INITIAL_FIRST, code_place, opt_kinds, place
+from tgstore.svod.readers.chains import Item, link
+from tgstore.svod.readers.model import Kernel, Problem, Stage, SvodLog, bare_name, document_name, suffix_of
+from tgstore.svod.readers.program import BEAM_DONE, CompileItem, Program
+
+STDERR_SOURCES = ("per-stage", "dump-stage", "dump-canonical")
+PRE_LAST = "pre-simplify-ranges"
+
+
+def _beam_aside(log: SvodLog, program: Program) -> None:
+    """BEAM's candidates: the stderr output (and worker documents) between a kernel's pre-optimization and the
+    chosen kernel's post-optimization (`beam_search_optimize: completed`, `[beam] final`, or the second `kernel
+    initial`); set aside with one note."""
+    markers = program.markers
+    if not markers:
+        return
+    ends = [o for o, what in markers if what in (BEAM_DONE, "[beam] final")]
+    if not ends:
+        ends = [s.order for s in program.opt if s.label == "kernel-initial-or-00"]
+    starts = [o for o, what in markers if what == "[beam] start"] + \
+        [s.order for s in program.opt if s.label == PRE_LAST and s.source == "event"]
+    regions = []
+    for end in sorted(ends):
+        start = max([o for o in starts + [r[1] for r in regions] if o < end], default=-1)
+        regions.append((start, end))
+
+    def candidate(order: int) -> bool:
+        return any(start < order < end for start, end in regions)
+
+    aside = [s for s in program.opt if s.source in STDERR_SOURCES and candidate(s.order)]
+    aside_items = [c for c in program.compile if c.stage is not None and candidate(c.order)]
+    if not aside and not aside_items:
+        return
+    program.opt = [s for s in program.opt if not (s.source in STDERR_SOURCES and candidate(s.order))]
+    program.compile = [c for c in program.compile if not (c.stage is not None and candidate(c.order))]
+    lines = sorted([s.line for s in aside] + [c.line for c in aside_items])
+    log.beam_candidates += len(lines)
+    first = (aside + [c.stage for c in aside_items if c.stage])[0]
+    log.problems.append(Problem(first.file, lines[0], f"{len(lines)} [per-stage]/dump lines and documents (lines "
+                                f"{lines[0]}-{lines[-1]}) are BEAM candidates printed by svod-beam-worker processes "
+                                "(no tracing there, tensor/src/beam_worker.rs), not the kernel's stages; set aside, "
+                                "kept in the file"))
+
+
+def _positions(kinds: frozenset[tuple[str, str]]) -> set[int]:
+    """The emission positions of some stage kinds; a label `*` stands for every label of its source."""
+    out: set[int] = set()
+    for label, source in kinds:
+        labels = [s["label"] for s in maps()["stages"]] + ["kernel-initial-or-00"] if label == "*" else [label]
+        for one in labels:
+            out.update(opt_kinds(one, source))
+    return out
+
+
+def _item(stage: Stage, beam: bool) -> Item:
+    kinds = opt_kinds(stage.label, stage.source)
+    if beam and stage.label in HEURISTIC_ONLY:
+        kinds = ()  # only some kernels print these on BEAM's path: no place in the one sequence
+    root = stage.tree.roots[0] if stage.tree is not None and len(stage.tree.roots) == 1 else None
+    graph = None if stage.source in ("dump-canonical", "capture") else stage.label
+    return Item(kinds, stage.stream, root, stage.node_count if stage.counted else None,
+                document_name(stage.canonical), graph, stage.order)
+
+
+SERIAL_MIN_KINDS = 20  # kinds per kernel that one thread's output shows whole, when no tree dates the kernels
+
+
+def _serial(groups: list[list[int]], kinds: list[int], kind_of: list[int | None], complete: bool,
+            items: Sequence[Item]) -> bool:
+    """Whether the chains are whole kernels printed one after another, and optimized one after another: what one
+    optimizing thread prints. Output alone could look so on several threads, so the trees date it: a pass that
+    changes a graph allocates its new root from the one process-wide counter, so with one thread every root a kernel
+    allocated is older than every root the next kernel allocated. Without trees, only long runs of one kernel's
+    output count (threads that start together interleave at once)."""
+    if not groups or any(kind_of[i] is None for g in groups for i in g):
+        return False
+    spans = sorted((g[0], g[-1]) for g in groups)
+    if any(b[0] < a[1] for a, b in zip(spans, spans[1:], strict=False)):
+        return False
+    whole = set(kinds)
+    for n, group in enumerate(groups):
+        mine = {kind_of[i] for i in group}
+        if mine != whole and not (n == len(groups) - 1 and not complete and kind_of[group[0]] == kinds[0]):
+            return False
+    if len(groups) == 1:
+        return True
+    dated = [_allocated_roots(group, kind_of, items) for group in groups]
+    if all(dated):
+        return all(max(a) < min(b) for a, b in zip(dated, dated[1:], strict=False))
+    return len(kinds) >= SERIAL_MIN_KINDS
+
+
+def _allocated_roots(group: list[int], kind_of: list[int | None], items: Sequence[Item]) -> set[int]:
+    """The roots a kernel's passes built (all but its AST's, which the schedule built)."""
+    first = {items[i].root for i in group if kind_of[i] == KERNEL_INITIAL_FIRST}
+    return {items[i].root for i in group if items[i].root is not None} - first
+
+
+def _merge_streams(groups: list[list[int]], items: Sequence[Item], kinds: list[int], kind_of: list[int | None],
+                   complete: bool) -> list[list[int]] | None:
+    """nextest keeps stdout and stderr apart: one thread's kernels are in the same order in both, so the n-th
+    chain of one stream is the n-th of the other when each stream alone shows one thread."""
+    by_stream: dict[int, list[list[int]]] = {}
+    for group in groups:
+        by_stream.setdefault(items[group[0]].stream, []).append(group)
+    if set(by_stream) != {1, 2}:
+        return None
+    split = []
+    for stream in (1, 2):
+        mine = by_stream[stream]
+        stream_kinds = sorted({kind_of[i] for g in mine for i in g if kind_of[i] is not None})
+        if not _serial(mine, stream_kinds, kind_of, complete, items):
+            return None
+        split.append(mine)
+    if len(split[0]) != len(split[1]):
+        return None
+    return [sorted(a + b) for a, b in zip(split[0], split[1], strict=True)]
+
+
+def _position(item: CompileItem) -> int:
+    """An item's place in one kernel's code generation (tgstore.svod.emission)."""
+    if item.stage is not None:
+        where = place(item.stage.label, item.stage.source)
+        return where.position if where is not None and where.position is not None else 0
+    return code_place("code" if item.code is not None else "llvm-ir").position
+
+
+def _sections(program: Program) -> list[Kernel] | None:
+    """One thread: the compile phase is each kernel's code generation in turn, positions growing within one; the
+    kernels in that order. None when the sections' names disagree within one."""
+    kernels: list[Kernel] = []
+    last = None
+    for item in sorted(program.compile, key=lambda c: c.order):
+        position = _position(item)
+        if last is None or position <= last:
+            kernels.append(Kernel(-1, item.file, item.line, program.test, schedule=program.schedule))
+        last = position
+        kernel = kernels[-1]
+        if item.name is not None and kernel.name is not None and item.name != kernel.name:
+            return None
+        kernel.name = kernel.name or item.name
+        _file_item(kernel, item)
+    return kernels
+
+
+def _compile_kernels(program: Program) -> tuple[list[Kernel], list[CompileItem]]:
+    """The compile phase's kernels, one per final name in the order their output first appears; items naming no
+    kernel are returned apart."""
+    kernels: dict[str, Kernel] = {}
+    unnamed: list[CompileItem] = []
+    for item in sorted(program.compile, key=lambda c: c.order):
+        if item.name is None:
+            unnamed.append(item)
+            continue
+        kernel = kernels.get(item.name)
+        if kernel is None:
+            kernel = kernels[item.name] = Kernel(-1, item.file, item.line, program.test, name=item.name,
+                                                 schedule=program.schedule)
+        _file_item(kernel, item)
+    return list(kernels.values()), unnamed
+
+
+def _file_item(kernel: Kernel, item: CompileItem) -> None:
+    if item.stage is not None:
+        kernel.stages.append(item.stage)
+    if item.code is not None:
+        kernel.code, kernel.code_kind = item.code, item.code_kind
+    if item.fires is not None:
+        _add_code_fires(kernel, item)
+
+
+def _add_code_fires(kernel: Kernel, item: CompileItem) -> None:
+    fires = item.fires
+    fires.since = "codegen"
+    if kernel.code_fires is None:
+        kernel.code_fires = fires
+    else:
+        for key, count in fires.counts.items():
+            kernel.code_fires.counts[key] = kernel.code_fires.counts.get(key, 0) + count
+        kernel.code_fires.last_line = fires.last_line
+    item.fires = None
+
+
+def _schedule_order(kernels: list[Kernel]) -> tuple[list[Kernel], bool]:
+    """Within one bare name the counter's suffix gives the schedule order; across names the log proves none (the
+    compile phase prints in completion order on several threads): those keep their printed order."""
+    groups: dict[str, list[Kernel]] = {}
+    for kernel in kernels:
+        groups.setdefault(bare_name(kernel.name or ""), []).append(kernel)
+    queues = {bare: sorted(group, key=lambda k: suffix_of(k.name or "")) for bare, group in groups.items()}
+    ordered = [queues[bare_name(k.name or "")].pop(0) for k in kernels]
+    return ordered, len(groups) <= 1
+
+
+def _in_suffix_order(kernels: list[Kernel]) -> bool:
+    last: dict[str, int] = {}
+    for kernel in kernels:
+        if kernel.name is None:
+            continue
+        bare, n = bare_name(kernel.name), suffix_of(kernel.name)
+        if bare in last and n <= last[bare]:
+            return False
+        last[bare] = n
+    return True
+
+
+NAMES_SHOWN = 8  # kernels named in a problem line; more are counted
+
+
+def attribute(log: SvodLog, program: Program) -> None:
+    """File the program's stages: its kernels appended to `log.kernels` in schedule order, the rest unattributed."""
+    _beam_aside(log, program)
+    opt = sorted(program.opt, key=lambda s: s.order)
+    for stage in opt:
+        stage.schedule = program.schedule
+    beam = bool(program.markers)
+    items = [_item(s, beam) for s in opt]
+    placed = [i for i, it in enumerate(items) if it.kinds]
+    losses = [(order, None if kinds is None else frozenset(_positions(kinds))) for order, kinds in program.lost]
+    lost: dict[int, int] = {}  # kind -> the first lost line that may have been of it (-1: any kind)
+    for order, positions in losses:
+        for kind in [-1] if positions is None else positions:
+            lost[kind] = min(lost.get(kind, order), order)
+    links = link([items[i] for i in placed], program.complete, losses)
+    kind_of: list[int | None] = [None] * len(items)
+    for n, i in enumerate(placed):
+        kind_of[i] = links.kind_of[n]
+    for i, stage in enumerate(opt):
+        if stage.label == "kernel-initial-or-00" and kind_of[i] is not None:
+            stage.label = "kernel-initial" if kind_of[i] == KERNEL_INITIAL_FIRST else "00-initial"
+    groups = [[placed[n] for n in g] for g in links.chains()]
+    loose_docs = [i for i, it in enumerate(items) if not it.kinds]  # chained nowhere (BEAM's optional documents)
+    serial = _serial(groups, links.kinds, kind_of, program.complete, items)
+    if not serial:
+        merged = _merge_streams(groups, items, links.kinds, kind_of, program.complete)
+        if merged is not None:
+            groups, serial = merged, True
+    named = [_chain_name(opt, g) for g in groups]
+    sections = _sections(program) if serial else None
+    if serial and (sections is None or not (len(sections) <= len(groups) and _in_suffix_order(sections) and all(
+            named[n] is None or sections[n].name is None or bare_name(sections[n].name) == named[n]
+            for n in range(len(sections))))):
+        serial = False  # the compile phase does not follow the optimized kernels: not one thread after all
+    compiled, unnamed = (sections, []) if serial else _compile_kernels(program)
+    kernels: list[Kernel] = []
+    left: list[list[int]] = []
+    order_proven = True
+    if serial:
+        for n, group in enumerate(groups):
+            kernel = compiled[n] if n < len(compiled) else Kernel(-1, opt[group[0]].file, opt[group[0]].line,
+                                                                 program.test, schedule=program.schedule)
+            kernel.stages[:0] = [opt[i] for i in group]
+            kernel.file, kernel.line = opt[group[0]].file, opt[group[0]].line
+            kernels.append(kernel)
+        kernels += compiled[len(groups):]
+        left = [[i] for i in loose_docs]
+        _tie_fires(kernels)
+    else:
+        kernels, left, order_proven = _by_proof(log, program, opt, groups, named, compiled, links.kinds, kind_of,
+                                                loose_docs, lost)
+        _loosen(log, opt, kernels)
+    for kernel in kernels:
+        kernel.name = kernel.name or next((document_name(s.canonical) for s in kernel.stages
+                                           if s.label in ("program", "linearized") and document_name(s.canonical)),
+                                          None)
+        kernel.schedule = program.schedule
+        kernel.index = len(log.kernels)
+        log.kernels.append(kernel)
+    for group in left:
+        fragment = log.fragments if len(group) > 1 else None
+        log.fragments += len(group) > 1
+        for i in group:
+            opt[i].fragment = fragment
+            log.unattributed.append(opt[i])
+    for item in unnamed:
+        if item.stage is not None:
+            log.unattributed.append(item.stage)
+        elif item.code is not None:
+            log.unattributed.append(Stage("code", "code", item.file, item.line, tree_text=item.code))
+    order_proven = order_proven or len(kernels) == 0
+    if not order_proven:
+        names = ", ".join(k.name or "?" for k in kernels[:NAMES_SHOWN]) + \
+            (f", ... ({len(kernels)} kernels)" if len(kernels) > NAMES_SHOWN else "")
+        log.problems.append(Problem(kernels[0].file, kernels[0].line, f"the log does not prove the schedule's order "
+                                    f"of kernels {names} (optimized and compiled on several threads; the counter's "
+                                    "suffixes order only names of one shape): numbered as their output was printed; "
+                                    "rerun with SVOD_THREADS=1 for the schedule's order"))
+    log.order_proven &= order_proven
+    log.serial = serial if log.serial is None else log.serial and serial
+
+
+def _chain_name(opt: list[Stage], group: list[int]) -> str | None:
+    """The bare name the chain's optimize-phase documents carry (None when none, or when they disagree)."""
+    names = {document_name(opt[i].canonical) for i in group} - {None}
+    return names.pop() if len(names) == 1 else None
+
+
+def _by_proof(log: SvodLog, program: Program, opt: list[Stage], groups: list[list[int]], named: list[str | None],
+              compiled: list[Kernel], kinds: list[int], kind_of: list[int | None], loose_docs: list[int],
+              lost: dict[int, int]) -> tuple[list[Kernel], list[list[int]], bool]:
+    """Kernels optimized on several threads: the compile phase's kernels, joined by the chains proof ties to them."""
+    whole = set(kinds)
+    complete_groups = [n for n, g in enumerate(groups) if {kind_of[i] for i in g} == whole]
+    counts: dict[int, int] = {}
+    for kind in kind_of:
+        if kind is not None:
+            counts[kind] = counts.get(kind, 0) + 1
+    reliable = [k for k in counts if k not in lost and -1 not in lost]  # kinds every kernel printed, none lost
+    initials = sum(1 for s in opt if s.label in ("kernel-initial-or-00", "kernel-initial", "00-initial")
+                   and s.source == "event")
+    # one kernel: every kind once; a second kernel would have printed every kind too, more lines than were lost
+    one_each = all(c <= 1 for c in counts.values()) and initials <= 2 and len(program.lost) < len(counts)
+    compile_kinds = {("program", "dump-canonical"), ("linearized", "dump-canonical")}
+    compile_whole = program.complete and all(k is not None and not (k & compile_kinds) for _o, k in program.lost)
+
+    def only_kernel_named(bare: str) -> bool:
+        """Whether one kernel alone of the program has this bare name: a document kind every kernel printed and
+        none lost names it once, or the whole compile phase does."""
+        if not program.complete:
+            return False
+        for kind in reliable:
+            names = [document_name(opt[i].canonical) for i, k in enumerate(kind_of) if k == kind]
+            if None not in names and names.count(bare) == 1:
+                return True
+        return compile_whole and sum(bare_name(k.name or "") == bare for k in compiled) == 1
+
+    linked: dict[int, int] = {}  # group -> compiled kernel
+    if compiled:
+        if len(compiled) == 1 and program.complete and one_each and groups:
+            linked = {n: 0 for n in range(len(groups))}
+        elif program.complete:
+            for bare in {b for b in named if b}:
+                owners = [k for k, kernel in enumerate(compiled) if bare_name(kernel.name or "") == bare]
+                if len(owners) == 1 and only_kernel_named(bare):
+                    linked.update({n: owners[0] for n, b in enumerate(named) if b == bare})
+            free_groups = [n for n in complete_groups if n not in linked]
+            free_kernels = [k for k in range(len(compiled)) if k not in linked.values()]
+            if compile_whole and len(complete_groups) == len(compiled) and len(free_groups) == 1 and \
+                    len(free_kernels) == 1 and all(counts.get(k, 0) <= len(compiled) for k in counts):
+                linked[free_groups[0]] = free_kernels[0]
+        ordered, order_proven = _schedule_order(compiled)
+        for n, k in sorted(linked.items()):
+            compiled[k].stages[:0] = [opt[i] for i in groups[n]]
+        for kernel in compiled:
+            kernel.stages.sort(key=lambda s: s.order)
+            if kernel.stages:
+                kernel.file, kernel.line = kernel.stages[0].file, kernel.stages[0].line
+        left = [g for n, g in enumerate(groups) if n not in linked] + [[i] for i in loose_docs]
+        return ordered, left, (order_proven and compile_whole) or (len(compiled) == 1 and one_each)
+    if one_each and groups and program.complete:
+        return [Kernel(-1, opt[0].file, opt[0].line, program.test, stages=list(opt))], [], True
+    kernels = []
+    for n in complete_groups:
+        group = groups[n]
+        kernels.append(Kernel(-1, opt[group[0]].file, opt[group[0]].line, program.test,
+                              stages=[opt[i] for i in group]))
+    left = [g for n, g in enumerate(groups) if n not in complete_groups] + [[i] for i in loose_docs]
+    total = max([c for c in counts.values()] + [1])
+    return kernels, left, total <= 1 and len(kernels) <= 1
+
+
+def _tie_fires(kernels: list[Kernel]) -> None:
+    """One thread: the matches before a stage are its pass's; `since` is the kernel's stage before."""
+    for kernel in kernels:
+        previous = None
+        for stage in kernel.stages:
+            if stage.fires is not None:
+                stage.fires.since = previous.label if previous is not None else None
+            previous = stage
+
+
+def _loosen(log: SvodLog, opt: list[Stage], kernels: list[Kernel]) -> None:
+    """Kernels optimized and compiled at the same time: a `pattern matched` event names no kernel, so the matches
+    before a stage may be another kernel's; they are kept loose, with one problem."""
+    loose = [s.fires for s in opt if s.fires] + [k.code_fires for k in kernels if k.code_fires]
+    for stage in opt:
+        stage.fires = None
+    for kernel in kernels:
+        kernel.code_fires = None
+    if loose:
+        log.loose_fires += loose
+        count = sum(sum(f.counts.values()) for f in loose)
+        log.problems.append(Problem(
+            loose[0].file, loose[0].first_line, f"{count} `pattern matched` events of kernels optimized in "
+            "parallel: nothing in them names their kernel, so they are stored without kernel and pass; rerun "
+            "with SVOD_THREADS=1 for rule parity"))

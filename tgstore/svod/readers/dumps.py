@@ -1,0 +1,177 @@
+"""`[dump-stage]` / `[dump-canonical]` blocks whose parts other threads' output can separate.
+
+`print_stage` (schedule/src/optimizer/mod.rs) and `dump_canonical_stage` (ir/src/uop/canonical.rs) write a block as
+three `eprintln!` calls: the header, the body (the tree, which ends with a newline, so an empty line follows it; or
+the pretty JSON document), the end marker. Between them other threads print whole lines, their whole `[per-stage]`
+lines and their own dump headers. A body is one write, so it is contiguous, and it belongs to a header of its kind
+still waiting for one; an end closes a block of its label that has its body. So a body's label is proven when every
+header that may still be waiting has that label, or when the tree's root is a graph an event of exactly one of those
+labels printed (a root id is a whole graph); a body is its stage, at its own line. Otherwise its label is not proven:
+it is kept with a problem. Headers of one label are alike, so what is waiting is counted by label; after a body of
+unproven label the count keeps every label it may have taken (never fewer than may wait).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+
+from tgstore.svod.readers.model import Problem, Stage, SvodLog, load_json, strip_ansi, tree_stage
+from tgstore.svod.readers.pieces import EVENT_START, TREE_LINE
+from tgstore.svod.readers.segment import Segmenter
+from tgstore.svod.readers.sessions import Lines
+
+ROOT = re.compile(r"^\[(\d+)\] ")
+TREE_END = re.compile(r"\n(?![│├└ \[])|\n(?=\[\D)|\n(?= *$)", re.M)  # the first line no tree line can be
+TREE_TEXT = re.compile(r"(?:(?:│   |    |├── |└── )*\[\d+\] [^\n]*\n?)+")
+JSON_END = re.compile(r"\n\}")
+
+
+class Dumps:
+    def __init__(self, log: SvodLog, tracker: Segmenter, file: int, stream: int,
+                 on_event: Callable[[int, str], None]) -> None:
+        self.log, self.tracker, self.file, self.stream = log, tracker, file, stream
+        self.on_event = on_event  # reads a JSON event glued to a document's closing brace
+        self.waiting: dict[str, Counter[str]] = {"stage": Counter(), "canonical": Counter()}  # headers, no body yet
+        self.filled: dict[str, Counter[str]] = {"stage": Counter(), "canonical": Counter()}  # bodies, no end yet
+        self.first_header: dict[tuple[str, str], int] = {}  # (kind, label) -> the line of a header still open
+
+    @property
+    def open(self) -> bool:
+        return any(self.waiting[k] or self.filled[k] for k in self.waiting)
+
+    def header(self, kind: str, label: str, line: int) -> None:
+        self.waiting[kind][label] += 1
+        self.first_header.setdefault((kind, label), line)
+
+    def whole(self, kind: str, label: str, line: int, body: str) -> None:
+        """A block read at once: header, body and end on consecutive lines, nothing between."""
+        self._stage(kind, label, body, line + 1)
+
+    def error(self, kind: str, label: str, line: int, text: str) -> None:
+        """`[dump-canonical] S : JSON error: ...` (or `graph error`): the block's body is that message."""
+        self.log.problems.append(Problem(self.file, line, f"Svod could not dump {label!r}:{text.split(' :', 1)[1]}",
+                                         text))
+        self.tracker.lost(line, {(label, f"dump-{kind}")})
+        if self.waiting[kind][label]:
+            self._take(kind, label)
+
+    def end(self, kind: str, label: str, line: int) -> None:
+        if self.filled[kind][label]:
+            self.filled[kind][label] -= 1
+        elif self.waiting[kind][label]:  # its body came with an unproven label: one of these headers took it
+            self.waiting[kind][label] -= 1
+        else:
+            self.log.problems.append(Problem(self.file, line, f"[dump-{kind}] {label} : end with no open block"))
+            return
+        if not self.waiting[kind][label] and not self.filled[kind][label]:
+            self.first_header.pop((kind, label), None)
+
+    def _take(self, kind: str, label: str) -> None:
+        self.waiting[kind][label] -= 1
+        self.filled[kind][label] += 1
+
+    def body(self, kind: str, text: str, first_line: int, lines: int) -> None:
+        labels = {label for label, n in self.waiting[kind].items() if n > 0}
+        if not labels:
+            self.log.raw_lines += lines  # a tree outside any dump (a panic message's): kept in the file
+            return
+        if len(labels) > 1 and kind == "stage":  # its root is a graph an event of one waiting label printed
+            root = ROOT.match(text)
+            printed = labels & (self.tracker.labels_of_root(int(root.group(1))) if root else set())
+            if len(printed) == 1:
+                labels = printed
+        if len(labels) == 1:
+            label = labels.pop()
+            self._take(kind, label)
+            self._stage(kind, label, text, first_line)
+            return
+        stage = Stage(f"dump-{kind}", f"dump-{kind}", self.file, first_line, tree_text=text, stream=self.stream)
+        self.log.unplaced.append(stage)
+        self.tracker.lost(first_line, {(label, f"dump-{kind}") for label in labels})
+        self.log.problems.append(Problem(self.file, first_line, f"a [dump-{kind}] body printed while blocks "
+                                         f"{', '.join(sorted(labels))} were open on several threads: which one it is "
+                                         "is not proven; kept, filed under no stage"))
+
+    def tree_body(self, lines: Sequence[tuple[int, str]], start: int) -> int:
+        """The tree starting at lines[start]: consecutive tree lines (it ends with an empty line). Returns the index
+        after it."""
+        whole = lines.span(start, TREE_END) if isinstance(lines, Lines) else None
+        if whole is not None and TREE_TEXT.fullmatch(whole[1]):  # the common case, found in the file's text at once
+            end, text = whole
+            self.body("stage", text.rstrip("\n") + "\n", lines[start][0], end - start)
+            return end
+        n = start
+        body = []
+        while n < len(lines):
+            text = lines[n][1]
+            if "\x1b" in text or text.endswith("\r"):
+                text = strip_ansi(text).rstrip("\r")
+            if not TREE_LINE.match(text):
+                break
+            body.append(text)
+            n += 1
+        self.body("stage", "\n".join(body) + "\n", lines[start][0], len(body))
+        return n
+
+    def json_body(self, lines: Sequence[tuple[int, str]], n: int) -> int:
+        """A pretty JSON document whose `{` is lines[n-1], up to its `}` at column 0; another thread's event may be
+        glued to that `}` (it landed before the eprintln's newline). Returns the index after it."""
+        first = lines[n - 1][0]
+        whole = lines.span(n - 1, JSON_END, inclusive=True) if isinstance(lines, Lines) else None
+        if whole is not None:  # the common case, found in the file's text at once
+            end, text = whole
+            last_newline = text.rfind("\n")
+            cut = text.find(EVENT_START, last_newline)
+            body_text = text[:cut] if cut > 0 else text
+            self.body("canonical", body_text + "\n", first, end - n + 1)
+            if cut > 0:
+                self.on_event(lines[end - 1][0], text[cut:])
+            return end
+        body = ["{"]
+        glued = None
+        while n < len(lines):
+            number, text = lines[n]
+            if "\x1b" in text or text.endswith("\r"):
+                text = strip_ansi(text).rstrip("\r")
+            n += 1
+            if text.startswith("}"):
+                cut = text.find(EVENT_START)
+                body.append(text[:cut] if cut > 0 else text)
+                glued = (number, text[cut:]) if cut > 0 else None
+                break
+            body.append(text)
+        self.body("canonical", "\n".join(body) + "\n", first, len(body))
+        if glued is not None:
+            self.on_event(*glued)
+        return n
+
+    def close(self) -> None:
+        """Blocks never closed (a cut log): each with a problem; what their bodies had was stored with them."""
+        for kind in self.waiting:
+            for label in sorted(set(self.waiting[kind]) | set(self.filled[kind])):
+                if self.waiting[kind][label] + self.filled[kind][label] <= 0:
+                    continue
+                end = f"[dump-{kind}] {label} : end"
+                self.log.problems.append(Problem(self.file, self.first_header.get((kind, label), 1),
+                                                 f"[dump-{kind}] {label} is never closed (no '{end}')"
+                                                 f"{'' if self.filled[kind][label] else ' and has no body'}; what "
+                                                 "it printed is kept", None))
+            self.waiting[kind].clear()
+            self.filled[kind].clear()
+        self.first_header.clear()
+
+    def _stage(self, kind: str, label: str, body: str, line: int) -> None:
+        text = body.strip("\n") + "\n"
+        stage = Stage(label, f"dump-{kind}", self.file, line, stream=self.stream)
+        if kind == "stage":
+            tree_stage(stage, text, self.log, line)
+        else:
+            try:
+                stage.canonical = load_json(text)
+            except ValueError as e:
+                stage.tree_text = text
+                self.log.problems.append(Problem(self.file, line, f"canonical dump {label!r} is not JSON ({e}); "
+                                                 "kept as text"))
+        self.tracker.add(stage)

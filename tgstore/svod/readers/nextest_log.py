@@ -1,0 +1,156 @@
+"""`cargo nextest run` logs (Svod's CI runs `crane.cargoNextest`): one process per test, so one run per test, in the
+order the tests completed, each test's kernel names counted from scratch (`KERNEL_NAME_COUNTS` is per process).
+
+What nextest prints (nextest-rs/nextest, `nextest-runner/src/reporter/displayer/imp.rs`, read Dec 2026: facts, not
+code): `Starting N tests across M binaries` (RunStarted); per test a status line `{status:>12} [{secs:>8.3}s]
+({n}/{total}) BINARY TEST` (`status_str`: PASS, FAIL, SIGSEGV, TIMEOUT, LEAK, ...; the counter only without a
+progress bar) when it finishes, then, with `--success-output immediate` or on failure, its captured output:
+`──── STDOUT:             BINARY TEST` (`output_spec_for_test`: a four-wide bar, the label padded to 19) and the
+stdout text, `──── STDERR: ...` and the stderr text (no indent; older versions indented four spaces), a blank line;
+`Summary [...] N tests run: ...`, after which failed tests' status lines are printed again. Captured output keeps
+stdout and stderr apart, so the order between an event (stdout) and a `[per-stage]` line (stderr) is lost; each
+stream alone is in order. The test binary runs as libtest (`BIN --exact NAME --nocapture`), so stdout holds
+libtest's own lines (`running 1 test`, `test NAME ... ` joined to the first output line, `ok`, `test result:`).
+With `--no-capture` the output is not captured: it precedes the test's status line, both streams in one.
+"""
+
+from __future__ import annotations
+
+import re
+
+from tgstore.svod.readers.model import SvodLog, strip_ansi
+from tgstore.svod.readers.segment import Segmenter
+from tgstore.svod.readers.sessions import FileText, Lines, TestPart, find_panic, skip_of
+from tgstore.svod.readers.test_log import read_lines
+
+KIND = "nextest"
+STATUS = re.compile(r"^\s*(?P<status>[A-Z][A-Z0-9 +/-]*?)\s+\[\s*(?:[\d.]+s)?\s*\]\s+(?:\(\s*\d+/\s*\d+\)\s+)?"
+                    r"(?P<binary>\S+)\s+(?P<test>\S+)\s*$")
+HEADER = re.compile(r"^(?:─{4}|-{4}) (?:TRY \d+ )?(?P<stream>STDOUT|STDERR|OUTPUT):\s+(?P<binary>\S+)\s+(?P<test>\S+)"
+                    r"\s*$")
+STARTING = re.compile(r"^\s*Starting \d+ tests? across \d+ binar(?:y|ies)")
+SUMMARY = re.compile(r"^\s*Summary \[")
+HBAR = re.compile(r"^(?:─{12}|-{12})\s*$|^\s*Nextest run ID \S+ with nextest profile: ")
+LIBTEST = re.compile(r"^(running \d+ tests?|test result: .*|failures:|successes:|    \S+|ok|FAILED|ignored)$")
+LIBTEST_START = re.compile(r"^test (?P<name>\S+)(?: - [\w ]+)? \.\.\. ?(?P<tail>.*)$")
+FAILED = ("FAIL", "SIG", "TIMEOUT", "ABORT", "XFAIL", "TMT", "LKFAIL", "FL+LK")
+
+
+def sniff_text(text: str) -> bool:
+    """Whether a log is nextest's: its `Starting N tests across M binaries` line."""
+    head = strip_ansi(text[:20000])
+    return any(STARTING.match(line) for line in head.split("\n"))
+
+
+def outcome_of(status: str) -> str:
+    if status == "SKIP":
+        return "ignored"
+    return "FAILED" if any(word in status for word in FAILED) and "PASS" not in status else "ok"
+
+
+def split_tests(text: str) -> list[TestPart]:
+    """The log's tests, one part each, in the order nextest reported them; each part's `lines` is its stdout (and
+    `stderr` its stderr) when nextest captured them, or both as one stream with `--no-capture`."""
+    file = FileText(text)
+    outside = TestPart(None, Lines(file))
+    parts: dict[str, TestPart] = {}
+    block: tuple[TestPart, str] | None = None  # the test and stream whose captured output is being read
+    loose = Lines(file)  # output before a status line (--no-capture): that test's
+    summary = False
+    for number in range(1, len(file.starts) + 1):
+        raw = file.line(number)
+        line = strip_ansi(raw).rstrip("\r") if "\x1b" in raw or raw.endswith("\r") else raw
+        header = HEADER.match(line)
+        status = None if header or block and not line.strip() else STATUS.match(line)
+        if header:
+            part = parts.get(header.group("test")) or _part(parts, header.group("test"), file)
+            stream = header.group("stream")
+            block = (part, stream)
+            if stream == "STDERR":
+                part.stderr = part.stderr or Lines(file)
+            continue
+        if status and not summary:
+            test = status.group("test")
+            if test in parts and parts[test].outcome is not None:
+                block = None
+                continue  # a retried or repeated status line: the run is the first report's
+            part = parts.get(test) or _part(parts, test, file)
+            part.outcome = outcome_of(status.group("status"))
+            part.result_line = number
+            if loose.any_starts(("{", "[per-stage]", "[dump-", "thread '")):  # --no-capture: this test's output
+                part.lines = loose
+                loose = Lines(file)
+            block = None
+            continue
+        if SUMMARY.match(line) or HBAR.match(line) or STARTING.match(line):
+            summary = summary or bool(SUMMARY.match(line))
+            block = None
+            outside.lines.add(number, None if line == raw else line)
+            continue
+        if block is not None:
+            part, stream = block
+            target = part.stderr if stream == "STDERR" else part.lines
+            target.add(number, None if line == raw else line)
+            continue
+        if summary:
+            outside.lines.add(number, None if line == raw else line)
+        else:
+            loose.add(number, None if line == raw else line)
+    for part in parts.values():
+        _clean(part)
+    if len(loose):
+        outside.lines = outside.lines.merged(loose)
+    tests = list(parts.values())
+    return ([outside] if outside.lines.any_starts(("{", "[per-stage]", "[dump-")) or not tests else []) + tests
+
+
+def _part(parts: dict[str, TestPart], test: str, file: FileText) -> TestPart:
+    part = parts[test] = TestPart(test, Lines(file))
+    return part
+
+
+def _clean(part: TestPart) -> None:
+    """A test's captured stdout is a libtest session of one test: its lines are kept but libtest's own (`running 1
+    test`, `test NAME ... ` before the first output line, `ok`, `test result:`) are dropped; a four-space indent
+    (older nextest) is undone; a test that printed nothing nextest showed is `captured` (kernels unknown)."""
+    for which in ("lines", "stderr"):
+        lines = getattr(part, which)
+        if lines is None:
+            continue
+        texts = [text for _n, text in lines]
+        indent = bool(texts) and all(t.startswith("    ") or not t.strip() for t in texts)
+        out = Lines(lines.file)
+        for number, text in lines:
+            text = text[4:] if indent else text
+            start = LIBTEST_START.match(text)
+            if start:
+                text = start.group("tail")
+                if not text.strip() or text.strip() in ("ok", "FAILED", "ignored"):
+                    continue
+            elif which == "lines" and LIBTEST.match(text):
+                continue
+            out.add(number, text)
+        setattr(part, which, out)
+    part.captured = not len(part.lines) and not (part.stderr is not None and len(part.stderr))
+    panic_lines = part.stderr if part.stderr is not None else part.lines
+    part.panic = find_panic(panic_lines)
+    skip = skip_of(part)
+    if skip:
+        part.outcome, part.skip_reason = "skipped", skip
+
+
+def sniff(name: str, text: str) -> bool:
+    return sniff_text(text)
+
+
+def parts(text: str) -> list[TestPart]:
+    return split_tests(text)
+
+
+def read_part(log: SvodLog, tracker: Segmenter, file: int, part: TestPart) -> None:
+    """Captured output: stdout (stream 1) and stderr (stream 2) each in its own order; `--no-capture`: one stream."""
+    if part.stderr is None:
+        read_lines(log, tracker, file, part.lines)
+        return
+    read_lines(log, tracker, file, part.lines, stream=1)
+    read_lines(log, tracker, file, part.stderr, stream=2)
