@@ -196,7 +196,8 @@ def _has_svod(log: SvodLog) -> bool:
 
 
 def _check(runs: list[SvodLog], where: str) -> None:
-    if runs and all(log.captured for log in runs if log.test is not None) and not any(_has_svod(log) for log in runs):
+    tests = [log for log in runs if log.test is not None]  # a log that shows no test shows no runner's capture
+    if tests and all(log.captured for log in tests) and not any(_has_svod(log) for log in runs):
         raise SvodLogError(f"{where}: the test runner kept every test's output (libtest without -- --nocapture, or "
                            "nextest without --success-output immediate): no Svod output to read; rerun with -- "
                            "--nocapture; nothing stored")
