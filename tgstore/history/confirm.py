@@ -20,7 +20,7 @@ from sqlalchemy import Engine
 
 from tgstore import tempdirs
 from tgstore.compare.stepfit import ALPHA, mann_whitney
-from tgstore.gate.speed import kernel_timings, rounds_needed
+from tgstore.gate.speed import kernel_timings, rounds_needed, timing_plan
 from tgstore.git import GitError, package_checkout
 from tgstore.pipeline import ExtractionFailed, ExtractionPlan, extract_to_bundle
 from tgstore.store.timings import this_machine
@@ -37,12 +37,6 @@ class ConfirmError(Exception):
 class Confirmed:
     regression: object  # history.regressions.Regression
     confirmation: Confirmation
-
-
-def timing_plan(plan: ExtractionPlan) -> ExtractionPlan:
-    """The sweep's suite, timed, nothing else recorded (the C renderer only: the timed program is the device's)."""
-    return replace(plan, time=True, compile_times=False, stages="none", rewrites=0, workers=1,
-                   renderers=list(plan.effective_renderers[:1]))
 
 
 def value_of(timings: dict[tuple[str, int], dict], case: str, position: int | None) -> int | None:
@@ -82,7 +76,7 @@ def confirm(engine: Engine, repo: Path, report, plan: ExtractionPlan, *, rounds:
     if rounds < rounds_needed(1 - alpha):
         log(f"{rounds} rounds a side cannot give p below {alpha} (that needs {rounds_needed(1 - alpha)}): "
             "nothing can be confirmed")
-    timed = timing_plan(plan)
+    timed = replace(timing_plan(plan), workers=1)  # the gate's timing plan, in one process: timings want the machine
     out: list[Confirmed] = []
     for (good, bad), found in by_range(report.regressions).items():
         try:
