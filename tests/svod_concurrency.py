@@ -224,6 +224,7 @@ class Truth:
     per_stage: dict[int, tuple[str, int]]  # line -> (label, count) of every [per-stage] line
     events: set[int]  # the line of every JSON event
     threads: int
+    blocks: list[dict] = field(default_factory=list)  # every [dump-stage] block: kernel, label, header, tree, end lines
 
 
 class Printer:
@@ -326,9 +327,9 @@ def optimize_job(plan: KernelPlan, s: Switches, interner: Interner, clock: list[
             job.steps.append(("err", ["[per-stage] ", label, " : node_count=", ("count", graph), "\n"],
                               ("per-stage", label, graph)))
         if s.dump_stage is not None and label.startswith(s.dump_stage):
-            job.steps.append(("err", ["[dump-stage] ", label, " :\n"], None))
+            job.steps.append(("err", ["[dump-stage] ", label, " :\n"], ("dump-header", label, graph)))
             job.steps.append(("err", [("tree", graph), "\n"], ("dump-stage", label, graph)))
-            job.steps.append(("err", ["[dump-stage] ", label, " : end\n"], None))
+            job.steps.append(("err", ["[dump-stage] ", label, " : end\n"], ("dump-end", label, graph)))
         canonical(label, graph)
 
     def canonical(stage: str, graph: tuple) -> None:
@@ -476,6 +477,14 @@ def _piece(piece: object, interner: Interner) -> str:
 
 def _record(record: tuple, line: int, truth: Truth, kernel: int, interner: Interner) -> None:
     source, label, graph = record
+    if source == "dump-header":  # a thread has one block open at a time: its last one is this kernel's open one
+        truth.blocks.append({"kernel": kernel, "label": label, "header": line, "tree": None, "end": None})
+        return
+    if source in ("dump-stage", "dump-end"):
+        block = next(b for b in reversed(truth.blocks) if b["kernel"] == kernel and b["label"] == label)
+        block["tree" if source == "dump-stage" else "end"] = line
+        if source == "dump-end":
+            return
     truth.stages[(line, source)] = kernel
     if source == "per-stage":
         truth.per_stage[line] = (label, interner.tree(graph)[1])

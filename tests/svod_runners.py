@@ -8,11 +8,15 @@ From the runners' source (facts, not code):
   `---- NAME stdout ----` and the text, then `\\nfailures:\\n` and `    NAME` per test; `\\ntest result: ...`.
   Without `--nocapture` a test's output goes into its capture buffer (one lock per `print!`/`eprintln!`, so its
   lines stay whole) and a passing test shows none.
-* cargo-nextest, nextest-rs/nextest `nextest-runner/src/reporter/displayer/imp.rs` (000c2a46343cfcdb57732d6c404f7e
-  baae9dd610b: `Starting N tests across M binaries`, `status_str`, `output_spec_for_test`: a four-wide bar and
-  `STDOUT:` padded to 19, no output indent) and the status-line snapshot at 98965789c9816d55dbbf184722a2ac4841e77a4c
-  (`        PASS [   1.000s] (  1/100) my-binary-id test_name`); one process per test (`BIN --exact NAME
-  --nocapture`), stdout and stderr captured apart.
+* cargo-nextest, nextest-rs/nextest `nextest-runner/src/reporter/displayer/imp.rs`: `Starting N tests across M
+  binaries`, `status_str`, and the status-line snapshot at 98965789c9816d55dbbf184722a2ac4841e77a4c (`        PASS
+  [   1.000s] (  1/100) my-binary-id test_name`); the output blocks in two eras: current (bdb177eb9b314648ca3271d2
+  536f28b6dfec12c2, `output_spec_for_finished`: `  stdout ───` / `  stderr ───`, the output indented four spaces by
+  `indenter.rs`, which writes no indent on an empty line; `--no-output-indent`: `── stdout ──`, unindented) and older
+  (000c2a46343cfcdb57732d6c404f7ebaae9dd610b, `output_spec_for_test`: a four-wide bar, `STDOUT:` padded to 19, the
+  test named, no indent); a blank line after (`unit_output.rs` `write_child_execution_output`); `immediate-final`
+  prints the output again after the summary. One process per test (`BIN --exact NAME --nocapture`), stdout and
+  stderr captured apart.
 * Svod's panics: `thread 'NAME' panicked at FILE:LINE:COL:` and the message; an `assert_eq!` in a test body
   (`tensor/src/test/unit/*.rs`) prints ``assertion `left == right` failed`` with `  left:` / ` right:` lines.
 """
@@ -136,10 +140,23 @@ def _summary(tests: list[TestRun], ansi: bool) -> str:
         "out; finished in 0.93s"
 
 
+NEXTEST_ERAS = ("current", "no-indent", "old")
+
+
+def _nextest_block(era: str, stream: str, binary: str, test: str, text: str) -> list[str]:
+    """One captured stream as nextest shows it (see the module's docstring for each era's source)."""
+    if era == "old":
+        return [f"──── {stream.upper() + ':':<19} {binary} {test}", text.rstrip("\n")]
+    if era == "no-indent":
+        return [f"── {stream} ──", text.rstrip("\n")]
+    return [f"  {stream} ───", *("    " + line if line else "" for line in text.rstrip("\n").split("\n"))]
+
+
 def nextest(tests: list[TestRun], success_output: bool = True, no_capture: bool = False,
-            binary: str = "svod-tensor") -> str:
-    """`cargo nextest run` (`--success-output immediate` to show passing tests' output; `--no-capture` runs the tests
-    one at a time with their output passed through, before each status line)."""
+            binary: str = "svod-tensor", era: str = "current", final: bool = False) -> str:
+    """`cargo nextest run` (`--success-output immediate` to show passing tests' output; `final`: immediate-final,
+    each output again after the summary; `--no-capture` runs the tests one at a time with their output passed
+    through, before each status line); `era`: the output blocks' layout, one of NEXTEST_ERAS."""
     width = len(str(len(tests)))
     out = ["────────────", "    Nextest run ID 3f0c6a1e-2b7d-4c55-9a61-0d8e2c1f7b44 with nextest profile: default",
            f"    Starting {len(tests)} tests across 1 binary (800 tests skipped)"]
@@ -154,13 +171,18 @@ def nextest(tests: list[TestRun], success_output: bool = True, no_capture: bool 
             continue
         out.append(line)
         if success_output or test.outcome != "ok":
-            out += [f"──── {'STDOUT:':<19} {binary} {test.name}", stdout.rstrip("\n"),
-                    f"──── {'STDERR:':<19} {binary} {test.name}", test.printer.text("err").rstrip("\n"), ""]
+            out += [*_nextest_block(era, "stdout", binary, test.name, stdout),
+                    *_nextest_block(era, "stderr", binary, test.name, test.printer.text("err")), ""]
     passed = sum(t.outcome == "ok" for t in tests)
     out += ["────────────", f"     Summary [   1.{len(tests):03d}s] {len(tests)} tests run: {passed} passed, "
             f"{len(tests) - passed} failed, 800 skipped"]
-    out += [f"        FAIL [   0.451s] ({n:>{width}}/{len(tests)}) {binary} {t.name}"
-            for n, t in enumerate(tests, start=1) if t.outcome != "ok"]
+    for n, test in enumerate(tests, start=1):
+        if test.outcome != "ok" or final:
+            status = "PASS" if test.outcome == "ok" else "FAIL"
+            out.append(f"{status:>12} [   0.451s] ({n:>{width}}/{len(tests)}) {binary} {test.name}")
+        if final:
+            out += [*_nextest_block(era, "stdout", binary, test.name, "running 1 test\n" + test.printer.text("out")),
+                    *_nextest_block(era, "stderr", binary, test.name, test.printer.text("err")), ""]
     return "\n".join(out) + "\n"
 
 

@@ -48,11 +48,32 @@ def check(seed: int, switches: Switches | None = None, kernels: int | None = Non
             (where, line, label, count)
     events = {e.line for e in run.events}
     assert all(line in events or line in problem_lines for line in truth.events), where
+    fragments: dict[int, set[int | None]] = {}
+    for stage in run.unattributed:  # a fragment holds one kernel's stages only
+        if stage.fragment is not None:
+            fragments.setdefault(stage.fragment, set()).add(truth.stages.get((stage.line, _source(stage))))
+    assert all(len(owners) == 1 and None not in owners for owners in fragments.values()), (where, fragments)
+    filed = {id(s) for k in run.kernels for s in k.stages}
+    for stage in [*(s for k in run.kernels for s in k.stages), *run.unattributed]:
+        if stage.source == "dump-stage" and (id(stage) in filed or stage.fragment is not None
+                                             or stage.node_count is not None):
+            assert _block_of(truth, stage) is not None and _block_of(truth, stage)["tree"] == stage.line, \
+                (where, "a dump body tied to a kernel, fragment or count that a reader of the log cannot pair with "
+                 "its header", stage.line, stage.label)
     if truth.threads == 1:  # one optimizing thread: everything filed, in order, nothing unattributed
         assert not run.unattributed and [k.name for k in run.kernels][:len(truth.kernels)] == \
             ([*truth.kernels] if any(k.name for k in run.kernels) else [None] * len(run.kernels)), where
     filed = sum(len(k.stages) for k in run.kernels)
     return {"filed": filed, "unattributed": len(run.unattributed), "kernels": len(run.kernels)}
+
+
+def _block_of(truth: Truth, stage) -> dict | None:
+    """The block a reader of the log pairs a dump body with: the nearest header of its label above it whose block is
+    still open there (Svod prints header, tree and end with three `eprintln!`s; other threads' blocks of the same
+    label may be open at once, and then the text does not say which tree ends which)."""
+    open_blocks = [b for b in truth.blocks if b["label"] == stage.label and b["header"] < stage.line
+                   and (b["end"] is None or stage.line < b["end"])]
+    return max(open_blocks, key=lambda b: b["header"], default=None)
 
 
 def _source(stage) -> str:

@@ -14,6 +14,7 @@ from cli import tgstore
 from svod_concurrency import Switches, generate
 from svod_runners import (
     ASSERT_AT,
+    NEXTEST_ERAS,
     assertion_panic,
     beam_log,
     libtest_capture,
@@ -78,6 +79,31 @@ def test_a_dump_closed_after_other_threads_lines_is_closed() -> None:
     assert not any("never closed" in p.message for p in run.problems)
 
 
+def test_two_threads_dumps_of_one_label_open_at_once_are_not_paired() -> None:
+    """Two threads print `[dump-stage] 09-pre_expand :` (lines 3 and 5) before either tree (print_stage's three
+    `eprintln!`s, schedule/src/optimizer/mod.rs at npatsakula/svod@3e06443b): nothing in the text says which tree ends
+    which block, so neither is filed on a kernel or a fragment, neither row carries a node count (the trees do), and
+    each has a problem at its line naming both headers. A block alone in its label later is paired again."""
+    small = "[11] SINK[KERNEL] : Scalar(Void)\n└── [10] CONST(Int(2)) : Scalar(Int32) shape=[]\n"
+    big = ("[22] SINK[KERNEL] : Scalar(Void)\n└── [21] END : Scalar(Void) shape=[]\n"
+           "    └── [20] CONST(Int(1)) : Scalar(Int32) shape=[]\n")
+    text = ("test t::llvm ... \n[per-stage] 09-pre_expand : node_count=3\n[dump-stage] 09-pre_expand :\n"
+            "[per-stage] 09-pre_expand : node_count=2\n[dump-stage] 09-pre_expand :\n" + small +
+            "\n[dump-stage] 09-pre_expand : end\n" + big + "\n[dump-stage] 09-pre_expand : end\n"
+            "[dump-stage] 09-pre_expand :\n" + small + "\n[dump-stage] 09-pre_expand : end\nok\n")
+    (run,) = read(text)
+    filed = {id(s) for k in run.kernels for s in k.stages}
+    dumps = sorted((s for s in [*(s for k in run.kernels for s in k.stages), *run.unattributed]
+                    if s.source == "dump-stage"), key=lambda s: s.line)
+    assert [(s.line, s.tree.node_count) for s in dumps] == [(6, 2), (10, 3), (16, 2)]
+    first, second, alone = dumps
+    for dump in (first, second):
+        assert dump.unpaired and dump.node_count is None and dump.fragment is None and id(dump) not in filed
+        (problem,) = [p for p in run.problems if p.line == dump.line]
+        assert "headers at lines 3, 5" in problem.message and "which block" in problem.message
+    assert not alone.unpaired and alone.node_count == 2 and not any(p.line == 16 for p in run.problems)
+
+
 def test_the_emission_model_cuts_lines_and_every_piece_is_read() -> None:
     """Under Svod's default threads the model cuts `[per-stage]` lines as Rust does; every cut one is read whole."""
     cut = 0
@@ -113,13 +139,16 @@ def test_a_killed_serial_job_is_serial_and_its_cut_is_reported() -> None:
 # ------------------------------------------------------------------------------------ point 4: cargo nextest
 
 
+@pytest.mark.parametrize("era", NEXTEST_ERAS)
 @pytest.mark.parametrize("switches", [ONE, DEFAULT], ids=["SVOD_THREADS=1", "default threads"])
-def test_nextest_runs_one_process_per_test(switches: Switches) -> None:
+def test_nextest_runs_one_process_per_test(switches: Switches, era: str) -> None:
     """`cargo nextest run --success-output immediate`: a run per test in the order nextest reported them; names
     restart in each (one process per test); stdout (events) and stderr (`[per-stage]`) are read each in its own
-    order: with one optimizing thread every stage is filed, with Svod's default threads only what is proven."""
+    order: with one optimizing thread every stage is filed, with Svod's default threads only what is proven. Both
+    eras of nextest's output blocks (the current `  stdout ───` with the output indented four spaces, and
+    `--no-output-indent`; the older `──── STDOUT:  BINARY TEST`) are read alike."""
     tests = [run_test(f"ops::t{n}::llvm", 20 + n, switches, 2 + n % 2) for n in range(3)]
-    runs = read(nextest(tests), "nextest.log")
+    runs = read(nextest(tests, era=era), "nextest.log")
     assert [r.test for r in runs] == [t.name for t in tests]
     assert [sorted(k.name for k in r.kernels) for r in runs] == [sorted(t.names()) for t in tests]
     assert all(not k.name.endswith("n1") or k.name.startswith(("r_4_4_4", "r_8_2_4", "r_8_16_4", "r_16_8_4"))
@@ -130,6 +159,16 @@ def test_nextest_runs_one_process_per_test(switches: Switches) -> None:
         if switches.threads == 1:
             assert not run.unattributed and len(per_stage) == 20 * len(test.names())
         assert all(k.code for k in run.kernels)
+
+
+def test_nextest_immediate_final_output_is_read_once() -> None:
+    """`--success-output immediate-final`: each test's output again after the summary, under its status line again;
+    the repeat is not read a second time (no doubled stages)."""
+    tests = [run_test(f"ops::t{n}::llvm", 40 + n, ONE, 2) for n in range(2)]
+    once, twice = (read(nextest(tests, final=final), "nextest.log") for final in (False, True))
+    assert [(r.test, [k.name for k in r.kernels], r.stage_count) for r in twice] == \
+        [(r.test, [k.name for k in r.kernels], r.stage_count) for r in once]
+    assert all(r.stage_count > 0 and not r.problems for r in twice)
 
 
 def test_nextest_without_output_is_captured_and_no_capture_is_one_stream() -> None:

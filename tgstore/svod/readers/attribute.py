@@ -287,6 +287,7 @@ def attribute(log: SvodLog, program: Program) -> None:
         kernels, left, order_proven = _by_proof(log, program, opt, groups, named, compiled, links.kinds, kind_of,
                                                 loose_docs, lost)
         _loosen(log, opt, kernels)
+    kernels, left = _unpair(opt, kernels, left)
     for kernel in kernels:
         kernel.name = kernel.name or next((document_name(s.canonical) for s in kernel.stages
                                            if s.label in ("program", "linearized") and document_name(s.canonical)),
@@ -315,6 +316,25 @@ def attribute(log: SvodLog, program: Program) -> None:
                                     "rerun with SVOD_THREADS=1 for the schedule's order"))
     log.order_proven &= order_proven
     log.serial = serial if log.serial is None else log.serial and serial
+
+
+def _unpair(opt: list[Stage], kernels: list[Kernel], left: list[list[int]]) -> tuple[list[Kernel], list[list[int]]]:
+    """Dump bodies printed while several blocks of their label were open (tgstore.svod.readers.dumps) took part in
+    linking at their own place (their tree and position are theirs whatever block they end), but which block a reader
+    of the log would take them for is not proven: they are filed on no kernel and in no fragment."""
+    index = {id(stage): i for i, stage in enumerate(opt)}
+    loose: list[list[int]] = []
+    for kernel in kernels:
+        if any(s.unpaired for s in kernel.stages):
+            loose += [[index[id(s)]] for s in kernel.stages if s.unpaired and id(s) in index]
+            kernel.stages = [s for s in kernel.stages if not s.unpaired]
+    split: list[list[int]] = []
+    for group in left:
+        kept = [i for i in group if not opt[i].unpaired]
+        loose += [[i] for i in group if opt[i].unpaired]
+        if kept:
+            split.append(kept)
+    return kernels, split + loose
 
 
 def _chain_name(opt: list[Stage], group: list[int]) -> str | None:
