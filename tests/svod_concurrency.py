@@ -537,4 +537,4 @@ def bench_log(kernels: int = 300, threads: int = 1, seed: int = 1) -> str:
 def random_switches(rng: random.Random) -> Switches:
     rust_log = rng.choice(["trace", "trace", "debug", "none"])
     return Switches(rust_log, rng.random() < 0.7, rng.random() < 0.6, rng.choice([None] * 6 + ["", "1", "0"]),
-                    rng.choice([None] * 10 + ["o", "p", "f", "l", ""]), rng.choice([2, 2, 4, 8]))
+                    rng.choice([None] * 10 + ["o", "p", "f", "l", ""]), rng.choice([1, 2, 2, 4, 8]))

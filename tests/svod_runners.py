@@ -186,56 +186,78 @@ def nextest(tests: list[TestRun], success_output: bool = True, no_capture: bool 
     return "\n".join(out) + "\n"
 
 
-def beam_log(seed: int, kernels: int = 2, candidates: int = 3, beam_debug: bool = True, events: bool = True) -> tuple[
-        str, list[str]]:
+def beam_log(seed: int, kernels: int = 2, candidates: int = 3, beam_debug: bool = True, events: bool = True, *,
+             level: str = "trace", completed: bool | None = None, workers: int = 1, fail_at: int | None = None,
+             codegen: bool = True) -> tuple[str, list[str]]:
     """`BEAM=2 SVOD_PER_STAGE_UOPS=1 cargo test ... -- --nocapture` (tensor/src/realize.rs `beam_search_optimize`,
     tensor/src/beam_worker.rs): one optimizing thread (BEAM forces it); per kernel its pre-optimization (events), the
     `svod-beam-worker` processes' candidates (each a whole post-optimization printing `[per-stage]` lines, no tracing:
-    the worker sets none up), `beam_search_optimize: completed`, then the chosen kernel's post-optimization (events
-    and `[per-stage]` lines, no `optimized`/`postrange` documents). Returns the log and the kernels' names."""
+    the worker sets none up), `beam_search_optimize: completed` (`completed`: with `svod_tensor::realize=debug`; by
+    default when `events`), then the chosen kernel's post-optimization (events and `[per-stage]` lines, no
+    `optimized`/`postrange` documents). `beam_debug`: the `[beam]` lines (BEAM_DEBUG=1); `events`: the optimizer's
+    events at `level` (`trace`: with `kernel initial`; `debug`: without); `workers`: worker processes printing at once
+    (CUDA/AMD/Metal: `compile_workers` is the thread budget), each `eprintln!` piece a write of its own and no lock
+    between processes, so their lines cut each other; `fail_at`: the first candidate stops after that many stages (a
+    candidate that failed to compile). Returns the log and the kernels' names."""
     rng = random.Random(seed)
     plans = plan_program(rng, kernels)
     interner = Interner(rng.randrange(0, 5000))
     clock = [rng.randrange(1000)]
+    completed = events if completed is None else completed
     lines: list[str] = []
     for plan in plans:
         interner.intern(plan.stages[0][2])
     for plan in plans:
         for _label, message, graph in plan.stages[:6]:
             interner.intern(graph)
-            if events:
+            if events and (message != "kernel initial" or level == "trace"):
                 kind = "TRACE" if message == "kernel initial" else "DEBUG"
                 field = "ast.initial" if message == "kernel initial" else "ast.pre"
                 tree, count = interner.tree(graph)
                 lines.append(_event(clock, kind, "svod_schedule::optimizer", message, **{field: tree},
                                     node_count=count).rstrip("\n"))
         if beam_debug:
-            lines.append("[beam] start device=CPU width=2 parallel=0 spawn_workers=1 max_tasks_per_child=16 "
-                         "timeout=10s")
-        for _wave in range(2):
+            lines.append(f"[beam] start device=CPU width=2 parallel={workers if workers > 1 else 0} "
+                         f"spawn_workers={workers} max_tasks_per_child=16 timeout=10s")
+        for wave in range(2):
             if beam_debug:
                 lines.append(f"[beam] compile wave: {candidates} candidates")
-            for _candidate in range(candidates):  # the worker's own post-optimization: `[per-stage]` lines only
-                for label, _message, _graph in plan.stages[6:]:
-                    lines.append(f"[per-stage] {label} : node_count={rng.randint(15, 60)}")
+            blocks = []
+            for candidate in range(candidates):  # the worker's own post-optimization: `[per-stage]` lines only
+                stop = fail_at if fail_at is not None and wave == 0 and candidate == 0 else None
+                blocks.append([["[per-stage] ", label, " : node_count=", str(rng.randint(15, 60)), "\n"]
+                               for label, _message, _graph in plan.stages[6:][:stop]])
+            lines += _workers_write(blocks, workers, rng)
         if beam_debug:
             lines.append("[beam] final timing=Some(12.5µs) iterations=2 generated=9 compiled=6 unique_binary=5 "
                          "benchmarked=5 opts=[Opt { op: Upcast, axis: Some(0), arg: Int(4) }]")
-        if events:
+        if completed:
             lines.append(_event(clock, "DEBUG", "svod_tensor::realize", "beam_search_optimize: completed",
                                 opts="[Upcast(0, 4)]", iterations=2).rstrip("\n"))
         for label, message, graph in plan.stages[6:]:  # apply_post_optimization_with_config on the chosen opts
             interner.intern(graph)
             tree, count = interner.tree(graph)
-            if events:
+            if events and (message != "kernel initial" or level == "trace"):
                 field = "ast.initial" if message == "kernel initial" else "ast.optimized"
                 lines.append(_event(clock, "TRACE" if message == "kernel initial" else "DEBUG",
                                     "svod_schedule::optimizer", message, **{field: tree},
                                     node_count=count).rstrip("\n"))
             lines.append(f"[per-stage] {label} : node_count={count}")
-    for plan in plans:
+    for plan in plans if codegen else []:
         lines.append(_event(clock, "TRACE", "svod_codegen::llvm::text", "llvm codegen: final generated code",
                             generated_code=f"define void @{plan.name}(ptr %data0) {{\n  ret void\n}}\n").rstrip("\n"))
     test = "ops::beam_reduce::llvm"
     text = "\n".join([*PREAMBLE, f"test {test} ... {lines[0]}", *lines[1:], "ok", "", PASS_LINE.format(n=1), ""])
     return text, [p.name for p in plans]
+
+
+def _workers_write(blocks: list[list[list[str]]], workers: int, rng: random.Random) -> list[str]:
+    """Candidates' `eprintln!` pieces as `workers` processes write them to one stderr: each process its candidates in
+    turn, piece by piece; which process writes next is the scheduler's. Returns the file's lines."""
+    queues = [[piece for block in blocks[w::workers] for line in block for piece in line] for w in range(workers)]
+    out: list[str] = []
+    while any(queues):
+        live = [q for q in queues if q]
+        queue = live[rng.randrange(len(live))] if workers > 1 else live[0]
+        out.append(queue.pop(0))
+    return "".join(out).rstrip("\n").split("\n") if out else []

@@ -13,6 +13,7 @@ from svod_concurrency import Switches, Truth, generate
 
 from tgstore.nogc import gc_paused
 from tgstore.svod.readers import read_runs
+from tgstore.svod.readers.model import bare_name, document_name
 
 FAST = 60
 SLOW = 10_000
@@ -88,9 +89,28 @@ def test_a_sample_of_random_default_thread_logs() -> None:
     assert totals["filed"] > 0 and totals["kernels"] > 0, totals
 
 
-def test_one_thread_files_every_stage() -> None:
+@pytest.mark.parametrize("level", ["trace", "debug", "none"])
+def test_one_thread_files_every_stage(level: str) -> None:
+    """What the problems' `SVOD_THREADS=1` advice promises, at every level of the optimizer's events: with one
+    optimizing thread every stage is filed, on the right kernel (check() asserts it for threads == 1)."""
     for seed in range(8):
-        check(1000 + seed, Switches("trace", True, True, "", "", 1), kernels=2 + seed % 7)
+        for codegen in (True, False):
+            check(1000 + seed, Switches(level, codegen, True, "" if seed % 2 else None, "" if seed % 3 else None, 1),
+                  kernels=2 + seed % 7)
+
+
+def test_the_canonical_documents_advice_holds() -> None:
+    """The other advice, which keeps the run's kernels: with `SVOD_DUMP_CANONICAL_STAGE=` under default threads every
+    document whose kernel's bare name no other kernel of the program has is filed on that kernel (check() asserts the
+    kernel is the right one); and a log that already has the documents is not told to add them."""
+    for seed in range(12):
+        text, truth = generate(2000 + seed, Switches("trace", True, True, None, "", 4), kernels=3 + seed % 4)
+        check(2000 + seed, Switches("trace", True, True, None, "", 4), kernels=3 + seed % 4)
+        (run,) = read_runs([("t.log", text)])
+        bares = [bare_name(name) for name in truth.kernels]
+        loose = [s for s in run.unattributed if s.source == "dump-canonical" and s.label not in ("tensor",)]
+        assert not [s for s in loose if bares.count(document_name(s.canonical)) == 1], seed
+        assert not any("add SVOD_DUMP_CANONICAL_STAGE" in p.message for p in run.problems), seed
 
 
 @pytest.mark.slow

@@ -28,6 +28,16 @@ TREE_TEXT = re.compile(r"(?:(?:│   |    |├── |└── )*\[\d+\] [^\n]*
 JSON_END = re.compile(r"\n\}")
 
 
+def _stage_field(text: str) -> str | None:
+    """The `stage` of a canonical document's text (None when it is not one)."""
+    try:
+        document = load_json(text)
+    except ValueError:
+        return None
+    stage = document.get("stage") if isinstance(document, dict) else None
+    return stage if isinstance(stage, str) else None
+
+
 class Dumps:
     def __init__(self, log: SvodLog, tracker: Segmenter, file: int, stream: int,
                  on_event: Callable[[int, str], None]) -> None:
@@ -87,9 +97,13 @@ class Dumps:
             printed = labels & (self.tracker.labels_of_root(int(root.group(1))) if root else set())
             if len(printed) == 1:
                 labels = printed
+        elif len(labels) > 1:  # a document names its own stage (canonical.rs writes `stage`)
+            named = {_stage_field(text)} & labels
+            labels = named or labels
         if len(labels) == 1:
             label = labels.pop()
-            if self.waiting[kind][label] > 1:
+            # a tree is known by its block only; a document carries its stage and its kernel's name itself
+            if self.waiting[kind][label] > 1 and kind == "stage":
                 self.unpaired.add((kind, label))
             unpaired = (kind, label) in self.unpaired
             self._take(kind, label)
