@@ -32,6 +32,7 @@ from tgstore.svod.readers.beam import set_aside
 from tgstore.svod.readers.chains import Item, link
 from tgstore.svod.readers.hints import one_thread
 from tgstore.svod.readers.model import Kernel, Problem, Stage, SvodLog, bare_name, document_name, suffix_of
+from tgstore.svod.readers.naming import name_fits
 from tgstore.svod.readers.program import CompileItem, Program
 
 
@@ -235,8 +236,8 @@ def attribute(log: SvodLog, program: Program) -> None:
     named = [_chain_name(opt, g) for g in groups]
     sections = _sections(program) if serial else None
     if serial and (sections is None or not (len(sections) <= len(groups) and _in_suffix_order(sections) and all(
-            named[n] is None or sections[n].name is None or bare_name(sections[n].name) == named[n]
-            for n in range(len(sections))))):
+            (named[n] is None or sections[n].name is None or bare_name(sections[n].name) == named[n])
+            and name_fits(sections[n].name, [opt[i] for i in groups[n]]) for n in range(len(sections))))):
         serial = False  # the compile phase does not follow the optimized kernels: not one thread after all
     surplus = serial and program.complete and bool(sections) and len(sections) < len(groups)
     compiled, unnamed = (sections, []) if serial else _compile_kernels(program)
