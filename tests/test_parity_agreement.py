@@ -273,3 +273,13 @@ def test_refresh_decides_the_newest_commits_first_up_to_its_limit(agreement_db: 
     assert (report.decided + len(report.failed), report.left) == (runs, runs)
     with sqlite3.connect(db) as conn:
         assert {t for (t,) in conn.execute("SELECT DISTINCT tinygrad_run FROM svod_parity_pairs")} == {newest}
+
+
+def test_a_not_decided_cell_has_a_style_of_its_own() -> None:
+    """The parity page colours "not decided" (a pair `parity-refresh` has not decided) apart from the stages a log
+    lacks, and the stylesheet defines it."""
+    from tgstore.web.parity import Cell
+
+    css = (Path(__file__).resolve().parent.parent / "tgstore" / "web" / "static" / "tgstore.css").read_text()
+    undecided, absent = Cell("00-initial", "not decided").css, Cell("00-initial", "not in this log").css
+    assert undecided != absent and f".{undecided} " in css, (undecided, absent)
