@@ -166,11 +166,21 @@ def plan_kernel(index: int, shape: tuple[int, int], alu: str, c: int, rng: rando
     p1 = uop("PARAM", "Scalar(Float32)", "slot=1", (const(m * n),))
     r1 = uop("RANGE", "Scalar(WeakInt)", "R1, Weak", (const(m),))
     r0 = uop("RANGE", "Scalar(WeakInt)", "R0, Reduce", (const(n),))
-    at = uop("Add", "Scalar(WeakInt)", "", (uop("Mul", "Scalar(WeakInt)", "", (r1, const(n))), r0))
-    load = uop("INDEX", "Scalar(Float32)", "", (p1, at))
-    value = uop(alu, "Scalar(Float32)", "", (load, uop("CONST", "Scalar(Float32)", f"Float({c}.0)")))
-    for d in range(depth):
-        value = uop(ALU[d % 3], "Scalar(Float32)", "", (value, uop("CONST", "Scalar(Float32)", f"Float({c + d}.5)")))
+    r0a = uop("RANGE", "Scalar(WeakInt)", "R0, Reduce", (const(n // 4),))
+    r2 = uop("RANGE", "Scalar(WeakInt)", "R2, Unroll", (const(4),))
+
+    def loaded(reduce_index: tuple) -> tuple:
+        at = uop("Add", "Scalar(WeakInt)", "", (uop("Mul", "Scalar(WeakInt)", "", (r1, const(n))), reduce_index))
+        load = uop("INDEX", "Scalar(Float32)", "", (p1, at))
+        value = uop(alu, "Scalar(Float32)", "", (load, uop("CONST", "Scalar(Float32)", f"Float({c}.0)")))
+        for d in range(depth):
+            value = uop(ALU[d % 3], "Scalar(Float32)", "", (value, uop("CONST", "Scalar(Float32)",
+                                                                          f"Float({c + d}.5)")))
+        return value
+
+    value = loaded(r0)
+    # the optimizer's UPCAST/UNROLL of the reduce axis by 4: R0 becomes R0' * 4 + R2 (its name is these ranges)
+    value_opt = loaded(uop("Add", "Scalar(WeakInt)", "", (uop("Mul", "Scalar(WeakInt)", "", (r0a, const(4))), r2)))
     out = uop("INDEX", "Scalar(Float32)", "", (p0, r1))
 
     def sink(val: tuple, ranges: tuple = (r0,), marks: tuple = ()) -> tuple:
@@ -190,15 +200,13 @@ def plan_kernel(index: int, shape: tuple[int, int], alu: str, c: int, rng: rando
             marks = ((ALU[step % 3], 100 + step),)
             graph = sink(value, marks=marks)
         plan.stages.append((f"pre-{step}", message, graph))
-    r0a = uop("RANGE", "Scalar(WeakInt)", "R0, Reduce", (const(n // 4),))
-    r2 = uop("RANGE", "Scalar(WeakInt)", "R2, Unroll", (const(4),))
-    optimized = sink(value, (r0a, r2), marks)
+    optimized = sink(value_opt, (r0a, r2), marks)
     plan.stages.append(("00-initial", "kernel initial", optimized))
     graph = optimized
     for step, (label, message) in enumerate(POST):
         if rng.random() < change:
             marks = ((ALU[step % 3], 200 + step),)
-            graph = sink(value, (r0a, r2), marks)
+            graph = sink(value_opt, (r0a, r2), marks)
         plan.stages.append((label, message, graph))
     return plan
 
@@ -224,6 +232,7 @@ class Truth:
     per_stage: dict[int, tuple[str, int]]  # line -> (label, count) of every [per-stage] line
     events: set[int]  # the line of every JSON event
     threads: int
+    blocks: list[dict] = field(default_factory=list)  # every [dump-stage] block: kernel, label, header, tree, end lines
 
 
 class Printer:
@@ -326,9 +335,9 @@ def optimize_job(plan: KernelPlan, s: Switches, interner: Interner, clock: list[
             job.steps.append(("err", ["[per-stage] ", label, " : node_count=", ("count", graph), "\n"],
                               ("per-stage", label, graph)))
         if s.dump_stage is not None and label.startswith(s.dump_stage):
-            job.steps.append(("err", ["[dump-stage] ", label, " :\n"], None))
+            job.steps.append(("err", ["[dump-stage] ", label, " :\n"], ("dump-header", label, graph)))
             job.steps.append(("err", [("tree", graph), "\n"], ("dump-stage", label, graph)))
-            job.steps.append(("err", ["[dump-stage] ", label, " : end\n"], None))
+            job.steps.append(("err", ["[dump-stage] ", label, " : end\n"], ("dump-end", label, graph)))
         canonical(label, graph)
 
     def canonical(stage: str, graph: tuple) -> None:
@@ -476,6 +485,14 @@ def _piece(piece: object, interner: Interner) -> str:
 
 def _record(record: tuple, line: int, truth: Truth, kernel: int, interner: Interner) -> None:
     source, label, graph = record
+    if source == "dump-header":  # a thread has one block open at a time: its last one is this kernel's open one
+        truth.blocks.append({"kernel": kernel, "label": label, "header": line, "tree": None, "end": None})
+        return
+    if source in ("dump-stage", "dump-end"):
+        block = next(b for b in reversed(truth.blocks) if b["kernel"] == kernel and b["label"] == label)
+        block["tree" if source == "dump-stage" else "end"] = line
+        if source == "dump-end":
+            return
     truth.stages[(line, source)] = kernel
     if source == "per-stage":
         truth.per_stage[line] = (label, interner.tree(graph)[1])
@@ -487,18 +504,29 @@ PREAMBLE = ["   Compiling svod-tensor v0.9.0 (/src/svod/tensor)",
 
 
 def emit_program(rng: random.Random, switches: Switches, plans: list[KernelPlan], printer: Printer, truth: Truth,
-                 interner: Interner, clock: list[int], *, backend: str = "llvm", whole_lines: bool = False) -> None:
-    """One realize's optimize and compile phases (`compile_missing_kernels`) into `printer`."""
+                 interner: Interner, clock: list[int], *, backend: str = "llvm", whole_lines: bool = False,
+                 staggered: str | None = None) -> None:
+    """One realize's optimize and compile phases (`compile_missing_kernels`) into `printer`. `staggered`: Svod's
+    threads, but no two kernels' work overlapped (workers that never got a core): each phase prints whole kernels one
+    after another, what one thread prints. "rayon": in the schedule's order, as rayon runs a `join` nobody stole (the
+    calling thread runs the left half, then pops the right one back); "any": each phase in an order of its own (a
+    thief that ran a right half while the owner was preempted): not the schedule's."""
     for plan in plans:  # the schedule's kernel ASTs exist before any optimization starts
         interner.intern(plan.stages[0][2])
     opt_jobs = [optimize_job(p, switches, interner, clock, truth) for p in plans]
-    run_threads(opt_jobs, switches.threads, rng, interner, printer, truth, whole_lines)
     compile_jobs = [compile_job(p, switches, clock, truth, backend) for p in plans]
-    run_threads(compile_jobs, switches.threads, rng, interner, printer, truth, whole_lines)
+    threads = switches.threads
+    if staggered:
+        if staggered == "any":
+            rng.shuffle(opt_jobs)
+            rng.shuffle(compile_jobs)
+        threads = 1
+    run_threads(opt_jobs, threads, rng, interner, printer, truth, whole_lines)
+    run_threads(compile_jobs, threads, rng, interner, printer, truth, whole_lines)
 
 
 def generate(seed: int, switches: Switches | None = None, kernels: int | None = None, *, depth: int = 0,
-             change: float = 0.5) -> tuple[str, Truth]:
+             change: float = 0.5, staggered: str | None = None) -> tuple[str, Truth]:
     """One `cargo test NAME -- --nocapture --test-threads=1` log of one program and its truth."""
     rng = random.Random(seed)
     switches = switches or random_switches(rng)
@@ -510,7 +538,7 @@ def generate(seed: int, switches: Switches | None = None, kernels: int | None = 
     test = f"ops::program_{seed}::llvm"
     printer = Printer(len(PREAMBLE) + 1)
     printer.write(f"test {test} ... ")
-    emit_program(rng, switches, plans, printer, truth, interner, clock)
+    emit_program(rng, switches, plans, printer, truth, interner, clock, staggered=staggered)
     body = printer.text()
     text = "\n".join(PREAMBLE) + "\n" + body + ("" if body.endswith("\n") else "\n") + "ok\n\ntest result: ok. 1 " \
         "passed; 0 failed; 0 ignored; 0 measured; 811 filtered out; finished in 0.21s\n"
@@ -528,4 +556,4 @@ def bench_log(kernels: int = 300, threads: int = 1, seed: int = 1) -> str:
 def random_switches(rng: random.Random) -> Switches:
     rust_log = rng.choice(["trace", "trace", "debug", "none"])
     return Switches(rust_log, rng.random() < 0.7, rng.random() < 0.6, rng.choice([None] * 6 + ["", "1", "0"]),
-                    rng.choice([None] * 10 + ["o", "p", "f", "l", ""]), rng.choice([2, 2, 4, 8]))
+                    rng.choice([None] * 10 + ["o", "p", "f", "l", ""]), rng.choice([1, 2, 2, 4, 8]))

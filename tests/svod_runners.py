@@ -8,11 +8,15 @@ From the runners' source (facts, not code):
   `---- NAME stdout ----` and the text, then `\\nfailures:\\n` and `    NAME` per test; `\\ntest result: ...`.
   Without `--nocapture` a test's output goes into its capture buffer (one lock per `print!`/`eprintln!`, so its
   lines stay whole) and a passing test shows none.
-* cargo-nextest, nextest-rs/nextest `nextest-runner/src/reporter/displayer/imp.rs` (000c2a46343cfcdb57732d6c404f7e
-  baae9dd610b: `Starting N tests across M binaries`, `status_str`, `output_spec_for_test`: a four-wide bar and
-  `STDOUT:` padded to 19, no output indent) and the status-line snapshot at 98965789c9816d55dbbf184722a2ac4841e77a4c
-  (`        PASS [   1.000s] (  1/100) my-binary-id test_name`); one process per test (`BIN --exact NAME
-  --nocapture`), stdout and stderr captured apart.
+* cargo-nextest, nextest-rs/nextest `nextest-runner/src/reporter/displayer/imp.rs`: `Starting N tests across M
+  binaries`, `status_str`, and the status-line snapshot at 98965789c9816d55dbbf184722a2ac4841e77a4c (`        PASS
+  [   1.000s] (  1/100) my-binary-id test_name`); the output blocks in two eras: current (bdb177eb9b314648ca3271d2
+  536f28b6dfec12c2, `output_spec_for_finished`: `  stdout ───` / `  stderr ───`, the output indented four spaces by
+  `indenter.rs`, which writes no indent on an empty line; `--no-output-indent`: `── stdout ──`, unindented) and older
+  (000c2a46343cfcdb57732d6c404f7ebaae9dd610b, `output_spec_for_test`: a four-wide bar, `STDOUT:` padded to 19, the
+  test named, no indent); a blank line after (`unit_output.rs` `write_child_execution_output`); `immediate-final`
+  prints the output again after the summary. One process per test (`BIN --exact NAME --nocapture`), stdout and
+  stderr captured apart.
 * Svod's panics: `thread 'NAME' panicked at FILE:LINE:COL:` and the message; an `assert_eq!` in a test body
   (`tensor/src/test/unit/*.rs`) prints ``assertion `left == right` failed`` with `  left:` / ` right:` lines.
 """
@@ -136,10 +140,23 @@ def _summary(tests: list[TestRun], ansi: bool) -> str:
         "out; finished in 0.93s"
 
 
+NEXTEST_ERAS = ("current", "no-indent", "old")
+
+
+def _nextest_block(era: str, stream: str, binary: str, test: str, text: str) -> list[str]:
+    """One captured stream as nextest shows it (see the module's docstring for each era's source)."""
+    if era == "old":
+        return [f"──── {stream.upper() + ':':<19} {binary} {test}", text.rstrip("\n")]
+    if era == "no-indent":
+        return [f"── {stream} ──", text.rstrip("\n")]
+    return [f"  {stream} ───", *("    " + line if line else "" for line in text.rstrip("\n").split("\n"))]
+
+
 def nextest(tests: list[TestRun], success_output: bool = True, no_capture: bool = False,
-            binary: str = "svod-tensor") -> str:
-    """`cargo nextest run` (`--success-output immediate` to show passing tests' output; `--no-capture` runs the tests
-    one at a time with their output passed through, before each status line)."""
+            binary: str = "svod-tensor", era: str = "current", final: bool = False) -> str:
+    """`cargo nextest run` (`--success-output immediate` to show passing tests' output; `final`: immediate-final,
+    each output again after the summary; `--no-capture` runs the tests one at a time with their output passed
+    through, before each status line); `era`: the output blocks' layout, one of NEXTEST_ERAS."""
     width = len(str(len(tests)))
     out = ["────────────", "    Nextest run ID 3f0c6a1e-2b7d-4c55-9a61-0d8e2c1f7b44 with nextest profile: default",
            f"    Starting {len(tests)} tests across 1 binary (800 tests skipped)"]
@@ -154,66 +171,93 @@ def nextest(tests: list[TestRun], success_output: bool = True, no_capture: bool 
             continue
         out.append(line)
         if success_output or test.outcome != "ok":
-            out += [f"──── {'STDOUT:':<19} {binary} {test.name}", stdout.rstrip("\n"),
-                    f"──── {'STDERR:':<19} {binary} {test.name}", test.printer.text("err").rstrip("\n"), ""]
+            out += [*_nextest_block(era, "stdout", binary, test.name, stdout),
+                    *_nextest_block(era, "stderr", binary, test.name, test.printer.text("err")), ""]
     passed = sum(t.outcome == "ok" for t in tests)
     out += ["────────────", f"     Summary [   1.{len(tests):03d}s] {len(tests)} tests run: {passed} passed, "
             f"{len(tests) - passed} failed, 800 skipped"]
-    out += [f"        FAIL [   0.451s] ({n:>{width}}/{len(tests)}) {binary} {t.name}"
-            for n, t in enumerate(tests, start=1) if t.outcome != "ok"]
+    for n, test in enumerate(tests, start=1):
+        if test.outcome != "ok" or final:
+            status = "PASS" if test.outcome == "ok" else "FAIL"
+            out.append(f"{status:>12} [   0.451s] ({n:>{width}}/{len(tests)}) {binary} {test.name}")
+        if final:
+            out += [*_nextest_block(era, "stdout", binary, test.name, "running 1 test\n" + test.printer.text("out")),
+                    *_nextest_block(era, "stderr", binary, test.name, test.printer.text("err")), ""]
     return "\n".join(out) + "\n"
 
 
-def beam_log(seed: int, kernels: int = 2, candidates: int = 3, beam_debug: bool = True, events: bool = True) -> tuple[
-        str, list[str]]:
+def beam_log(seed: int, kernels: int = 2, candidates: int = 3, beam_debug: bool = True, events: bool = True, *,
+             level: str = "trace", completed: bool | None = None, workers: int = 1, fail_at: int | None = None,
+             codegen: bool = True) -> tuple[str, list[str]]:
     """`BEAM=2 SVOD_PER_STAGE_UOPS=1 cargo test ... -- --nocapture` (tensor/src/realize.rs `beam_search_optimize`,
     tensor/src/beam_worker.rs): one optimizing thread (BEAM forces it); per kernel its pre-optimization (events), the
     `svod-beam-worker` processes' candidates (each a whole post-optimization printing `[per-stage]` lines, no tracing:
-    the worker sets none up), `beam_search_optimize: completed`, then the chosen kernel's post-optimization (events
-    and `[per-stage]` lines, no `optimized`/`postrange` documents). Returns the log and the kernels' names."""
+    the worker sets none up), `beam_search_optimize: completed` (`completed`: with `svod_tensor::realize=debug`; by
+    default when `events`), then the chosen kernel's post-optimization (events and `[per-stage]` lines, no
+    `optimized`/`postrange` documents). `beam_debug`: the `[beam]` lines (BEAM_DEBUG=1); `events`: the optimizer's
+    events at `level` (`trace`: with `kernel initial`; `debug`: without); `workers`: worker processes printing at once
+    (CUDA/AMD/Metal: `compile_workers` is the thread budget), each `eprintln!` piece a write of its own and no lock
+    between processes, so their lines cut each other; `fail_at`: the first candidate stops after that many stages (a
+    candidate that failed to compile). Returns the log and the kernels' names."""
     rng = random.Random(seed)
     plans = plan_program(rng, kernels)
     interner = Interner(rng.randrange(0, 5000))
     clock = [rng.randrange(1000)]
+    completed = events if completed is None else completed
     lines: list[str] = []
     for plan in plans:
         interner.intern(plan.stages[0][2])
     for plan in plans:
         for _label, message, graph in plan.stages[:6]:
             interner.intern(graph)
-            if events:
+            if events and (message != "kernel initial" or level == "trace"):
                 kind = "TRACE" if message == "kernel initial" else "DEBUG"
                 field = "ast.initial" if message == "kernel initial" else "ast.pre"
                 tree, count = interner.tree(graph)
                 lines.append(_event(clock, kind, "svod_schedule::optimizer", message, **{field: tree},
                                     node_count=count).rstrip("\n"))
         if beam_debug:
-            lines.append("[beam] start device=CPU width=2 parallel=0 spawn_workers=1 max_tasks_per_child=16 "
-                         "timeout=10s")
-        for _wave in range(2):
+            lines.append(f"[beam] start device=CPU width=2 parallel={workers if workers > 1 else 0} "
+                         f"spawn_workers={workers} max_tasks_per_child=16 timeout=10s")
+        for wave in range(2):
             if beam_debug:
                 lines.append(f"[beam] compile wave: {candidates} candidates")
-            for _candidate in range(candidates):  # the worker's own post-optimization: `[per-stage]` lines only
-                for label, _message, _graph in plan.stages[6:]:
-                    lines.append(f"[per-stage] {label} : node_count={rng.randint(15, 60)}")
+            blocks = []
+            for candidate in range(candidates):  # the worker's own post-optimization: `[per-stage]` lines only
+                stop = fail_at if fail_at is not None and wave == 0 and candidate == 0 else None
+                blocks.append([["[per-stage] ", label, " : node_count=", str(rng.randint(15, 60)), "\n"]
+                               for label, _message, _graph in plan.stages[6:][:stop]])
+            lines += _workers_write(blocks, workers, rng)
         if beam_debug:
             lines.append("[beam] final timing=Some(12.5µs) iterations=2 generated=9 compiled=6 unique_binary=5 "
                          "benchmarked=5 opts=[Opt { op: Upcast, axis: Some(0), arg: Int(4) }]")
-        if events:
+        if completed:
             lines.append(_event(clock, "DEBUG", "svod_tensor::realize", "beam_search_optimize: completed",
                                 opts="[Upcast(0, 4)]", iterations=2).rstrip("\n"))
         for label, message, graph in plan.stages[6:]:  # apply_post_optimization_with_config on the chosen opts
             interner.intern(graph)
             tree, count = interner.tree(graph)
-            if events:
+            if events and (message != "kernel initial" or level == "trace"):
                 field = "ast.initial" if message == "kernel initial" else "ast.optimized"
                 lines.append(_event(clock, "TRACE" if message == "kernel initial" else "DEBUG",
                                     "svod_schedule::optimizer", message, **{field: tree},
                                     node_count=count).rstrip("\n"))
             lines.append(f"[per-stage] {label} : node_count={count}")
-    for plan in plans:
+    for plan in plans if codegen else []:
         lines.append(_event(clock, "TRACE", "svod_codegen::llvm::text", "llvm codegen: final generated code",
                             generated_code=f"define void @{plan.name}(ptr %data0) {{\n  ret void\n}}\n").rstrip("\n"))
     test = "ops::beam_reduce::llvm"
     text = "\n".join([*PREAMBLE, f"test {test} ... {lines[0]}", *lines[1:], "ok", "", PASS_LINE.format(n=1), ""])
     return text, [p.name for p in plans]
+
+
+def _workers_write(blocks: list[list[list[str]]], workers: int, rng: random.Random) -> list[str]:
+    """Candidates' `eprintln!` pieces as `workers` processes write them to one stderr: each process its candidates in
+    turn, piece by piece; which process writes next is the scheduler's. Returns the file's lines."""
+    queues = [[piece for block in blocks[w::workers] for line in block for piece in line] for w in range(workers)]
+    out: list[str] = []
+    while any(queues):
+        live = [q for q in queues if q]
+        queue = live[rng.randrange(len(live))] if workers > 1 else live[0]
+        out.append(queue.pop(0))
+    return "".join(out).rstrip("\n").split("\n") if out else []

@@ -1,8 +1,9 @@
 """Parity is decided once (tgstore/svod/parity.py's `parity_report`) and stored (svod/parity_store.py); the
 `parity_matrix` canned query reads what was stored and decides nothing. For every stored Svod run and every stored
 tinygrad commit, every (kernel, stage) cell the query shows has the verdict, the tinygrad kernel and the renderer
-`parity_report` decides on the spot. A tinygrad commit ingested after the Svod runs is "not decided" in the query
-until `tgstore parity-refresh`. The Svod runs are logs as Svod's developers make them: the worked example (one
+`parity_report` decides on the spot. A tinygrad commit ingested after the Svod runs is decided at its ingest; a pair
+not decided (a database from before that, an older DECIDER) is "not decided" in the query until `tgstore
+parity-refresh`. The Svod runs are logs as Svod's developers make them: the worked example (one
 kernel, two with the counter's suffix, an altered tree), a serial `cargo test` session over four backends (two of
 them GPU skips), a panic mid-kernel, default threads, and switch combinations."""
 
@@ -59,29 +60,30 @@ def svod_logs(tmp: Path) -> list[list[Path]]:
 @pytest.fixture(scope="module")
 def agreement_db(tmp_path_factory, tinygrad_release) -> tuple[Path, dict]:
     """tinygrad 0.13.0 (C and LLVM, stages) of the worked example's program, every Svod log above (parity decided
-    at ingest-svod), then 0.14.0 (not decided until `parity-refresh`); the query's verdicts for 0.14.0 before the
-    refresh are returned beside the database."""
+    at ingest-svod), then 0.14.0 (decided at its ingest, against every Svod run); the query's verdicts for 0.14.0
+    right after that ingest, its stderr and what `parity-refresh` said after it are returned beside the database."""
     base = tmp_path_factory.mktemp("agreement")
     cases = base / "cases.py"
     cases.write_text(CASE_SOURCE)
     db = base / "a.db"
 
-    def ingest(version: str) -> None:
+    def ingest(version: str) -> str:
         proc = tgstore("ingest", "--db", db, "--tinygrad", tinygrad_release(version), "--cases", cases,
                        "--renderers", "C,LLVM")
         assert proc.returncode == 0, proc.stderr
+        return proc.stderr
 
     ingest("0.13.0")
     for paths in svod_logs(base):
         proc = tgstore("ingest-svod", *paths, "--case", CASE, "--db", db)
         assert proc.returncode == 0, (paths, proc.stderr)
-    ingest("0.14.0")
+    later = ingest("0.14.0")
     with sqlite3.connect(db) as conn:
         conn.row_factory = sqlite3.Row
         before = [dict(r) for r in conn.execute(QUERY, {"case_name": CASE, "svod_run": "", "commit": "0.14.0"})]
     proc = tgstore("parity-refresh", CASE, "--db", db)
     assert proc.returncode == 0 and "pairs decided" in proc.stderr, proc.stderr
-    return db, {"before_refresh": before, "refresh": proc.stderr}
+    return db, {"after_ingest": before, "ingest": later, "refresh": proc.stderr}
 
 
 def copy_db(source: Path, target: Path) -> Path:
@@ -127,18 +129,39 @@ def test_parity_and_parity_matrix_agree_on_every_stored_pair(agreement_db: tuple
     assert compared_cells > 100 and renderers == {"C", "LLVM"}, (compared_cells, renderers)
 
 
-def test_a_tinygrad_commit_ingested_later_is_not_decided_until_refreshed(agreement_db: tuple[Path, dict]) -> None:
+def test_a_tinygrad_commit_ingested_later_is_decided_at_its_ingest(agreement_db: tuple[Path, dict]) -> None:
+    """`tgstore ingest` of a tinygrad commit decides its parity with every stored Svod run of its cases: the query
+    shows verdicts for it at once, and `parity-refresh` afterwards finds nothing left to decide."""
     db, seen = agreement_db
-    before = seen["before_refresh"]
-    assert before and {r["verdict"] for r in before} == {"not decided"}, {r["verdict"] for r in before}
-    assert all("parity-refresh" in r["why"] for r in before)
     with sqlite3.connect(db) as conn:
         runs = conn.execute("SELECT count(*) FROM svod_runs").fetchone()[0]
         pairs = conn.execute("SELECT count(*) FROM svod_parity_pairs").fetchone()[0]
-        after = conn.execute(QUERY, {"case_name": CASE, "svod_run": "", "commit": "0.14.0"}).fetchall()
+    assert f"Svod parity: {runs} Svod run × tinygrad run pairs decided against this run" in seen["ingest"], \
+        seen["ingest"]
+    after = seen["after_ingest"]
+    assert after and "not decided" not in {r["verdict"] for r in after}, {r["verdict"] for r in after}
     assert pairs == 2 * runs, (pairs, runs)  # every Svod run against both current tinygrad runs
+    assert f"0 pairs decided, {2 * runs} already decided" in seen["refresh"], seen["refresh"]
+
+
+def test_a_pair_not_decided_says_so_until_refreshed(agreement_db: tuple[Path, dict], tmp_path: Path) -> None:
+    """A pair with no stored verdicts (a database from before ingest decided them, an older DECIDER's dropped) is
+    "not decided" in the query, naming `parity-refresh`, which decides it."""
+    db = copy_db(agreement_db[0], tmp_path / "undecided.db")
+    with sqlite3.connect(db) as conn:
+        tg_run = conn.execute("SELECT run_id FROM v_run_cases WHERE \"case\" = ? ORDER BY history_rank DESC LIMIT 1",
+                              (CASE,)).fetchone()[0]
+        conn.execute("DELETE FROM svod_parity WHERE tinygrad_run = ?", (tg_run,))
+        conn.execute("DELETE FROM svod_parity_pairs WHERE tinygrad_run = ?", (tg_run,))
+        conn.row_factory = sqlite3.Row
+        before = [dict(r) for r in conn.execute(QUERY, {"case_name": CASE, "svod_run": "", "commit": "0.14.0"})]
+    assert before and {r["verdict"] for r in before} == {"not decided"}, {r["verdict"] for r in before}
+    assert all("parity-refresh" in r["why"] for r in before)
+    proc = tgstore("parity-refresh", CASE, "--db", db)
+    assert proc.returncode == 0, proc.stderr
+    with sqlite3.connect(db) as conn:
+        after = conn.execute(QUERY, {"case_name": CASE, "svod_run": "", "commit": "0.14.0"}).fetchall()
     assert after and not any(r[13] == "not decided" for r in after)
-    assert f"{runs} pairs decided, {runs} already decided" in seen["refresh"], seen["refresh"]
 
 
 def test_the_query_reads_the_stored_verdicts_and_decides_nothing(agreement_db: tuple[Path, dict], tmp_path: Path
@@ -250,3 +273,13 @@ def test_refresh_decides_the_newest_commits_first_up_to_its_limit(agreement_db: 
     assert (report.decided + len(report.failed), report.left) == (runs, runs)
     with sqlite3.connect(db) as conn:
         assert {t for (t,) in conn.execute("SELECT DISTINCT tinygrad_run FROM svod_parity_pairs")} == {newest}
+
+
+def test_a_not_decided_cell_has_a_style_of_its_own() -> None:
+    """The parity page colours "not decided" (a pair `parity-refresh` has not decided) apart from the stages a log
+    lacks, and the stylesheet defines it."""
+    from tgstore.web.parity import Cell
+
+    css = (Path(__file__).resolve().parent.parent / "tgstore" / "web" / "static" / "tgstore.css").read_text()
+    undecided, absent = Cell("00-initial", "not decided").css, Cell("00-initial", "not in this log").css
+    assert undecided != absent and f".{undecided} " in css, (undecided, absent)

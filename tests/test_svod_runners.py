@@ -14,6 +14,7 @@ from cli import tgstore
 from svod_concurrency import Switches, generate
 from svod_runners import (
     ASSERT_AT,
+    NEXTEST_ERAS,
     assertion_panic,
     beam_log,
     libtest_capture,
@@ -78,6 +79,31 @@ def test_a_dump_closed_after_other_threads_lines_is_closed() -> None:
     assert not any("never closed" in p.message for p in run.problems)
 
 
+def test_two_threads_dumps_of_one_label_open_at_once_are_not_paired() -> None:
+    """Two threads print `[dump-stage] 09-pre_expand :` (lines 3 and 5) before either tree (print_stage's three
+    `eprintln!`s, schedule/src/optimizer/mod.rs at npatsakula/svod@3e06443b): nothing in the text says which tree ends
+    which block, so neither is filed on a kernel or a fragment, neither row carries a node count (the trees do), and
+    each has a problem at its line naming both headers. A block alone in its label later is paired again."""
+    small = "[11] SINK[KERNEL] : Scalar(Void)\n└── [10] CONST(Int(2)) : Scalar(Int32) shape=[]\n"
+    big = ("[22] SINK[KERNEL] : Scalar(Void)\n└── [21] END : Scalar(Void) shape=[]\n"
+           "    └── [20] CONST(Int(1)) : Scalar(Int32) shape=[]\n")
+    text = ("test t::llvm ... \n[per-stage] 09-pre_expand : node_count=3\n[dump-stage] 09-pre_expand :\n"
+            "[per-stage] 09-pre_expand : node_count=2\n[dump-stage] 09-pre_expand :\n" + small +
+            "\n[dump-stage] 09-pre_expand : end\n" + big + "\n[dump-stage] 09-pre_expand : end\n"
+            "[dump-stage] 09-pre_expand :\n" + small + "\n[dump-stage] 09-pre_expand : end\nok\n")
+    (run,) = read(text)
+    filed = {id(s) for k in run.kernels for s in k.stages}
+    dumps = sorted((s for s in [*(s for k in run.kernels for s in k.stages), *run.unattributed]
+                    if s.source == "dump-stage"), key=lambda s: s.line)
+    assert [(s.line, s.tree.node_count) for s in dumps] == [(6, 2), (10, 3), (16, 2)]
+    first, second, alone = dumps
+    for dump in (first, second):
+        assert dump.unpaired and dump.node_count is None and dump.fragment is None and id(dump) not in filed
+        (problem,) = [p for p in run.problems if p.line == dump.line]
+        assert "headers at lines 3, 5" in problem.message and "which block" in problem.message
+    assert not alone.unpaired and alone.node_count == 2 and not any(p.line == 16 for p in run.problems)
+
+
 def test_the_emission_model_cuts_lines_and_every_piece_is_read() -> None:
     """Under Svod's default threads the model cuts `[per-stage]` lines as Rust does; every cut one is read whole."""
     cut = 0
@@ -113,13 +139,16 @@ def test_a_killed_serial_job_is_serial_and_its_cut_is_reported() -> None:
 # ------------------------------------------------------------------------------------ point 4: cargo nextest
 
 
+@pytest.mark.parametrize("era", NEXTEST_ERAS)
 @pytest.mark.parametrize("switches", [ONE, DEFAULT], ids=["SVOD_THREADS=1", "default threads"])
-def test_nextest_runs_one_process_per_test(switches: Switches) -> None:
+def test_nextest_runs_one_process_per_test(switches: Switches, era: str) -> None:
     """`cargo nextest run --success-output immediate`: a run per test in the order nextest reported them; names
     restart in each (one process per test); stdout (events) and stderr (`[per-stage]`) are read each in its own
-    order: with one optimizing thread every stage is filed, with Svod's default threads only what is proven."""
+    order: with one optimizing thread every stage is filed, with Svod's default threads only what is proven. Both
+    eras of nextest's output blocks (the current `  stdout ───` with the output indented four spaces, and
+    `--no-output-indent`; the older `──── STDOUT:  BINARY TEST`) are read alike."""
     tests = [run_test(f"ops::t{n}::llvm", 20 + n, switches, 2 + n % 2) for n in range(3)]
-    runs = read(nextest(tests), "nextest.log")
+    runs = read(nextest(tests, era=era), "nextest.log")
     assert [r.test for r in runs] == [t.name for t in tests]
     assert [sorted(k.name for k in r.kernels) for r in runs] == [sorted(t.names()) for t in tests]
     assert all(not k.name.endswith("n1") or k.name.startswith(("r_4_4_4", "r_8_2_4", "r_8_16_4", "r_16_8_4"))
@@ -130,6 +159,16 @@ def test_nextest_runs_one_process_per_test(switches: Switches) -> None:
         if switches.threads == 1:
             assert not run.unattributed and len(per_stage) == 20 * len(test.names())
         assert all(k.code for k in run.kernels)
+
+
+def test_nextest_immediate_final_output_is_read_once() -> None:
+    """`--success-output immediate-final`: each test's output again after the summary, under its status line again;
+    the repeat is not read a second time (no doubled stages)."""
+    tests = [run_test(f"ops::t{n}::llvm", 40 + n, ONE, 2) for n in range(2)]
+    once, twice = (read(nextest(tests, final=final), "nextest.log") for final in (False, True))
+    assert [(r.test, [k.name for k in r.kernels], r.stage_count) for r in twice] == \
+        [(r.test, [k.name for k in r.kernels], r.stage_count) for r in once]
+    assert all(r.stage_count > 0 and not r.problems for r in twice)
 
 
 def test_nextest_without_output_is_captured_and_no_capture_is_one_stream() -> None:
@@ -144,24 +183,73 @@ def test_nextest_without_output_is_captured_and_no_capture_is_one_stream() -> No
 # ------------------------------------------------------------------------------------ point 5: BEAM
 
 
-@pytest.mark.parametrize("events", [True, False], ids=["with events", "BEAM_DEBUG lines only"])
-def test_beam_candidates_are_set_aside_never_kernels(events: bool) -> None:
+BEAM_SHAPES = {
+    "events and BEAM_DEBUG": {},
+    "BEAM_DEBUG lines only": {"events": False},
+    # RUST_LOG=svod_schedule::optimizer=trace alone: no `[beam]` lines, no `beam_search_optimize: completed`
+    "optimizer trace, no markers": {"beam_debug": False, "completed": False},
+    "optimizer debug, no markers": {"beam_debug": False, "completed": False, "level": "debug"},
+    "a candidate that failed": {"beam_debug": False, "completed": False, "fail_at": 7},
+    "GPU: three workers cut each other's lines": {"beam_debug": False, "completed": False, "workers": 3},
+}
+
+
+@pytest.mark.parametrize("shape", BEAM_SHAPES)
+def test_beam_candidates_are_set_aside_never_kernels(shape: str) -> None:
     """BEAM's candidates are compiled in `svod-beam-worker` processes (tensor/src/beam_worker.rs at npatsakula/svod@
     3e06443b: `prepare_scheduler` then `apply_post_optimization_with_config`, no tracing set up) that print their
-    `[per-stage]` blocks on the inherited stderr: they are set aside with a note; the kernel's own stages are the
-    chosen kernel's post-optimization (`beam_search_optimize`, tensor/src/realize.rs)."""
-    text, names = beam_log(3, kernels=2, candidates=3, events=events)
+    `[per-stage]` blocks on the inherited stderr: they are set aside with one note, in every shape Svod prints them
+    (with or without BEAM_DEBUG's `[beam]` lines and `svod_tensor::realize`'s `beam_search_optimize: completed`, at
+    the optimizer's trace or debug level, a candidate stopping part way, GPU workers printing at once); the kernel's
+    own stages are the chosen kernel's post-optimization (`beam_search_optimize`, tensor/src/realize.rs)."""
+    options = BEAM_SHAPES[shape]
+    text, names = beam_log(3, kernels=2, candidates=3, **options)
     (run,) = read(text)
-    assert [k.name for k in run.kernels] == names
-    assert run.beam_candidates == 2 * 2 * 3 * 20  # kernels, waves, candidates, post-optimization stages
-    note = next(p for p in run.problems if "BEAM candidates" in p.message)
-    assert "svod-beam-worker" in note.message
+    assert [k.name for k in run.kernels] == names and not run.unattributed
+    if options.get("workers", 1) == 1:
+        stopped = 20 - options["fail_at"] if "fail_at" in options else 0
+        assert run.beam_candidates == 2 * (2 * 3 * 20 - stopped)  # kernels, waves, candidates, stages
+    else:  # every line holding a candidate's piece, however cut, is one of them
+        body = text.split("... ", 1)[1].rsplit("\nok\n", 1)[0].split("\n")
+        assert run.beam_candidates == sum(bool(line) and line[0] != "{" for line in body) - 2 * 20
+    (note,) = run.problems
+    assert "BEAM candidates" in note.message and "svod-beam-worker" in note.message
     for kernel in run.kernels:
         counts = [s for s in kernel.stages if s.source == "per-stage"]
         assert len(counts) == 20 and len({s.label for s in counts}) == 20
-        if events:
+        if options.get("events", True):
             by_label = {s.label: s.node_count for s in kernel.stages if s.source == "event"}
             assert all(by_label[s.label] == s.node_count for s in counts if s.label in by_label)
+            assert len(by_label) == (26 if options.get("level", "trace") == "trace" else 24)  # pre- and post-opt
+
+
+def test_beam_under_nextest_sets_every_stderr_stage_aside() -> None:
+    """nextest keeps a test's stdout and stderr apart: BEAM's candidates (more `[per-stage]` lines than the
+    optimizer's events account for) cannot be told from the kernels' own lines, so all are set aside, and the kernels
+    keep their events and code."""
+    text, names = beam_log(5, kernels=2, candidates=2, beam_debug=False, completed=False)
+    body = text.split("... ", 1)[1].rsplit("\nok\n", 1)[0].split("\n")
+    out = [line for line in body if not line.startswith("[per-stage]")]
+    err = [line for line in body if line.startswith("[per-stage]")]
+    log = ["    Starting 1 test across 1 binary (800 tests skipped)",
+           "        PASS [   0.451s] (1/1) svod-tensor ops::beam_reduce::llvm", "  stdout ───", "",
+           "    running 1 test", *("    " + line for line in out), "  stderr ───", *("    " + line for line in err), "",
+           "     Summary [   1.001s] 1 test run: 1 passed, 800 skipped"]
+    (run,) = read("\n".join(log) + "\n", "nextest.log")
+    assert [k.name for k in run.kernels] == names
+    assert run.beam_candidates == len(err) and not any(s.source == "per-stage" for k in run.kernels for s in k.stages)
+    assert all(len([s for s in k.stages if s.source == "event"]) == 26 for k in run.kernels)
+
+
+def test_beam_blocks_beyond_the_compiled_kernels_are_not_kernels() -> None:
+    """`BEAM=2 SVOD_PER_STAGE_UOPS=1` with only `svod_codegen=trace`: no optimizer event says which `[per-stage]`
+    block is a kernel's own; the blocks outnumber the kernels compiled, so none is filed on a kernel (the kernels are
+    the compile phase's, named) and one problem says why."""
+    text, names = beam_log(7, kernels=2, candidates=2, beam_debug=False, events=False, completed=False)
+    (run,) = read(text)
+    assert [k.name for k in run.kernels] == names
+    assert not any(s.source == "per-stage" for k in run.kernels for s in k.stages)
+    assert any("BEAM" in p.message and "blocks" in p.message for p in run.problems)
 
 
 # ------------------------------------------------------------------------------------ point 6: libtest's capture
@@ -289,3 +377,16 @@ def test_stored_event_fields_are_the_logs_own(tmp_path: Path) -> None:
         assert (stamp, level, target, message) == (record["timestamp"], record["level"], record["target"],
                                                    record["fields"]["message"]), line_no
     assert {r[4] for r in rows} >= {'say "hi"', "keys reordered", "after pm_reduce"}
+
+
+@pytest.mark.parametrize("variant", ["llvm", "cuda"])
+def test_the_threads_advice_says_what_else_it_changes(variant: str) -> None:
+    """`SVOD_THREADS` is also the number of core_id chunks a CPU kernel is split into (`HeuristicsConfig.thread_count`,
+    schedule/src/optimizer/config.rs at npatsakula/svod@3e06443b): for a CPU backend's run the advice says the rerun's
+    kernels can differ; a GPU backend's kernels are not split by it, and the advice says nothing of the kind."""
+    test = run_test(f"ops::t::{variant}", 9, DEFAULT, 4)
+    (run,) = read(libtest_nocapture([test]))
+    (advice,) = [p.message for p in run.problems if "hold no proof of their kernel" in p.message]
+    assert "Rerun with SVOD_THREADS=1" in advice
+    assert ("core_id chunks a CPU kernel" in advice) == (variant == "llvm")
+    assert "SVOD_DUMP_CANONICAL_STAGE=" in advice  # the kernels have bare names of their own: documents tell them

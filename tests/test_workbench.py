@@ -211,8 +211,8 @@ def test_svod_parity_from_home_with_coloured_verdicts(site: Server, browser: Bro
     for r in matrix:
         cls, verdict = shown[(r["kernel_index"], r["version"] or r["sha"][:12], r["stage"])]
         assert verdict == r["verdict"]
-        colour = {"equal": "verdict-equal", "differs": "verdict-differs"}.get(verdict.split(" (")[0],
-                                                                                "verdict-missing")
+        colour = {"equal": "verdict-equal", "differs": "verdict-differs", "not decided": "verdict-undecided"}.get(
+            verdict.split(" (")[0], "verdict-missing")
         assert colour in cls
     assert len([c for c in cells if c[3] != "not in this log"]) == len(matrix)
     browser.screenshot(tmp_path / "parity.png")

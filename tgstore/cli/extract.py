@@ -93,6 +93,9 @@ def command_echo(progress) -> Echo:
     return echo
 
 
+FAILED_RUN = ("failed", "timeout")
+
+
 def print_report(report, source: str | None = None) -> None:
     where = f"{safe(source)}: " if source else ""
     if report.skipped:
@@ -113,6 +116,18 @@ def print_report(report, source: str | None = None) -> None:
     err.print(line)
     if report.error:
         note(f"  {report.error}", "red")
+
+
+def refresh_parity(engine, reports: list) -> None:
+    """Svod runs of the cases a new run holds: their stored parity with it, decided now (one cheap query when the
+    database holds no Svod run), so the parity page does not say "not decided" for it."""
+    from tgstore.svod.parity_store import refresh_after_ingest
+
+    runs = [r.run_id for r in reports if not r.skipped and r.kept_run_id is None and r.status not in FAILED_RUN]
+    report = refresh_after_ingest(engine, runs)
+    if report is not None and (report.decided or report.failed):
+        note(f"Svod parity: {plural(report.decided, 'Svod run × tinygrad run pair')} decided against this run"
+             + (f"; {len(report.failed)} could not be: {report.failed[0]}" if report.failed else ""))
 
 
 @command(app)
@@ -201,6 +216,7 @@ def ingest(
         report = extract_and_ingest(engine, root, plan, force=force, keep_bundle=keep_bundle, on_case=on_case,
                                     echo=echo)
     print_report(report)
+    refresh_parity(engine, [report])
     if report.status in ("failed", "timeout"):
         raise typer.Exit(1)
 
@@ -246,6 +262,7 @@ def ingest_bundles(db: Path, paths: list[Path], force: bool) -> None:
         nonlocal failed
         report = ingest_bundle(engine, loaded, force=force)
         print_report(report, str(loaded.path))
+        refresh_parity(engine, [report])
         failed |= report.status in ("failed", "timeout") and not report.skipped
 
     for loaded in bundles:

@@ -17,6 +17,7 @@ from tgstore.history.sweep import SweepError, extract_commit
 from tgstore.pipeline import CaseFileError, ExtractionPlan, ingest_result, read_case_names
 from tgstore.store.rows import FAILED
 from tgstore.store.runs import find_run
+from tgstore.svod.parity_store import refresh_after_ingest
 
 
 class BisectError(Exception):
@@ -58,6 +59,8 @@ def extract_and_store(engine: Engine, repo: Path, commit: Commit, plan: Extracti
             log(f"{commit.sha[:10]} cannot be checked out, so it is untestable: {exc}")
             return False
         report = ingest_result(engine, result, described, plan)
+    if not report.skipped and report.kept_run_id is None:  # Svod runs of its cases: their parity with it, decided
+        refresh_after_ingest(engine, [report.run_id])
     if described.get("missing_paths") and report.run_id is not None and not report.skipped:
         needed = record_missing_paths(engine, report.run_id, described["missing_paths"])
         if needed:  # extracted from what the clone holds, but it could have read what it lacks

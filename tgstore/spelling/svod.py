@@ -283,19 +283,45 @@ def _tinygrad_node(op: str, dtype: str, arg: str) -> tuple[str, str, str, tuple[
     return op, speller.tinygrad_dtype(dtype), speller.tinygrad_arg(op, arg), tuple(speller.unknown)
 
 
-def normalize_tinygrad(nodes: list) -> tuple[list[list], list[str]]:
+def normalize_tinygrad(nodes: list, eras: bool = True) -> tuple[list[list], list[str]]:
     """A stored tinygrad graph ([op, dtype, arg, src] per node) in the spelling Svod trees are compared in, and the
-    spellings the maps do not know."""
+    spellings the maps do not know. `eras`: an earlier tinygrad era's spellings are read first ([[tinygrad_eras]])."""
     out, unknown = [], []
+    node = _era_node if eras else _tinygrad_node
     for op, dtype, arg, src in nodes:
-        nop, ndtype, narg, missing = _tinygrad_node(op, dtype or "", arg or "None")
+        nop, ndtype, narg, missing = node(op, dtype or "", arg or "None")
         out.append([nop, ndtype, narg, list(src)])
         unknown += [m for m in missing if m not in unknown]
     return out, unknown
 
 
+@functools.cache
+def _era_rows() -> list[tuple[str | None, str | None, re.Pattern[str] | None, str | None, re.Pattern[str] | None,
+                              str | None]]:
+    return [(row.get("op"), row.get("as_op"), re.compile(row["arg"]) if "arg" in row else None, row.get("as_arg"),
+             re.compile(row["dtype"]) if "dtype" in row else None, row.get("as_dtype"))
+            for row in maps().get("tinygrad_eras", [])]
+
+
+@functools.lru_cache(maxsize=65536)
+def _era_node(op: str, dtype: str, arg: str) -> tuple[str, str, str, tuple[str, ...]]:
+    """A tinygrad node of any era read as 0.14 spells it ([[tinygrad_eras]]), then spelled."""
+    for row_op, as_op, arg_re, as_arg, dtype_re, as_dtype in _era_rows():
+        if row_op is not None and row_op != op:
+            continue
+        if arg_re is not None:
+            if not arg_re.search(arg):
+                continue
+            arg = arg_re.sub(as_arg, arg)
+        if dtype_re is not None:
+            dtype = dtype_re.sub(as_dtype, dtype)
+        op = as_op or op
+    return _tinygrad_node(op, dtype, arg)
+
+
 def norm_hash(nodes: list) -> str:
     """A stored tinygrad graph's hash in the spelling Svod's trees are compared in (`kernels.norm_hash`,
     `graphs.norm_hash`): equal to a Svod tree's hash (`svod_trees.hash`) when the two graphs are."""
-    text = json.dumps(normalize_tinygrad(nodes)[0], ensure_ascii=False, separators=(",", ":"))
+    # the spelling of its era as stored (no [[tinygrad_eras]] reading): hashes stored before and after stay alike
+    text = json.dumps(normalize_tinygrad(nodes, eras=False)[0], ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()  # store.content.sha256_text's

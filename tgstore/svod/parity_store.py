@@ -3,16 +3,18 @@ run against a tinygrad run, kept in svod_parity (one row per stage verdict) and 
 by which DECIDER). The `parity_matrix` query and the parity page read these rows; they decide nothing.
 
 Pairs are decided when they appear: `ingest-svod` decides its runs against every current tinygrad run holding the
-case; `tgstore parity-refresh [CASE]` decides the pairs a later tinygrad ingest made, a re-read Svod run, or a pair
-decided by an older DECIDER. Stored verdicts use each Svod kernel's own renderer (`--renderer` of `tgstore parity`
-is a question asked on the spot, not stored).
+case; a tinygrad ingest (`tgstore ingest`, a sweep's or a bisection's commits) decides its new run against every
+Svod run of the cases it holds (`refresh_after_ingest`: one query when the database holds no Svod run);
+`tgstore parity-refresh [CASE]` decides the rest (a re-read Svod run, a pair decided by an older DECIDER).
+Stored verdicts use each Svod kernel's own renderer (`--renderer` of `tgstore parity` is a question asked on the
+spot, not stored).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import Connection, delete, insert, text
+from sqlalchemy import Connection, Engine, bindparam, delete, insert, text
 
 from tgstore.db.models.svod_tables import SvodParity, SvodParityPair
 from tgstore.store.rows import now_iso
@@ -35,14 +37,21 @@ class RefreshReport:
     left: int = 0  # pairs past the limit, not decided
 
 
-def pairs(conn: Connection, case: str | None = None, svod_runs: list[int] | None = None) -> list[tuple[str, int, int]]:
+def pairs(conn: Connection, case: str | None = None, svod_runs: list[int] | None = None,
+          tinygrad_runs: list[int] | None = None) -> list[tuple[str, int, int]]:
     """(case, Svod run, tinygrad run) for every Svod run (of `case`, or those given) and every current tinygrad run
-    holding its case, the newest tinygrad commits first."""
-    rows = conn.execute(text("""
+    holding its case (or those given), the newest tinygrad commits first."""
+    only = "" if tinygrad_runs is None else "AND rc.run_id IN :tinygrad_runs"
+    query = text(f"""
         SELECT c.name, r.id, rc.run_id FROM svod_runs r JOIN cases c ON c.id = r.case_id
         JOIN v_run_cases rc ON rc."case" = c.name
-        WHERE (:case IS NULL OR c.name = :case)
-        ORDER BY rc.history_rank DESC, rc.run_id DESC, r.id"""), {"case": case}).all()
+        WHERE (:case IS NULL OR c.name = :case) {only}
+        ORDER BY rc.history_rank DESC, rc.run_id DESC, r.id""")
+    params: dict = {"case": case}
+    if tinygrad_runs is not None:
+        query = query.bindparams(bindparam("tinygrad_runs", expanding=True))
+        params["tinygrad_runs"] = list(tinygrad_runs)
+    rows = conn.execute(query, params).all()
     wanted = set(svod_runs) if svod_runs is not None else None
     return [(name, s, t) for name, s, t in rows if wanted is None or s in wanted]
 
@@ -81,12 +90,12 @@ def forget(conn: Connection, svod_run: int, tinygrad_run: int | None = None) -> 
 
 
 def refresh(conn: Connection, case: str | None = None, *, svod_runs: list[int] | None = None,
-            force: bool = False, limit: int | None = None) -> RefreshReport:
+            tinygrad_runs: list[int] | None = None, force: bool = False, limit: int | None = None) -> RefreshReport:
     """Decide every pair not yet decided by this DECIDER (all of them with `force`), at most `limit` of them."""
     done = {(s, t): d for s, t, d in conn.execute(text(
         "SELECT svod_run, tinygrad_run, decider FROM svod_parity_pairs"))}
     report = RefreshReport(failed=[])
-    for name, svod_run, tinygrad_run in pairs(conn, case, svod_runs):
+    for name, svod_run, tinygrad_run in pairs(conn, case, svod_runs, tinygrad_runs):
         if not force and done.get((svod_run, tinygrad_run)) == DECIDER:
             report.kept += 1
             continue
@@ -102,4 +111,17 @@ def refresh(conn: Connection, case: str | None = None, *, svod_runs: list[int] |
     return report
 
 
-__all__ = ["DECIDER", "INGEST_PAIRS", "RefreshReport", "decide", "forget", "pairs", "refresh"]
+def refresh_after_ingest(engine: Engine, tinygrad_runs: list[int | None]) -> RefreshReport | None:
+    """After tinygrad runs were stored: decide them against every Svod run of the cases they hold, so a parity
+    decided at ingest-svod time does not stay "not decided" for them. None (and one cheap query) when the database
+    holds no Svod run, or no run was stored."""
+    runs = [run for run in tinygrad_runs if run is not None]
+    if not runs:
+        return None
+    with engine.begin() as conn:
+        if conn.execute(text("SELECT 1 FROM svod_runs LIMIT 1")).first() is None:
+            return None
+        return refresh(conn, tinygrad_runs=runs)
+
+
+__all__ = ["DECIDER", "INGEST_PAIRS", "RefreshReport", "decide", "forget", "pairs", "refresh", "refresh_after_ingest"]

@@ -1,7 +1,9 @@
 """Svod parity of one case as a grid: each Svod run, each of its kernels at each stored tinygrad commit, one cell
-per mapped Svod stage with its verdict. The verdicts are the canned query parity_matrix's (queries/, the one place
-SQL decides them); this adds the stages a log lacks ("not in this log") and, per cell, the Svod tree and tinygrad's
-graph after the mapped pass, so a cell links to the two drawn over each other with the difference marked."""
+per mapped Svod stage with its verdict. The verdicts are read through the canned query parity_matrix (queries/),
+which decides nothing: it shows what tgstore/svod/parity.py decided and stored (svod/parity_store.py), and "not
+decided" for a pair not decided yet; this adds the stages a log lacks ("not in this log") and, per cell, the Svod
+tree and tinygrad's graph after the mapped pass, so a cell links to the two drawn over each other with the
+difference marked."""
 
 from __future__ import annotations
 
@@ -26,7 +28,8 @@ WHERE "case" = ? AND scope = 'lower' AND depth = 0 ORDER BY sha, position, rende
 ASTS_SQL = 'SELECT sha, position, kernel_hash FROM v_kernels WHERE "case" = ?'
 # verdict -> the class that colours it
 VERDICT_CLASS = {"equal": "verdict-equal", "equal (node count)": "verdict-equal", "differs": "verdict-differs",
-                 "differs (node count)": "verdict-differs", "missing in tinygrad": "verdict-missing"}
+                 "differs (node count)": "verdict-differs", "missing in tinygrad": "verdict-missing",
+                 "not decided": "verdict-undecided"}
 NOT_IN_LOG = "not in this log"
 
 

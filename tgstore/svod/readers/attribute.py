@@ -18,7 +18,8 @@ What is filed where:
   unattributed, a fragment number tying the stages proven to be one kernel's, with one problem naming the fix.
 * BEAM (`beam_search_optimize`, tensor/src/realize.rs; tensor/src/beam_worker.rs): candidates are compiled in
   `svod-beam-worker` processes that print `[per-stage]` lines (and dumps) with no tracing around them, between the
-  kernel's pre-optimization and the chosen kernel's post-optimization: set aside, never a kernel's stages.
+  kernel's pre-optimization and the chosen kernel's post-optimization: set aside (tgstore.svod.readers.beam), never
+  a kernel's stages.
 """
 
 from __future__ import annotations
@@ -27,47 +28,12 @@ from collections.abc import Sequence
 
 from tgstore.spelling.svod import maps
 from tgstore.svod.emission import HEURISTIC_ONLY, KERNEL_INITIAL_FIRST, code_place, opt_kinds, place
+from tgstore.svod.readers.beam import set_aside
 from tgstore.svod.readers.chains import Item, link
+from tgstore.svod.readers.hints import one_thread
 from tgstore.svod.readers.model import Kernel, Problem, Stage, SvodLog, bare_name, document_name, suffix_of
-from tgstore.svod.readers.program import BEAM_DONE, CompileItem, Program
-
-STDERR_SOURCES = ("per-stage", "dump-stage", "dump-canonical")
-PRE_LAST = "pre-simplify-ranges"
-
-
-def _beam_aside(log: SvodLog, program: Program) -> None:
-    """BEAM's candidates: the stderr output (and worker documents) between a kernel's pre-optimization and the
-    chosen kernel's post-optimization (`beam_search_optimize: completed`, `[beam] final`, or the second `kernel
-    initial`); set aside with one note."""
-    markers = program.markers
-    if not markers:
-        return
-    ends = [o for o, what in markers if what in (BEAM_DONE, "[beam] final")]
-    if not ends:
-        ends = [s.order for s in program.opt if s.label == "kernel-initial-or-00"]
-    starts = [o for o, what in markers if what == "[beam] start"] + \
-        [s.order for s in program.opt if s.label == PRE_LAST and s.source == "event"]
-    regions = []
-    for end in sorted(ends):
-        start = max([o for o in starts + [r[1] for r in regions] if o < end], default=-1)
-        regions.append((start, end))
-
-    def candidate(order: int) -> bool:
-        return any(start < order < end for start, end in regions)
-
-    aside = [s for s in program.opt if s.source in STDERR_SOURCES and candidate(s.order)]
-    aside_items = [c for c in program.compile if c.stage is not None and candidate(c.order)]
-    if not aside and not aside_items:
-        return
-    program.opt = [s for s in program.opt if not (s.source in STDERR_SOURCES and candidate(s.order))]
-    program.compile = [c for c in program.compile if not (c.stage is not None and candidate(c.order))]
-    lines = sorted([s.line for s in aside] + [c.line for c in aside_items])
-    log.beam_candidates += len(lines)
-    first = (aside + [c.stage for c in aside_items if c.stage])[0]
-    log.problems.append(Problem(first.file, lines[0], f"{len(lines)} [per-stage]/dump lines and documents (lines "
-                                f"{lines[0]}-{lines[-1]}) are BEAM candidates printed by svod-beam-worker processes "
-                                "(no tracing there, tensor/src/beam_worker.rs), not the kernel's stages; set aside, "
-                                "kept in the file"))
+from tgstore.svod.readers.naming import name_fits
+from tgstore.svod.readers.program import CompileItem, Program
 
 
 def _positions(kinds: frozenset[tuple[str, str]]) -> set[int]:
@@ -90,6 +56,7 @@ def _item(stage: Stage, beam: bool) -> Item:
                 document_name(stage.canonical), graph, stage.order)
 
 
+PRE_END = 10  # emission positions below this (after `kernel initial`) are the pre-optimization events
 SERIAL_MIN_KINDS = 20  # kinds per kernel that one thread's output shows whole, when no tree dates the kernels
 
 
@@ -119,8 +86,12 @@ def _serial(groups: list[list[int]], kinds: list[int], kind_of: list[int | None]
 
 
 def _allocated_roots(group: list[int], kind_of: list[int | None], items: Sequence[Item]) -> set[int]:
-    """The roots a kernel's passes built (all but its AST's, which the schedule built)."""
+    """The roots a kernel's passes built (all but its AST's, which the schedule built). Without `kernel initial`
+    (the optimizer at DEBUG) the AST's root is its first pre-optimization event's when that pass changed nothing:
+    that one is left out too."""
     first = {items[i].root for i in group if kind_of[i] == KERNEL_INITIAL_FIRST}
+    if not first and group and kind_of[group[0]] is not None and KERNEL_INITIAL_FIRST < kind_of[group[0]] < PRE_END:
+        first = {items[group[0]].root}
     return {items[i].root for i in group if items[i].root is not None} - first
 
 
@@ -237,11 +208,10 @@ NAMES_SHOWN = 8  # kernels named in a problem line; more are counted
 
 def attribute(log: SvodLog, program: Program) -> None:
     """File the program's stages: its kernels appended to `log.kernels` in schedule order, the rest unattributed."""
-    _beam_aside(log, program)
+    beam = set_aside(log, program)
     opt = sorted(program.opt, key=lambda s: s.order)
     for stage in opt:
         stage.schedule = program.schedule
-    beam = bool(program.markers)
     items = [_item(s, beam) for s in opt]
     placed = [i for i, it in enumerate(items) if it.kinds]
     losses = [(order, None if kinds is None else frozenset(_positions(kinds))) for order, kinds in program.lost]
@@ -266,14 +236,24 @@ def attribute(log: SvodLog, program: Program) -> None:
     named = [_chain_name(opt, g) for g in groups]
     sections = _sections(program) if serial else None
     if serial and (sections is None or not (len(sections) <= len(groups) and _in_suffix_order(sections) and all(
-            named[n] is None or sections[n].name is None or bare_name(sections[n].name) == named[n]
-            for n in range(len(sections))))):
+            (named[n] is None or sections[n].name is None or bare_name(sections[n].name) == named[n])
+            and name_fits(sections[n].name, [opt[i] for i in groups[n]]) for n in range(len(sections))))):
         serial = False  # the compile phase does not follow the optimized kernels: not one thread after all
+    surplus = serial and program.complete and bool(sections) and len(sections) < len(groups)
     compiled, unnamed = (sections, []) if serial else _compile_kernels(program)
     kernels: list[Kernel] = []
     left: list[list[int]] = []
     order_proven = True
-    if serial:
+    if surplus:  # whole blocks beyond the kernels compiled (one thread): something else printed them, BEAM's workers
+        kernels, left = list(compiled), groups + [[i] for i in loose_docs]
+        program.explained = True
+        log.problems.append(Problem(opt[groups[0][0]].file, opt[groups[0][0]].line, f"{len(groups)} blocks of "
+                                    f"optimize-phase lines for {len(compiled)} kernels compiled: the rest are not "
+                                    "kernels (with BEAM, svod-beam-worker processes print [per-stage] blocks with no "
+                                    "event, tensor/src/beam_worker.rs), and nothing in the log tells a kernel's own "
+                                    "block from them; stored unattributed. Add RUST_LOG=svod_schedule::optimizer="
+                                    "debug: each kernel's own lines then follow its events"))
+    elif serial:
         for n, group in enumerate(groups):
             kernel = compiled[n] if n < len(compiled) else Kernel(-1, opt[group[0]].file, opt[group[0]].line,
                                                                  program.test, schedule=program.schedule)
@@ -287,6 +267,7 @@ def attribute(log: SvodLog, program: Program) -> None:
         kernels, left, order_proven = _by_proof(log, program, opt, groups, named, compiled, links.kinds, kind_of,
                                                 loose_docs, lost)
         _loosen(log, opt, kernels)
+    kernels, left = _unpair(opt, kernels, left)
     for kernel in kernels:
         kernel.name = kernel.name or next((document_name(s.canonical) for s in kernel.stages
                                            if s.label in ("program", "linearized") and document_name(s.canonical)),
@@ -311,10 +292,29 @@ def attribute(log: SvodLog, program: Program) -> None:
             (f", ... ({len(kernels)} kernels)" if len(kernels) > NAMES_SHOWN else "")
         log.problems.append(Problem(kernels[0].file, kernels[0].line, f"the log does not prove the schedule's order "
                                     f"of kernels {names} (optimized and compiled on several threads; the counter's "
-                                    "suffixes order only names of one shape): numbered as their output was printed; "
-                                    "rerun with SVOD_THREADS=1 for the schedule's order"))
+                                    "suffixes order only names of one shape): numbered as their output was printed. "
+                                    f"{one_thread(log, kernels, 'the schedule order')}"))
     log.order_proven &= order_proven
     log.serial = serial if log.serial is None else log.serial and serial
+
+
+def _unpair(opt: list[Stage], kernels: list[Kernel], left: list[list[int]]) -> tuple[list[Kernel], list[list[int]]]:
+    """Dump bodies printed while several blocks of their label were open (tgstore.svod.readers.dumps) took part in
+    linking at their own place (their tree and position are theirs whatever block they end), but which block a reader
+    of the log would take them for is not proven: they are filed on no kernel and in no fragment."""
+    index = {id(stage): i for i, stage in enumerate(opt)}
+    loose: list[list[int]] = []
+    for kernel in kernels:
+        if any(s.unpaired for s in kernel.stages):
+            loose += [[index[id(s)]] for s in kernel.stages if s.unpaired and id(s) in index]
+            kernel.stages = [s for s in kernel.stages if not s.unpaired]
+    split: list[list[int]] = []
+    for group in left:
+        kept = [i for i in group if not opt[i].unpaired]
+        loose += [[i] for i in group if opt[i].unpaired]
+        if kept:
+            split.append(kept)
+    return kernels, split + loose
 
 
 def _chain_name(opt: list[Stage], group: list[int]) -> str | None:
@@ -410,5 +410,5 @@ def _loosen(log: SvodLog, opt: list[Stage], kernels: list[Kernel]) -> None:
         count = sum(sum(f.counts.values()) for f in loose)
         log.problems.append(Problem(
             loose[0].file, loose[0].first_line, f"{count} `pattern matched` events of kernels optimized in "
-            "parallel: nothing in them names their kernel, so they are stored without kernel and pass; rerun "
-            "with SVOD_THREADS=1 for rule parity"))
+            "parallel: nothing in them names their kernel, so they are stored without kernel and pass. "
+            f"{one_thread(log, kernels, 'rule parity')}"))

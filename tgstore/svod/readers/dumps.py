@@ -28,6 +28,16 @@ TREE_TEXT = re.compile(r"(?:(?:│   |    |├── |└── )*\[\d+\] [^\n]*
 JSON_END = re.compile(r"\n\}")
 
 
+def _stage_field(text: str) -> str | None:
+    """The `stage` of a canonical document's text (None when it is not one)."""
+    try:
+        document = load_json(text)
+    except ValueError:
+        return None
+    stage = document.get("stage") if isinstance(document, dict) else None
+    return stage if isinstance(stage, str) else None
+
+
 class Dumps:
     def __init__(self, log: SvodLog, tracker: Segmenter, file: int, stream: int,
                  on_event: Callable[[int, str], None]) -> None:
@@ -36,6 +46,8 @@ class Dumps:
         self.waiting: dict[str, Counter[str]] = {"stage": Counter(), "canonical": Counter()}  # headers, no body yet
         self.filled: dict[str, Counter[str]] = {"stage": Counter(), "canonical": Counter()}  # bodies, no end yet
         self.first_header: dict[tuple[str, str], int] = {}  # (kind, label) -> the line of a header still open
+        self.headers: dict[tuple[str, str], list[int]] = {}  # (kind, label) -> lines of its headers still open
+        self.unpaired: set[tuple[str, str]] = set()  # labels whose open blocks' bodies cannot be told apart
 
     @property
     def open(self) -> bool:
@@ -44,6 +56,7 @@ class Dumps:
     def header(self, kind: str, label: str, line: int) -> None:
         self.waiting[kind][label] += 1
         self.first_header.setdefault((kind, label), line)
+        self.headers.setdefault((kind, label), []).append(line)
 
     def whole(self, kind: str, label: str, line: int, body: str) -> None:
         """A block read at once: header, body and end on consecutive lines, nothing between."""
@@ -67,6 +80,8 @@ class Dumps:
             return
         if not self.waiting[kind][label] and not self.filled[kind][label]:
             self.first_header.pop((kind, label), None)
+            self.headers.pop((kind, label), None)
+            self.unpaired.discard((kind, label))  # every block of the label closed: the next body pairs again
 
     def _take(self, kind: str, label: str) -> None:
         self.waiting[kind][label] -= 1
@@ -82,10 +97,19 @@ class Dumps:
             printed = labels & (self.tracker.labels_of_root(int(root.group(1))) if root else set())
             if len(printed) == 1:
                 labels = printed
+        elif len(labels) > 1:  # a document names its own stage (canonical.rs writes `stage`)
+            named = {_stage_field(text)} & labels
+            labels = named or labels
         if len(labels) == 1:
             label = labels.pop()
+            # a tree is known by its block only; a document carries its stage and its kernel's name itself
+            if self.waiting[kind][label] > 1 and kind == "stage":
+                self.unpaired.add((kind, label))
+            unpaired = (kind, label) in self.unpaired
             self._take(kind, label)
-            self._stage(kind, label, text, first_line)
+            stage = self._stage(kind, label, text, first_line, unpaired)
+            if unpaired:
+                self._unpaired(stage, kind, label)
             return
         stage = Stage(f"dump-{kind}", f"dump-{kind}", self.file, first_line, tree_text=text, stream=self.stream)
         self.log.unplaced.append(stage)
@@ -161,10 +185,24 @@ class Dumps:
             self.waiting[kind].clear()
             self.filled[kind].clear()
         self.first_header.clear()
+        self.headers.clear()
+        self.unpaired.clear()
 
-    def _stage(self, kind: str, label: str, body: str, line: int) -> None:
+    def _unpaired(self, stage: Stage, kind: str, label: str) -> None:
+        """A body printed while several blocks of its label were open (or after one such): its block, and so its
+        kernel, is not proven. Its own node count is left empty (the stored tree has it): the row cannot say which
+        block's count it is."""
+        stage.unpaired = True
+        stage.node_count = None
+        opened = ", ".join(map(str, self.headers.get((kind, label), [])))
+        self.log.problems.append(Problem(self.file, stage.line, f"a [dump-{kind}] {label} body printed while several "
+                                         f"[dump-{kind}] {label} blocks were open on several threads (headers at "
+                                         f"lines {opened}): which block, and so which kernel, it is cannot be told "
+                                         "from the text; kept, filed under no kernel and no fragment"))
+
+    def _stage(self, kind: str, label: str, body: str, line: int, unpaired: bool = False) -> Stage:
         text = body.strip("\n") + "\n"
-        stage = Stage(label, f"dump-{kind}", self.file, line, stream=self.stream)
+        stage = Stage(label, f"dump-{kind}", self.file, line, stream=self.stream, unpaired=unpaired)
         if kind == "stage":
             tree_stage(stage, text, self.log, line)
         else:
@@ -175,3 +213,4 @@ class Dumps:
                 self.log.problems.append(Problem(self.file, line, f"canonical dump {label!r} is not JSON ({e}); "
                                                  "kept as text"))
         self.tracker.add(stage)
+        return stage

@@ -44,6 +44,7 @@ class Stage:
     fragment: int | None = None  # unattributed stages proven to be one kernel's share a fragment number
     schedule: int = 0  # a schedule stage's schedule (a test realizing twice prints two)
     counted: bool = False  # node_count is Svod's own number (a `node_count` field, a [per-stage] line)
+    unpaired: bool = False  # a dump body whose block (of several of its label open at once) is not proven
 
 
 @dataclass

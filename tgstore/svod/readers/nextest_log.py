@@ -1,17 +1,23 @@
 """`cargo nextest run` logs (Svod's CI runs `crane.cargoNextest`): one process per test, so one run per test, in the
 order the tests completed, each test's kernel names counted from scratch (`KERNEL_NAME_COUNTS` is per process).
 
-What nextest prints (nextest-rs/nextest, `nextest-runner/src/reporter/displayer/imp.rs`, read Dec 2026: facts, not
-code): `Starting N tests across M binaries` (RunStarted); per test a status line `{status:>12} [{secs:>8.3}s]
-({n}/{total}) BINARY TEST` (`status_str`: PASS, FAIL, SIGSEGV, TIMEOUT, LEAK, ...; the counter only without a
-progress bar) when it finishes, then, with `--success-output immediate` or on failure, its captured output:
-`──── STDOUT:             BINARY TEST` (`output_spec_for_test`: a four-wide bar, the label padded to 19) and the
-stdout text, `──── STDERR: ...` and the stderr text (no indent; older versions indented four spaces), a blank line;
-`Summary [...] N tests run: ...`, after which failed tests' status lines are printed again. Captured output keeps
-stdout and stderr apart, so the order between an event (stdout) and a `[per-stage]` line (stderr) is lost; each
-stream alone is in order. The test binary runs as libtest (`BIN --exact NAME --nocapture`), so stdout holds
-libtest's own lines (`running 1 test`, `test NAME ... ` joined to the first output line, `ok`, `test result:`).
-With `--no-capture` the output is not captured: it precedes the test's status line, both streams in one.
+What nextest prints (nextest-rs/nextest, `nextest-runner/src/reporter/displayer/`; facts, not code): `Starting N
+tests across M binaries` (RunStarted); per test a status line `{status:>12} [{secs:>8.3}s] ({n}/{total}) BINARY TEST`
+(`status_str`: PASS, FAIL, SIGSEGV, TIMEOUT, LEAK, ...; the counter only without a progress bar) when it finishes,
+then, with `--success-output immediate` or on failure, its captured output, in one of two eras:
+* current (`imp.rs`@bdb177eb `output_spec_for_finished`): headers without the test's name, `  stdout ───` /
+  `  stderr ───` (`  output ───` when both streams went to one pipe), the output indented four spaces by
+  `indenter.rs` (which writes no indent on an empty line); `--no-output-indent` gives `── stdout ──` and no indent;
+  the output belongs to the status line just above it;
+* older (`output_spec_for_test`, e.g. the copy at nextest-runner's displayer of 2024): `──── STDOUT:{:19} BINARY
+  TEST` / `──── STDERR: ...`, the label padded to 19, the output unindented;
+then a blank line (`unit_output.rs` `write_child_execution_output`); `Summary [...] N tests run: ...`, after which
+failed tests' status lines (and, with `--*-output final`, their output) are printed again. With `immediate-final`
+the output is printed twice: the repeat is the same text and is not read again. Captured output keeps stdout and
+stderr apart, so the order between an event (stdout) and a `[per-stage]` line (stderr) is lost; each stream alone is
+in order. The test binary runs as libtest (`BIN --exact NAME --nocapture`), so stdout holds libtest's own lines
+(`running 1 test`, `test NAME ... ` joined to the first output line, `ok`, `test result:`). With `--no-capture` the
+output is not captured: it precedes the test's status line, both streams in one.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ STATUS = re.compile(r"^\s*(?P<status>[A-Z][A-Z0-9 +/-]*?)\s+\[\s*(?:[\d.]+s)?\s*
                     r"(?P<binary>\S+)\s+(?P<test>\S+)\s*$")
 HEADER = re.compile(r"^(?:─{4}|-{4}) (?:TRY \d+ )?(?P<stream>STDOUT|STDERR|OUTPUT):\s+(?P<binary>\S+)\s+(?P<test>\S+)"
                     r"\s*$")
+BLOCK = re.compile(r"^\s*(?:[─-]{1,2} )?(?P<stream>stdout|stderr|output|execfail) [─-]{1,3}\s*$")  # current era
 STARTING = re.compile(r"^\s*Starting \d+ tests? across \d+ binar(?:y|ies)")
 SUMMARY = re.compile(r"^\s*Summary \[")
 HBAR = re.compile(r"^(?:─{12}|-{12})\s*$|^\s*Nextest run ID \S+ with nextest profile: ")
@@ -55,20 +62,33 @@ def split_tests(text: str) -> list[TestPart]:
     outside = TestPart(None, Lines(file))
     parts: dict[str, TestPart] = {}
     block: tuple[TestPart, str] | None = None  # the test and stream whose captured output is being read
+    indented = False  # the block's lines are indented four spaces (current era): an unindented line ends it
     loose = Lines(file)  # output before a status line (--no-capture): that test's
     summary = False
+    last: str | None = None  # the test of the last status line: a current-era block's test
+    read: set[tuple[str, str]] = set()  # (test, stream) blocks read: a repeat (immediate-final) is not read again
     for number in range(1, len(file.starts) + 1):
         raw = file.line(number)
         line = strip_ansi(raw).rstrip("\r") if "\x1b" in raw or raw.endswith("\r") else raw
         header = HEADER.match(line)
-        status = None if header or block and not line.strip() else STATUS.match(line)
-        if header:
-            part = parts.get(header.group("test")) or _part(parts, header.group("test"), file)
-            stream = header.group("stream")
-            block = (part, stream)
+        bare = None if header else BLOCK.match(line)
+        status = None if header or bare or block and not line.strip() else STATUS.match(line)
+        if header or bare:
+            test = header.group("test") if header else last
+            stream = (header or bare).group("stream").upper()
+            if test is None or stream == "EXECFAIL" or (test, stream) in read:
+                block = (SINK, stream) if test is not None and stream != "EXECFAIL" else None
+                if block is None:
+                    outside.lines.add(number, None if line == raw else line)
+                continue
+            read.add((test, stream))
+            part = parts.get(test) or _part(parts, test, file)
+            block, indented = (part, stream), bare is not None and line.startswith(" ")
             if stream == "STDERR":
                 part.stderr = part.stderr or Lines(file)
             continue
+        if status:
+            last = status.group("test")
         if status and not summary:
             test = status.group("test")
             if test in parts and parts[test].outcome is not None:
@@ -87,8 +107,16 @@ def split_tests(text: str) -> list[TestPart]:
             block = None
             outside.lines.add(number, None if line == raw else line)
             continue
+        if status and summary:
+            block = None  # a failed test's status line again after the summary; its output may follow (final)
+            outside.lines.add(number, None if line == raw else line)
+            continue
+        if block is not None and indented and line and not line.startswith("    "):
+            block = None  # nextest's own line after an indented block (`Canceling ...`)
         if block is not None:
             part, stream = block
+            if part is SINK:
+                continue  # the same output printed again (immediate-final): read once
             target = part.stderr if stream == "STDERR" else part.lines
             target.add(number, None if line == raw else line)
             continue
@@ -102,6 +130,9 @@ def split_tests(text: str) -> list[TestPart]:
         outside.lines = outside.lines.merged(loose)
     tests = list(parts.values())
     return ([outside] if outside.lines.any_starts(("{", "[per-stage]", "[dump-")) or not tests else []) + tests
+
+
+SINK = TestPart(None)  # where a repeated block's lines go: nowhere
 
 
 def _part(parts: dict[str, TestPart], test: str, file: FileText) -> TestPart:

@@ -16,8 +16,9 @@ import re
 
 EVENT_START = '{"timestamp"'  # tracing-subscriber's JSON formatter writes `timestamp` first (schedule/src/testing.rs)
 PIECE_STARTS = ("[per-stage] ", "[dump-stage] ", "[dump-canonical] ")
-PER_STAGE = re.compile(r"^\[per-stage\] (?P<label>.+?) : node_count=(?P<count>\d+)\s*$")
-DUMP = re.compile(r"^\[dump-(?P<kind>stage|canonical)\] (?P<label>.+?) :(?P<rest>.*)$")
+# a label is one word (schedule/src/optimizer/mod.rs, canonical.rs): one holding `[` is two writers' pieces run together
+PER_STAGE = re.compile(r"^\[per-stage\] (?P<label>[^\s\[\]]+) : node_count=(?P<count>\d+)\s*$")
+DUMP = re.compile(r"^\[dump-(?P<kind>stage|canonical)\] (?P<label>[^\s\[\]]+) :(?P<rest>.*)$")
 TREE_LINE = re.compile(r"^(?:│   |    |├── |└── )*\[\d+\] ")  # ir/src/uop/tree.rs
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tgstore.svod.readers.model import Fires, Stage
+from tgstore.svod.readers.model import Fires, Problem, Stage
 
 # tracing messages that end a realize (tensor/src/realize.rs, svod_tensor::realize, DEBUG)
 REALIZE_ENDS = frozenset({"realize complete", "realize_with complete", "realize_batch complete", "prepare: total"})
@@ -35,8 +35,11 @@ class Program:
     compile: list[CompileItem] = field(default_factory=list)
     markers: list[tuple[int, str]] = field(default_factory=list)  # (order, what): BEAM's lines and events
     complete: bool = True  # every kernel printed its whole output (not the one a panic stopped, not a cut log)
+    explained: bool = False  # its unattributed stages have a problem of their own saying why (not threads)
     # lines lost to a problem: (reading order, the stage kinds ((label, source)) it may have been; None: any kind)
     lost: list[tuple[int, frozenset[tuple[str, str]] | None]] = field(default_factory=list)
+    # reading order -> the problem of a stderr line torn apart (and the stage it was stored as, if any)
+    torn: dict[int, tuple[Problem, Stage | None]] = field(default_factory=dict)
 
     @property
     def empty(self) -> bool:

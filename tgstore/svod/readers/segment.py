@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from tgstore.spelling.svod import maps
 from tgstore.svod.emission import place
+from tgstore.svod.readers import hints
 from tgstore.svod.readers.attribute import attribute
 from tgstore.svod.readers.model import Fires, Problem, Stage, SvodLog, document_name, kernel_name_of
 from tgstore.svod.readers.program import CompileItem, Program
@@ -65,9 +66,12 @@ class Segmenter:
         where = place("00-initial" if label == "kernel-initial-or-00" else label, stage.source)
         self._stamp(stage)
         if where is None:
-            self.log.problems.append(Problem(stage.file, stage.line, f"{stage.source} {label!r} is not a stage "
-                                             "Svod's pipeline emits; kept apart from every kernel", None))
+            problem = Problem(stage.file, stage.line, f"{stage.source} {label!r} is not a stage Svod's pipeline "
+                              "emits; kept apart from every kernel", None)
+            self.log.problems.append(problem)
             self.log.unplaced.append(stage)
+            if stage.source in ("per-stage", "dump-stage"):  # or pieces of two writers' lines (BEAM's workers)
+                self.current.torn[stage.order] = (problem, stage)
         elif where.phase == "schedule":
             self.schedule(stage, where.position)
         elif where.phase == "opt":
@@ -92,12 +96,18 @@ class Segmenter:
             stage.fires.since = before[-1].label if before else None
         self.log.schedule_stages.append(stage)
 
-    def lost(self, line: int, kinds: set[tuple[str, str]] | None = None) -> None:
+    def lost(self, line: int, kinds: set[tuple[str, str]] | None = None, torn: Problem | None = None) -> None:
         """A line of these kinds (None: of a kind unknown) could not be read: no reading of the program may count on
-        every kernel having printed it (tgstore.svod.readers.chains)."""
+        every kernel having printed it (tgstore.svod.readers.chains). `torn`: the problem of a stderr line torn apart
+        (it is recorded here; BEAM's note takes it over when the line is a worker's, tgstore.svod.readers.beam)."""
+        if torn is not None:
+            self.log.problems.append(torn)
         if kinds is None or kinds:
-            self.current.lost.append((self.next_order(), None if kinds is None else frozenset(kinds)))
+            order = self.next_order()
+            self.current.lost.append((order, None if kinds is None else frozenset(kinds)))
             self.lost_lines.append(line)
+            if torn is not None:
+                self.current.torn[order] = (torn, None)
 
     def labels_of_root(self, root: int) -> set[str]:
         """The labels of the optimize-phase events whose tree has this root (the same graph)."""
@@ -132,10 +142,12 @@ class Segmenter:
         programs = [p for p in self.programs if not p.empty]
         if programs and self.failed:
             programs[-1].complete = False
-        before = len(self.log.unattributed)
+        stray: list[Stage] = []
         for program in programs:
+            before = len(self.log.unattributed)
             attribute(self.log, program)
-        stray = self.log.unattributed[before:]
+            if not program.explained:
+                stray += self.log.unattributed[before:]
         if stray:
             first = min(stray, key=lambda s: (s.file, s.line))
             grouped = len({s.fragment for s in stray if s.fragment is not None})
@@ -145,9 +157,9 @@ class Segmenter:
                 first.file, first.line, f"{len(stray)} stages hold no proof of their kernel: kernels optimized at "
                 "once (Svod's default SVOD_THREADS) interleave, and node ids prove nothing (Svod hash-conses "
                 f"identical UOps across kernels){lost}; stored unattributed"
-                f"{f', in {grouped} groups each proven one kernel' if grouped else ''}. Rerun with SVOD_THREADS=1 "
-                "(one optimizing thread; it also sets the CPU kernels' core_id split to 1) to file every stage on its "
-                "kernel"))
+                f"{f', in {grouped} groups each proven one kernel' if grouped else ''}. "
+                f"{hints.one_thread(self.log, self.log.kernels, 'every stage filed on its kernel')}"
+                f"{hints.documents(self.log.kernels, [*stray, *(s for k in self.log.kernels for s in k.stages)])}"))
         self.log.schedules = max([p.schedule + 1 for p in programs] +
                                  [s.schedule + 1 for s in self.log.schedule_stages] + [0])
         self.programs = [Program(self.current.schedule + 1, self.test)]

@@ -42,6 +42,9 @@ TREE_FIELDS = ("ast.initial", "ast.pre", "ast.optimized", "uop.tree", "tree")
 CODE_FIELDS = {"generated_c": "c", "generated_code": "llvm"}
 MSL = ("#include <metal_stdlib>", "kernel void ")  # CDialect::Metal's prelude and entry (codegen/src/c/metal.rs)
 BEAM_LINES = ("[beam] ", "[BEAM drop] ")
+# a line made of `[per-stage]` pieces only (labels, counts, ` : node_count=`) that does not start with `[per-stage] `:
+# what processes writing the pieces of their `eprintln!`s at once (BEAM's workers on a GPU) leave of a line
+PIECES = re.compile(r"^(?:\[per-stage\] |\d{2}[a-e]?-\w+| : node_count=|\d+)+\s*$")
 
 
 def sniff(name: str, text: str) -> bool:
@@ -66,6 +69,7 @@ class LineReader:
         self.lines: Sequence[tuple[int, str]] = ()
         self.pending: str | None = None  # an eprintln! cut by another thread's event, its first piece(s)
         self.pending_line = 0
+        self.torn_before = False  # the line before was a torn stderr line: a bare count after it is its piece
 
     def read(self, lines: Sequence[tuple[int, str]]) -> None:
         self.lines = lines
@@ -100,6 +104,13 @@ class LineReader:
                     continue
                 if line.startswith(BEAM_LINES):
                     self.tracker.marker(_beam_marker(line))
+            elif PIECES.match(line) and (self.torn_before or not line.strip().isdigit()):
+                self.tracker.lost(line_no, {("*", "per-stage")}, Problem(
+                    self.file, line_no, "pieces of [per-stage] lines without their start (writes torn by another "
+                    "process: BEAM's workers share stderr)", line[:2000]))
+                self.torn_before = True
+                continue
+            self.torn_before = False
             if line.strip():
                 self.log.raw_lines += 1
 
@@ -123,18 +134,18 @@ class LineReader:
             self._emit(self.pending_line, self.pending)
             self.pending = None
         elif cut <= 0:
-            self.log.problems.append(Problem(self.file, self.pending_line, "a stderr line cut by another thread's "
-                                             f"output could not be put back together (continued at line {line_no})",
-                                             self.pending[:2000]))
-            self.tracker.lost(self.pending_line, piece_kinds(self.pending))
+            self.tracker.lost(self.pending_line, piece_kinds(self.pending), Problem(
+                self.file, self.pending_line, "a stderr line cut by another thread's output could not be put back "
+                f"together (continued at line {line_no})", self.pending[:2000]))
             self.pending = None
 
     def _piece(self, line_no: int, line: str, lines: Sequence[tuple[int, str]], n: int) -> int:
         """A whole `[per-stage]` / `[dump-...]` line; a dump header may take its whole block at once."""
         if not complete_piece(line):
-            self.log.problems.append(Problem(self.file, line_no, "a [per-stage]/[dump-...] line cut short (the job "
-                                             "killed mid-line, or a write torn)", line[:2000]))
-            self.tracker.lost(line_no, piece_kinds(line))
+            self.torn_before = True
+            self.tracker.lost(line_no, piece_kinds(line), Problem(
+                self.file, line_no, "a [per-stage]/[dump-...] line cut short (the job killed mid-line, or a write torn "
+                "by another process: BEAM's workers share stderr)", line[:2000]))
             return n
         parsed = parse_piece(line)
         if parsed[0] == "header" and isinstance(lines, Lines) and not self.dumps.open:
@@ -161,9 +172,9 @@ class LineReader:
 
     def close(self) -> None:
         if self.pending is not None:
-            self.log.problems.append(Problem(self.file, self.pending_line, "a stderr line cut by another thread's "
-                                             "output never got its end (the log ends first)", self.pending[:2000]))
-            self.tracker.lost(self.pending_line, piece_kinds(self.pending))
+            self.tracker.lost(self.pending_line, piece_kinds(self.pending), Problem(
+                self.file, self.pending_line, "a stderr line cut by another thread's output never got its end (the "
+                "log ends first)", self.pending[:2000]))
             self.pending = None
         self.dumps.close()
 
