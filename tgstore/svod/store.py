@@ -192,7 +192,7 @@ class _FileBlobKeeper:
 def _has_svod(log: SvodLog) -> bool:
     svod_events = [e for e in log.events if (e.target or "").startswith(("svod", "morok"))]
     return bool(svod_events or log.kernels or log.schedule_stages or log.unplaced or log.unattributed
-                or log.outcome == "skipped")
+                or log.dump_headers or log.outcome == "skipped")
 
 
 def _check(runs: list[SvodLog], where: str) -> None:

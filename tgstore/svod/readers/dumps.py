@@ -54,6 +54,7 @@ class Dumps:
         return any(self.waiting[k] or self.filled[k] for k in self.waiting)
 
     def header(self, kind: str, label: str, line: int) -> None:
+        self.log.dump_headers += 1
         self.waiting[kind][label] += 1
         self.first_header.setdefault((kind, label), line)
         self.headers.setdefault((kind, label), []).append(line)

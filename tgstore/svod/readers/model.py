@@ -156,6 +156,7 @@ class SvodLog:
     schedules: int = 0  # how many schedules (realizes) the run printed
     beam_candidates: int = 0  # BEAM worker output set aside (not the kernel's stages)
     fragments: int = 0  # groups of unattributed stages proven to be one kernel's each
+    dump_headers: int = 0  # `[dump-*]` headers read: Svod's own marker, even where nothing after it was a body
 
     @property
     def pattern_matches(self) -> tuple[int, int]:
