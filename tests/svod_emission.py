@@ -36,23 +36,20 @@ import itertools
 import json
 from dataclasses import dataclass
 
-from svod_fixtures import OPT, RANGEIFY, Clock, cargo_preamble, doc, event, linear_dump, node_count, shift_ids
+from svod_fixtures import (
+    OPT,
+    POST,
+    PRE,
+    RANGEIFY,
+    Clock,
+    cargo_preamble,
+    doc,
+    event,
+    linear_dump,
+    node_count,
+    shift_ids,
+)
 
-PRE = ["pre-opt: movement ops complete", "pre-opt: load collapse complete", "pre-opt: split ranges complete",
-       "pre-opt: symbolic + flatten complete", "pre-opt: simplify ranges complete"]
-POST = [("08-post_opt_sym", "Stage 8: after post-opt symbolic"), ("09-pre_expand", "Stage 9: after pre_expand"),
-        ("10-pm_reduce", "after pm_reduce"), ("11-local_buffers", "after add local buffers"),
-        ("12-pm_add_gpudims", "after pm_add_gpudims"), ("13-pm_add_loads", "after pm_add_loads"),
-        ("14-devectorize", "after devectorize"), ("15-early_symbolic", "after early symbolic"),
-        ("16-memory_coalescing", "after memory coalescing"),
-        ("17-bottom_up_ew_image", "after bottom-up elementwise/image pass"),
-        ("16-extra_symbolic", "after extra symbolic"), ("17-pm_lower_index_dtype", "after pm_lower_index_dtype"),
-        ("18-final_symbolic", "after post-index symbolic"), ("19-cast_float_alu", "after cast float ALU operands"),
-        ("19b-early_decompositions", "after early decompositions"),
-        ("19c-dtype_decompositions", "after dtype decompositions"),
-        ("19d-late_decompositions", "Stage 18: after late decompositions"),
-        ("19e-move_gates_from_index", "Stage 19: after move gates from index"),
-        ("20-final_rewrite", "Stage 20: after final rewrite")]
 AFTER = {"09-pre_expand": "expanded", "17-bottom_up_ew_image": "coalesced", "19e-move_gates_from_index": "gated",
          "20-final_rewrite": "final_rewrite"}
 CODEGEN = "svod_codegen::llvm::text"

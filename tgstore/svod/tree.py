@@ -88,54 +88,46 @@ class Tree:
     def graph(self, speller: Speller | None = None) -> list[list]:
         """The graph in tinygrad's spelling as compact nodes [op, dtype, arg, [source positions]], in the toposort
         order tgstore's extractor uses (sources first, in order), so that equal structures give equal lists."""
-        speller = speller or Speller()
-        order = self.order if self.order is not None else self._order()
+        order, heads = self._spelled(speller or Speller())
         position = dict(zip(order, range(len(order)), strict=True))
-        out = []
-        spelled = _SPELLED
-        if len(spelled) > MAX_HEADS:
-            spelled.clear()
         nodes = self.nodes
-        for nid in order:
-            node = nodes[nid]
-            head = node.head
-            found = spelled.get(head)
-            if found is None:
-                found = spelled[head] = svod_node(*head[:4])
-            if found[3]:
-                for what in found[3]:
-                    speller.note(what)
-            out.append([found[0], found[1], found[2], list(map(position.__getitem__, node.children))])
-        return out
+        return [[found[0], found[1], found[2], list(map(position.__getitem__, nodes[nid].children))]
+                for nid, found in zip(order, heads, strict=True)]
 
     def graph_text(self, speller: Speller | None = None) -> tuple[str, int, str | None]:
         """`graph_text(self.graph(speller))`, its node count and root op, made as text at once: each distinct line's
         JSON head is made once per log (the store's part of reading a 300-kernel log)."""
-        speller = speller or Speller()
-        order = self.order if self.order is not None else self._order()
+        order, heads = self._spelled(speller or Speller())
         position = dict(zip(order, map(str, range(len(order))), strict=True))
         parts = []
+        nodes = self.nodes
+        for nid, found in zip(order, heads, strict=True):
+            prefix = _PREFIXES.get(found)
+            if prefix is None:
+                prefix = _PREFIXES[found] = graph_text(list(found[:3]))[:-1] + ",["
+            parts.append(prefix + ",".join(map(position.__getitem__, nodes[nid].children)) + "]]")
+        return "[" + ",".join(parts) + "]", len(order), heads[-1][0] if heads else None
+
+    def _spelled(self, speller: Speller) -> tuple[list[int], list[tuple]]:
+        """The graph's order and each node's head in tinygrad's spelling (op, dtype, arg, what was not mapped), each
+        distinct head spelled once per process (a node keeps its line for life); what was not mapped is noted."""
+        order = self.order if self.order is not None else self._order()
         spelled = _SPELLED
         if len(spelled) > MAX_HEADS:
             spelled.clear()
             _PREFIXES.clear()
         nodes = self.nodes
-        op = None
+        heads = []
         for nid in order:
-            node = nodes[nid]
-            head = node.head
+            head = nodes[nid].head
             found = spelled.get(head)
             if found is None:
                 found = spelled[head] = svod_node(*head[:4])
             if found[3]:
                 for what in found[3]:
                     speller.note(what)
-            prefix = _PREFIXES.get(found)
-            if prefix is None:
-                prefix = _PREFIXES[found] = graph_text(list(found[:3]))[:-1] + ",["
-            parts.append(prefix + ",".join(map(position.__getitem__, node.children)) + "]]")
-            op = found[0]
-        return "[" + ",".join(parts) + "]", len(order), op
+            heads.append(found)
+        return order, heads
 
     def _order(self) -> list[int]:
         order: list[int] = []
