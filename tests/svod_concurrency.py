@@ -204,7 +204,8 @@ def plan_program(rng: random.Random, kernels: int, depth: int = 0, change: float
     combos = [(s, a, c) for s in SHAPES for a in ALU for c in range(1, 4 + kernels // 12)]
     chosen = rng.sample(combos, kernels)
     plans = [plan_kernel(i, shape, alu, c, rng, depth, change) for i, (shape, alu, c) in enumerate(chosen)]
-    counts: dict[str, int] = {bare: rng.choice([0, 0, 1, 2]) for bare in {p.bare for p in plans}}
+    # sorted: a set of strings iterates in the process's hash order, and the seed must give the same log everywhere
+    counts: dict[str, int] = {bare: rng.choice([0, 0, 1, 2]) for bare in sorted({p.bare for p in plans})}
     for plan in plans:
         counts[plan.bare] += 1
         plan.name = plan.bare if counts[plan.bare] == 1 else f"{plan.bare}n{counts[plan.bare] - 1}"
@@ -219,6 +220,7 @@ class Truth:
     events: set[int]  # the line of every JSON event
     threads: int
     blocks: list[dict] = field(default_factory=list)  # every [dump-stage] block: kernel, label, header, tree, end lines
+    level: str = "trace"  # the optimizer's RUST_LOG level: "trace" | "debug" | "none"
 
 
 class Printer:
@@ -520,7 +522,7 @@ def generate(seed: int, switches: Switches | None = None, kernels: int | None = 
     plans = plan_program(rng, kernels, depth, change)
     interner = Interner(rng.randrange(0, 5000))
     clock = [rng.randrange(1000)]
-    truth = Truth([p.name for p in plans], {}, {}, set(), switches.threads)
+    truth = Truth([p.name for p in plans], {}, {}, set(), switches.threads, level=switches.rust_log)
     test = f"ops::program_{seed}::llvm"
     printer = Printer(len(PREAMBLE) + 1)
     printer.write(f"test {test} ... ")

@@ -62,7 +62,10 @@ def check(seed: int, switches: Switches | None = None, kernels: int | None = Non
             assert _block_of(truth, stage) is not None and _block_of(truth, stage)["tree"] == stage.line, \
                 (where, "a dump body tied to a kernel, fragment or count that a reader of the log cannot pair with "
                  "its header", stage.line, stage.label)
-    if truth.threads == 1:  # one optimizing thread: everything filed, in order, nothing unattributed
+    # One optimizing thread, with the optimizer's events (what the problems' SVOD_THREADS=1 advice asks for):
+    # everything filed, in order, nothing unattributed. Without its events a log of one thread can be one that
+    # several threads printed (a document or [per-stage] block per kernel, in completion order): nothing to assert.
+    if truth.threads == 1 and truth.level != "none":
         assert not run.unattributed and [k.name for k in run.kernels][:len(truth.kernels)] == \
             ([*truth.kernels] if any(k.name for k in run.kernels) else [None] * len(run.kernels)), where
     filed = sum(len(k.stages) for k in run.kernels)
@@ -93,11 +96,13 @@ def test_a_sample_of_random_default_thread_logs() -> None:
 @pytest.mark.parametrize("level", ["trace", "debug", "none"])
 def test_one_thread_files_every_stage(level: str) -> None:
     """What the problems' `SVOD_THREADS=1` advice promises, at every level of the optimizer's events: with one
-    optimizing thread every stage is filed, on the right kernel (check() asserts it for threads == 1)."""
+    optimizing thread every stage is filed, on the right kernel (check() asserts the kernels and names where the
+    optimizer's events show; without them the `[per-stage]` lines, a whole block per kernel, are the proof)."""
     for seed in range(8):
         for codegen in (True, False):
-            check(1000 + seed, Switches(level, codegen, True, "" if seed % 2 else None, "" if seed % 3 else None, 1),
-                  kernels=2 + seed % 7)
+            filed = check(1000 + seed, Switches(level, codegen, True, "" if seed % 2 else None,
+                                                "" if seed % 3 else None, 1), kernels=2 + seed % 7)
+            assert filed["unattributed"] == 0 and filed["filed"] > 0, (level, seed, codegen, filed)
 
 
 @pytest.mark.parametrize("staggered", ["rayon", "any"])

@@ -301,20 +301,25 @@ def attribute(log: SvodLog, program: Program) -> None:
 def _unpair(opt: list[Stage], kernels: list[Kernel], left: list[list[int]]) -> tuple[list[Kernel], list[list[int]]]:
     """Dump bodies printed while several blocks of their label were open (tgstore.svod.readers.dumps) took part in
     linking at their own place (their tree and position are theirs whatever block they end), but which block a reader
-    of the log would take them for is not proven: they are filed on no kernel and in no fragment."""
+    of the log would take them for is not proven: they are filed on no kernel and in no fragment. A kernel that only
+    they made (no other stage, no name, no code) is no kernel the log shows: dropped."""
     index = {id(stage): i for i, stage in enumerate(opt)}
     loose: list[list[int]] = []
+    shown = []
     for kernel in kernels:
         if any(s.unpaired for s in kernel.stages):
             loose += [[index[id(s)]] for s in kernel.stages if s.unpaired and id(s) in index]
             kernel.stages = [s for s in kernel.stages if not s.unpaired]
+            if not kernel.stages and kernel.name is None and kernel.code is None:
+                continue
+        shown.append(kernel)
     split: list[list[int]] = []
     for group in left:
         kept = [i for i in group if not opt[i].unpaired]
         loose += [[i] for i in group if opt[i].unpaired]
         if kept:
             split.append(kept)
-    return kernels, split + loose
+    return shown, split + loose
 
 
 def _chain_name(opt: list[Stage], group: list[int]) -> str | None:
