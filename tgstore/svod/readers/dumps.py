@@ -181,8 +181,8 @@ class Dumps:
                 end = f"[dump-{kind}] {label} : end"
                 self.log.problems.append(Problem(self.file, self.first_header.get((kind, label), 1),
                                                  f"[dump-{kind}] {label} is never closed (no '{end}')"
-                                                 f"{'' if self.filled[kind][label] else ' and has no body'}; what "
-                                                 "it printed is kept", None))
+                                                 + ("; what it printed is kept" if self.filled[kind][label] else
+                                                    " and has no body; the lines are kept in the file"), None))
             self.waiting[kind].clear()
             self.filled[kind].clear()
         self.first_header.clear()
