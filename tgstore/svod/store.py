@@ -142,14 +142,11 @@ def read_path(path: Path, keep: Callable[[bytes, str], Callable[[str], None]] | 
 
 
 def source_hash(files: list[tuple[str, str]]) -> str:
-    """The run's source hash: each file's name, size in characters and content hash (its UTF-8's sha256, the hash
-    its blob is stored under), so that a log's bytes are hashed once."""
     digest = hashlib.sha256()
     for name, text in files:
-        content = hashlib.sha256()
+        digest.update(f"{len(name)}:{name}:{len(text)}:".encode())
         for start in range(0, len(text), HASH_CHUNK):  # a 30 MB text's UTF-8 a megabyte at a time, not all at once
-            content.update(text[start:start + HASH_CHUNK].encode("utf-8", "surrogatepass"))
-        digest.update(f"{len(name)}:{name}:{len(text)}:{content.hexdigest()}".encode())
+            digest.update(text[start:start + HASH_CHUNK].encode("utf-8", "surrogatepass"))
     return digest.hexdigest()
 
 
@@ -166,7 +163,7 @@ class _FileBlobKeeper:
     is stored before its lines are read and before its decoded text exists, so its copies (the bytes, SQLite's
     bound copy) are not held beside what is read from it (bench/bench_svod_log.py). A file that is not UTF-8 fails
     the ingest, and the transaction takes the blob back; valid UTF-8 bytes' sha256 is the text's content hash. The
-    files' `source_hash` is made from those hashes as they pass, in the order read (the order of `files`)."""
+    files' `source_hash` is made from the same bytes as they pass, in the order read (the order of `files`)."""
 
     def __init__(self, conn: Connection, store: ContentStore) -> None:
         self.conn, self.store = conn, store
@@ -178,7 +175,8 @@ class _FileBlobKeeper:
         # the size in characters, as every blob's: valid UTF-8 (else the ingest fails) has one byte per character
         # that is not a continuation byte
         size = len(data) - len(data.translate(None, _NOT_CONTINUATION)) if not data.isascii() else len(data)
-        self.source.update(f"{len(name)}:{name}:{size}:{digest}".encode())  # source_hash's, from the bytes
+        self.source.update(f"{len(name)}:{name}:{size}:".encode())  # source_hash's, from the bytes
+        self.source.update(data)
         if digest not in store.lookup("blobs", [digest]):
             blob_id = store.next_id("blobs")
             self.conn.exec_driver_sql(_FILE_BLOB, (blob_id, digest, size, data, 1))

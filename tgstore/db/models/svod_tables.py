@@ -40,7 +40,7 @@ class SvodRun(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     case_id: Mapped[int] = mapped_column(ForeignKey("cases.id"), index=True)
     svod_commit: Mapped[str | None] = mapped_column(String(80), index=True)
-    source_hash: Mapped[str] = mapped_column(String(64))  # sha256 over the files' names, sizes and content hashes
+    source_hash: Mapped[str] = mapped_column(String(64))  # sha256 over the files' names and texts
     source_path: Mapped[str | None] = mapped_column(Text)
     ingested_at: Mapped[str] = mapped_column(String(40))
     tgstore_version: Mapped[str] = mapped_column(String(40))
