@@ -209,14 +209,11 @@ def _parse_fast(text: str) -> Tree | None:
         heads.clear()
         shared.clear()
     pop, push, finish, get, remember = stack.pop, stack.append, order.append, shared.get, shared.__setitem__
-    # A node is finished when the walk leaves its subtree; a node printed alike in an earlier tree (same id, line and
-    # children: Svod's hash-consing keeps a node's id for life) is that one, so a log's trees share what they share.
-    for prefix, nid_text, body in matches:
-        nid = int(nid_text)
-        depth = len(prefix) >> 2
-        if depth:
-            if depth > len(stack) or prefix[-4] not in "├└":
-                return None
+
+    def leave(depth: int) -> None:
+        """Finish the open nodes deeper than `depth`. A node is finished when the walk leaves its subtree; a node
+        printed alike in an earlier tree (same id, line and children: Svod's hash-consing keeps a node's id for life)
+        is that one, so a log's trees share what they share."""
         while len(stack) > depth:
             node = pop()
             same = get(node.id)
@@ -225,6 +222,15 @@ def _parse_fast(text: str) -> Tree | None:
             elif same.head is node.head and same.children == node.children:
                 nodes[node.id] = same
             finish(node.id)
+
+    for prefix, nid_text, body in matches:
+        nid = int(nid_text)
+        depth = len(prefix) >> 2
+        if depth:
+            if depth > len(stack) or prefix[-4] not in "├└":
+                return None
+        if len(stack) > depth:
+            leave(depth)
         head = heads.get(body)
         if head is None and body not in BACKREFS:
             try:  # a text not seen before: read as the line-by-line reader reads it
@@ -246,14 +252,7 @@ def _parse_fast(text: str) -> Tree | None:
             stack[-1].children.append(nid)
         else:
             roots.append(nid)
-    while stack:
-        node = pop()
-        same = get(node.id)
-        if same is None:
-            remember(node.id, node)
-        elif same.head is node.head and same.children == node.children:
-            nodes[node.id] = same
-        finish(node.id)
+    leave(0)
     return Tree(roots, nodes, order)
 
 
