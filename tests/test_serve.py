@@ -8,8 +8,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from sample_bundles import SHA_A, SHA_B, build_sample_db, bundle_b, is_svod_query, query_params, write_bundle
-from web_server import Server, chromium_available, screenshot, start_server, stop_server, text_of
+from sample_bundles import SHA_A, SHA_B, bundle_b, is_svod_query, query_params, write_bundle
+from web_server import Server, chromium_available, screenshot, serve_sample, stop_server, text_of
 
 from tgstore.bundle import read_bundle
 from tgstore.db import open_engine, upgrade
@@ -20,10 +20,7 @@ from tgstore.store.ingest import ingest_bundle
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    directory = tmp_path_factory.mktemp("serve")
-    sample = build_sample_db(directory)
-    running = start_server(sample.path, directory / "serve.log")
-    running.db = sample
+    running = serve_sample(tmp_path_factory.mktemp("serve"))
     yield running
     stop_server(running)
 

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from sample_bundles import build_sample_db, query_params
-from web_server import Server, start_server, stop_server
+from sample_bundles import query_params
+from web_server import Server, serve_sample, stop_server
 
 from tgstore.compare.slowdowns import compare_times
 from tgstore.compare.summary import summarize
@@ -22,10 +22,7 @@ from tgstore.web import urls
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    directory = tmp_path_factory.mktemp("web-data")
-    sample = build_sample_db(directory)
-    running = start_server(sample.path, directory / "serve.log")
-    running.db = sample
+    running = serve_sample(tmp_path_factory.mktemp("web-data"))
     yield running
     stop_server(running)
 

@@ -86,6 +86,16 @@ def start_server(db: Path, log: Path, pythonpath: Path | None = None) -> Server:
     return Server(url=f"{root}/{db.stem}", root=root, path=db, process=process)
 
 
+def serve_sample(directory: Path) -> Server:
+    """`tgstore serve` of tests/sample_bundles.py's database, built in `directory`; `.db` is what it was built from."""
+    from sample_bundles import build_sample_db
+
+    sample = build_sample_db(directory)
+    running = start_server(sample.path, directory / "serve.log")
+    running.db = sample
+    return running
+
+
 def stop_server(server: Server) -> None:
     server.process.terminate()
     try:
