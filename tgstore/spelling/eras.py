@@ -104,11 +104,8 @@ def _range(node: Node, nodes: list[Node]) -> Node:
     return [node[0], node[1], str(node[2]).replace("AxisType.WEAK", "AxisType.LOOP"), node[3]]
 
 
-def _index(node: Node, nodes: list[Node]) -> Node:
-    return [node[0], POINTER.sub("", str(node[1])), node[2], node[3]]
-
-
-def _after(node: Node, nodes: list[Node]) -> Node:
+def _element_typed(node: Node, nodes: list[Node]) -> Node:
+    """INDEX and AFTER: typed as the element, not the pointer it reaches."""
     return [node[0], POINTER.sub("", str(node[1])), node[2], node[3]]
 
 
@@ -152,11 +149,11 @@ def _define_global(node: Node, nodes: list[Node]) -> Node:
 SPELLINGS: dict[str, Callable[[Node, list[Node]], Node]] = {
     "PARAM": _param,
     "BUFFER": _buffer,
-    "AFTER": _after,
+    "AFTER": _element_typed,
     "BINARY": _binary,
     "RANGE": _range,
     "DEFINE_GLOBAL": _define_global,
-    "INDEX": _index,
+    "INDEX": _element_typed,
     "REDUCE": _reduce,
     "CAST": _cast,
     "CONST": _const,

@@ -267,7 +267,6 @@ def kernel_renderer(variant: str | None, code_kind: str | None) -> str:
     return renderer_of(variant) or renderer_of(code_kind) or "C"
 
 
-@functools.lru_cache(maxsize=65536)
 def svod_node(op: str, kernel_sink: bool, args: str | None, dtype: str | None
               ) -> tuple[str, str, str, tuple[str, ...]]:
     """A Svod tree node's (op, dtype, arg) in tinygrad's spelling and what could not be spelled: one node's spelling

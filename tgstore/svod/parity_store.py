@@ -41,19 +41,19 @@ def pairs(conn: Connection, case: str | None = None, svod_runs: list[int] | None
           tinygrad_runs: list[int] | None = None) -> list[tuple[str, int, int]]:
     """(case, Svod run, tinygrad run) for every Svod run (of `case`, or those given) and every current tinygrad run
     holding its case (or those given), the newest tinygrad commits first."""
-    only = "" if tinygrad_runs is None else "AND rc.run_id IN :tinygrad_runs"
+    given = {"tinygrad_runs": ("rc.run_id", tinygrad_runs), "svod_runs": ("r.id", svod_runs)}
+    only = "".join(f" AND {column} IN :{name}" for name, (column, runs) in given.items() if runs is not None)
     query = text(f"""
         SELECT c.name, r.id, rc.run_id FROM svod_runs r JOIN cases c ON c.id = r.case_id
         JOIN v_run_cases rc ON rc."case" = c.name
-        WHERE (:case IS NULL OR c.name = :case) {only}
+        WHERE (:case IS NULL OR c.name = :case){only}
         ORDER BY rc.history_rank DESC, rc.run_id DESC, r.id""")
     params: dict = {"case": case}
-    if tinygrad_runs is not None:
-        query = query.bindparams(bindparam("tinygrad_runs", expanding=True))
-        params["tinygrad_runs"] = list(tinygrad_runs)
-    rows = conn.execute(query, params).all()
-    wanted = set(svod_runs) if svod_runs is not None else None
-    return [(name, s, t) for name, s, t in rows if wanted is None or s in wanted]
+    for name, (_column, runs) in given.items():
+        if runs is not None:
+            query = query.bindparams(bindparam(name, expanding=True))
+            params[name] = list(runs)
+    return [(name, s, t) for name, s, t in conn.execute(query, params).all()]
 
 
 def decide(conn: Connection, case: str, svod_run: int, tinygrad_run: int) -> int:

@@ -141,18 +141,6 @@ def read_path(path: Path, keep: Callable[[bytes, str], Callable[[str], None]] | 
     return [(path.name, text)]
 
 
-def source_hash(files: list[tuple[str, str]]) -> str:
-    digest = hashlib.sha256()
-    for name, text in files:
-        digest.update(f"{len(name)}:{name}:{len(text)}:".encode())
-        for start in range(0, len(text), HASH_CHUNK):  # a 30 MB text's UTF-8 a megabyte at a time, not all at once
-            digest.update(text[start:start + HASH_CHUNK].encode("utf-8", "surrogatepass"))
-    return digest.hexdigest()
-
-
-HASH_CHUNK = 1 << 20
-
-
 # CAST from the file's bytes: binding the text would make Python keep a UTF-8 copy of it for as long as it lives
 _NOT_CONTINUATION = bytes(range(0x80)) + bytes(range(0xC0, 0x100))
 _FILE_BLOB = "INSERT INTO blobs (id, hash, size, text) SELECT ?, ?, ?, CAST(? AS TEXT) WHERE ?"
@@ -163,7 +151,8 @@ class _FileBlobKeeper:
     is stored before its lines are read and before its decoded text exists, so its copies (the bytes, SQLite's
     bound copy) are not held beside what is read from it (bench/bench_svod_log.py). A file that is not UTF-8 fails
     the ingest, and the transaction takes the blob back; valid UTF-8 bytes' sha256 is the text's content hash. The
-    files' `source_hash` is made from the same bytes as they pass, in the order read (the order of `files`)."""
+    run's source hash (`source`, svod_runs.source_hash) is made from the same bytes as they pass, in the order read:
+    sha256 over each file's `len(name):name:size:` and its UTF-8 text."""
 
     def __init__(self, conn: Connection, store: ContentStore) -> None:
         self.conn, self.store = conn, store
@@ -175,7 +164,7 @@ class _FileBlobKeeper:
         # the size in characters, as every blob's: valid UTF-8 (else the ingest fails) has one byte per character
         # that is not a continuation byte
         size = len(data) - len(data.translate(None, _NOT_CONTINUATION)) if not data.isascii() else len(data)
-        self.source.update(f"{len(name)}:{name}:{size}:".encode())  # source_hash's, from the bytes
+        self.source.update(f"{len(name)}:{name}:{size}:".encode())  # the source hash's, from the bytes
         self.source.update(data)
         if digest not in store.lookup("blobs", [digest]):
             blob_id = store.next_id("blobs")
@@ -307,10 +296,6 @@ class _Writer:
                      [(self.run_id, p.file, p.line, p.message, p.text) for p in log.problems])
 
 
-def _str(value: Any) -> str | None:
-    return None if value is None else str(value)
-
-
 def _counts(log: SvodLog) -> dict[str, int]:
     return {"file_count": len(log.files), "line_count": sum(t.count("\n") + 1 for _n, _k, t in log.files),
             "event_count": len(log.events), "kernel_count": len(log.kernels), "stage_count": log.stage_count,
@@ -347,7 +332,7 @@ def ingest_svod_runs(engine: Engine, path: Path | str | list[Path], case: str | 
         for one in paths:
             files += [(str(one / name) if one.is_dir() else str(one), text) for name, text in read_path(one, keep)]
         path = paths[0] if len(paths) == 1 else Path(os.path.commonpath([os.path.abspath(p) for p in paths]))
-        digest = keep.source.hexdigest()  # = source_hash(files)
+        digest = keep.source.hexdigest()  # the files' source hash (_FileBlobKeeper)
         try:
             runs = read_runs(files)
         except InterleavedTests as exc:

@@ -136,7 +136,8 @@ def set_aside(log: SvodLog, program: Program) -> bool:
         return True
     taken = {id(s) for s in aside}
     program.opt = [s for s in program.opt if id(s) not in taken]
-    program.compile = [c for c in program.compile if c not in docs]
+    taken_docs = {id(c) for c in docs}
+    program.compile = [c for c in program.compile if id(c) not in taken_docs]
     withdrawn = {id(problem) for _o, problem, _s in torn}
     strays = {id(stage) for _o, _p, stage in torn if stage is not None}
     log.problems = [p for p in log.problems if id(p) not in withdrawn]  # now part of the one note below

@@ -45,7 +45,6 @@ class Dumps:
         self.on_event = on_event  # reads a JSON event glued to a document's closing brace
         self.waiting: dict[str, Counter[str]] = {"stage": Counter(), "canonical": Counter()}  # headers, no body yet
         self.filled: dict[str, Counter[str]] = {"stage": Counter(), "canonical": Counter()}  # bodies, no end yet
-        self.first_header: dict[tuple[str, str], int] = {}  # (kind, label) -> the line of a header still open
         self.headers: dict[tuple[str, str], list[int]] = {}  # (kind, label) -> lines of its headers still open
         self.unpaired: set[tuple[str, str]] = set()  # labels whose open blocks' bodies cannot be told apart
 
@@ -56,7 +55,6 @@ class Dumps:
     def header(self, kind: str, label: str, line: int) -> None:
         self.log.dump_headers += 1
         self.waiting[kind][label] += 1
-        self.first_header.setdefault((kind, label), line)
         self.headers.setdefault((kind, label), []).append(line)
 
     def whole(self, kind: str, label: str, line: int, body: str) -> None:
@@ -80,7 +78,6 @@ class Dumps:
             self.log.problems.append(Problem(self.file, line, f"[dump-{kind}] {label} : end with no open block"))
             return
         if not self.waiting[kind][label] and not self.filled[kind][label]:
-            self.first_header.pop((kind, label), None)
             self.headers.pop((kind, label), None)
             self.unpaired.discard((kind, label))  # every block of the label closed: the next body pairs again
 
@@ -179,13 +176,12 @@ class Dumps:
                 if self.waiting[kind][label] + self.filled[kind][label] <= 0:
                     continue
                 end = f"[dump-{kind}] {label} : end"
-                self.log.problems.append(Problem(self.file, self.first_header.get((kind, label), 1),
+                self.log.problems.append(Problem(self.file, self.headers.get((kind, label), [1])[0],
                                                  f"[dump-{kind}] {label} is never closed (no '{end}')"
                                                  + ("; what it printed is kept" if self.filled[kind][label] else
                                                     " and has no body; the lines are kept in the file"), None))
             self.waiting[kind].clear()
             self.filled[kind].clear()
-        self.first_header.clear()
         self.headers.clear()
         self.unpaired.clear()
 
