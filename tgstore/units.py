@@ -10,3 +10,8 @@ def format_ns(ns: int | None) -> str:
         if ns >= scale:
             return f"{ns / scale:.2f} {unit}"
     return f"{ns} ns"
+
+
+def format_value(value: float, unit: str) -> str:
+    """A regression's value in its unit: "ns" (kernel times) or "us" (compile times)."""
+    return format_ns(int(value)) if unit == "ns" else format_ns(int(value * 1000))

@@ -93,7 +93,12 @@ def command_echo(progress) -> Echo:
     return echo
 
 
-FAILED_RUN = ("failed", "timeout")
+
+
+def run_failed(status: str) -> bool:
+    from tgstore.store.rows import FAILED  # the store's; imported once a run has ended, not at the CLI's start-up
+
+    return status in FAILED
 
 
 def print_report(report, source: str | None = None) -> None:
@@ -123,8 +128,7 @@ def refresh_parity(engine, reports: list) -> None:
     database holds no Svod run), so the parity page does not say "not decided" for it."""
     from tgstore.svod.parity_store import refresh_after_ingest
 
-    runs = [r.run_id for r in reports if not r.skipped and r.kept_run_id is None and r.status not in FAILED_RUN]
-    report = refresh_after_ingest(engine, runs)
+    report = refresh_after_ingest(engine, reports, skip_failed=True)
     if report is not None and (report.decided or report.failed):
         note(f"Svod parity: {plural(report.decided, 'Svod run × tinygrad run pair')} decided against this run"
              + (f"; {len(report.failed)} could not be: {report.failed[0]}" if report.failed else ""))
@@ -217,7 +221,7 @@ def ingest(
                                     echo=echo)
     print_report(report)
     refresh_parity(engine, [report])
-    if report.status in ("failed", "timeout"):
+    if run_failed(report.status):
         raise typer.Exit(1)
 
 
@@ -263,7 +267,7 @@ def ingest_bundles(db: Path, paths: list[Path], force: bool) -> None:
         report = ingest_bundle(engine, loaded, force=force)
         print_report(report, str(loaded.path))
         refresh_parity(engine, [report])
-        failed |= report.status in ("failed", "timeout") and not report.skipped
+        failed |= run_failed(report.status) and not report.skipped
 
     for loaded in bundles:
         store(loaded)

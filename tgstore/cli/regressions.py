@@ -25,11 +25,7 @@ from tgstore.cli.common import (
 )
 from tgstore.cli.output import emit, note, print_table, safe
 from tgstore.cli.times import MachineOption
-from tgstore.units import format_ns
-
-
-def format_value(value: float, unit: str) -> str:
-    return format_ns(int(value)) if unit == "ns" else format_ns(int(value * 1000))
+from tgstore.units import format_value
 
 
 @command(app)

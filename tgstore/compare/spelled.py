@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
-from typing import Any
 
 from tgstore.compare.sql import AnyConnection, raw
 from tgstore.spelling.eras import Node, normalized, spelling_hash
@@ -90,7 +89,3 @@ class Speller:
     def ast(self, digest: str | None) -> list[Node] | None:
         nodes = ast_nodes(self.conn, digest) if digest else None
         return normalized(nodes) if nodes is not None and self.ignore else nodes
-
-
-def spelled(nodes: list[Any] | None, ignore_spelling: bool) -> list[Any] | None:
-    return normalized(nodes) if nodes is not None and ignore_spelling else nodes

@@ -7,11 +7,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from tgstore.compare.graphs import load_nodes, structural_diff
+from tgstore.compare.graphs import structural_diff
 from tgstore.compare.pass_align import AlignedPass, added, align, first_one_sided, removed
 from tgstore.compare.pass_align import first_difference as aligned_first_difference
 from tgstore.compare.spelled import Speller
-from tgstore.compare.sql import AnyConnection, rows, scalar
+from tgstore.compare.sql import AnyConnection, rows
 from tgstore.store.commits import CommitRow, resolve_commit
 
 CASE_STAGES = ("tensor", "rangeified", "kernel_graph")  # canonical stages of a whole case (position -1)
@@ -148,24 +148,10 @@ class StageDiff:
                 "ignore_spelling": self.ignore_spelling, "spelling_only": self.spelling_only}
 
 
-def _graph(conn: AnyConnection, graph_hash: str | None) -> list[list[Any]] | None:
-    if graph_hash is None:
-        return None
-    found = scalar(conn, "SELECT nodes FROM graphs WHERE hash = :h", h=graph_hash)
-    return load_nodes(found) if found else None
-
-
 def first_difference(a: list[PassRow], b: list[PassRow]) -> AlignedPass | None:
     """The first pass, in the lists aligned by name and occurrence, present on both sides whose output graph
     differs as stored; None if none does."""
     return aligned_first_difference(align(a, b))
-
-
-def aligned_passes(conn: AnyConnection, a: list[PassRow], b: list[PassRow], ignore_spelling: bool
-                   ) -> list[AlignedPass]:
-    """The two lists aligned, pairs whose outputs differ in spelling only marked (when spelling is ignored)."""
-    speller = Speller(conn, ignore_spelling)
-    return align(a, b, speller.graph_key if ignore_spelling else None)
 
 
 def stage_diffs(conn: AnyConnection, run_a: int, run_b: int, label_a: str, label_b: str, *, case: str | None = None,
@@ -187,10 +173,11 @@ def stage_diffs(conn: AnyConnection, run_a: int, run_b: int, label_a: str, label
         return found
 
     speller = Speller(conn, ignore_spelling)
+    key_of = speller.graph_key if ignore_spelling else None  # pairs differing in spelling only are marked
     side_a, side_b = lists(run_a), lists(run_b)
     out = []
     for key in sorted(set(side_a) & set(side_b), key=lambda k: (k[0], k[1], k[2] or "")):
-        aligned = aligned_passes(conn, side_a[key].passes, side_b[key].passes, ignore_spelling)
+        aligned = align(side_a[key].passes, side_b[key].passes, key_of)
         first = aligned_first_difference(aligned) or first_one_sided(aligned)
         if first is None:
             continue

@@ -98,7 +98,6 @@ class Step:
     after: float  # and after
     p_history: float  # the level change against the series' history (Bonferroni-adjusted)
     p_runs: float | None  # Mann-Whitney U over the nearest commits' runs, adjusted (None: no runs stored)
-    z_history: float  # the level change in units of what the history makes of such a change
 
     @property
     def ratio(self) -> float:
@@ -262,7 +261,7 @@ def analyse(series: Series, alpha: float = ALPHA) -> Analysis:
         p_runs = _runs_p(kept_samples, range(max(s0, e0 - NEAREST), e0), range(s1, min(e1, s1 + NEAREST)), places)
         step = Step(kept[s1], math.exp(float(np.median(y[s0:e0]))), math.exp(float(np.median(y[s1:e1]))),
                     min(1.0, places * 2 * float(student_t.sf(abs(z), degrees_of_freedom(len(before), len(after))))),
-                    p_runs, z)
+                    p_runs)
         if not step.reported(alpha):
             if step.p_history < alpha or (step.p_runs is not None and step.p_runs < alpha):
                 set_aside.append(step)

@@ -59,8 +59,7 @@ def extract_and_store(engine: Engine, repo: Path, commit: Commit, plan: Extracti
             log(f"{commit.sha[:10]} cannot be checked out, so it is untestable: {exc}")
             return False
         report = ingest_result(engine, result, described, plan)
-    if not report.skipped and report.kept_run_id is None:  # Svod runs of its cases: their parity with it, decided
-        refresh_after_ingest(engine, [report.run_id])
+    refresh_after_ingest(engine, [report])  # Svod runs of its cases: their parity with a new run, decided
     if described.get("missing_paths") and report.run_id is not None and not report.skipped:
         needed = record_missing_paths(engine, report.run_id, described["missing_paths"])
         if needed:  # extracted from what the clone holds, but it could have read what it lacks

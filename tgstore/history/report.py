@@ -11,7 +11,7 @@ from typing import Any
 
 from jinja2 import Environment
 
-from tgstore.units import format_ns
+from tgstore.units import format_value
 
 FORMATS = ("md", "html")
 
@@ -74,15 +74,12 @@ def commit_dates(conn: sqlite3.Connection, shas: set[str]) -> dict[str, str]:
 
 def sections(report: dict[str, Any], dates: dict[str, str], since: str) -> list[Section]:
     """The report's regressions (`Report.as_json()`) of the period, in the triage report's sections."""
-    def value(v: float, unit: str) -> str:
-        return format_ns(int(v)) if unit == "ns" else format_ns(int(v * 1000))
-
     def item(r: dict[str, Any]) -> dict[str, Any]:
         c = r["confirmation"]
         text = f"confirmed: {c['detail']}" if c and c["verdict"] == "confirmed" else \
             f"{c['verdict']}: {c['detail']}" if c else "not re-timed"
-        return {**r, "before_text": value(r["before"], r["unit"]), "after_text": value(r["after"], r["unit"]),
-                "confirmation_text": text}
+        return {**r, "before_text": format_value(r["before"], r["unit"]),
+                "after_text": format_value(r["after"], r["unit"]), "confirmation_text": text}
 
     def recent(r: dict[str, Any]) -> bool:
         return (dates.get(r["bad"]) or "") >= since

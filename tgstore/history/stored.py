@@ -46,8 +46,3 @@ def stored_commits(engine: Engine, plan: ExtractionPlan, shas: list[str] | None 
         else:
             found.done[sha] = f"its run {run.id} holds what was asked: {held}"
     return found
-
-
-def ok_commits(engine: Engine, plan: ExtractionPlan) -> set[str]:
-    """Shas whose current run holds everything the plan asks for (the commits a sweep skips)."""
-    return set(stored_commits(engine, plan).done)

@@ -449,8 +449,7 @@ def _ingest_one(engine: Engine, commit: Commit, runner: Workers, future: Future,
         return _failed(engine, commit, plan, exc)
     st = time.monotonic()
     report = ingest_result(engine, result, described, plan, force=force)
-    if not report.skipped and report.kept_run_id is None:  # Svod runs of its cases: their parity with it, decided
-        refresh_after_ingest(engine, [report.run_id])
+    refresh_after_ingest(engine, [report])  # Svod runs of its cases: their parity with a new run, decided
     outcome = CommitOutcome(commit, report.status, result.seconds, time.monotonic() - st, checkout_seconds,
                             report.run_id, report.new_case_results)
     if described.get("missing_paths") and report.run_id is not None and not report.skipped:

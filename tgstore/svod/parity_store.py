@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from sqlalchemy import Connection, Engine, bindparam, delete, insert, text
 
 from tgstore.db.models.svod_tables import SvodParity, SvodParityPair
-from tgstore.store.rows import now_iso
+from tgstore.store.rows import FAILED, now_iso
 from tgstore.svod.parity import KernelParity, ParityError, parity_report
 
 # Bump when parity.py's rules change what it decides: `parity-refresh` decides again every pair of an older one.
@@ -111,11 +111,13 @@ def refresh(conn: Connection, case: str | None = None, *, svod_runs: list[int] |
     return report
 
 
-def refresh_after_ingest(engine: Engine, tinygrad_runs: list[int | None]) -> RefreshReport | None:
-    """After tinygrad runs were stored: decide them against every Svod run of the cases they hold, so a parity
-    decided at ingest-svod time does not stay "not decided" for them. None (and one cheap query) when the database
+def refresh_after_ingest(engine: Engine, reports: list, *, skip_failed: bool = False) -> RefreshReport | None:
+    """After a tinygrad ingest (its store.ingest.IngestReports): decide each run it stored (not skipped, not kept
+    from before; with `skip_failed`, not failed either) against every Svod run of the cases it holds, so a parity
+    decided at ingest-svod time does not stay "not decided" for it. None (and one cheap query) when the database
     holds no Svod run, or no run was stored."""
-    runs = [run for run in tinygrad_runs if run is not None]
+    runs = [r.run_id for r in reports if not r.skipped and r.kept_run_id is None and r.run_id is not None
+            and not (skip_failed and r.status in FAILED)]
     if not runs:
         return None
     with engine.begin() as conn:

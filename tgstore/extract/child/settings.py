@@ -1,6 +1,6 @@
 """The settings an extraction's output depends on besides the bytes it reads, in one table: the child records them
 with its inputs (main.read_record), and the parent asks the same table whether a stored run holds what a sweep or an
-ingest asks for (store/runs.StoredRun, history/sweep.ok_commits, history/skip). A new setting is one row here.
+ingest asks for (store/runs.StoredRun, history/stored.stored_commits, history/skip). A new setting is one row here.
 
 Each row says how a stored run's value answers an ask: "same" (it must be equal: another DEBUG level prints other
 text), "superset" (it holds at least the asked items: a run that rendered C and LLVM holds C) or "at_least" (a run

@@ -11,21 +11,17 @@ from typing import Any
 from datasette.utils.asgi import Response
 
 from tgstore.history.regressions import METRICS, RegressionError, find_regressions
-from tgstore.units import format_ns
+from tgstore.units import format_value
 from tgstore.web.base import database, render
-
-
-def value(v: float, unit: str) -> str:
-    return format_ns(int(v)) if unit == "ns" else format_ns(int(v * 1000))
 
 
 def context(report: dict[str, Any], case: str | None) -> dict[str, Any]:
     """What the template draws: the report as JSON, each regression and spike with its values spelled (its links
     are built in the template by `tg`, web/urls.py)."""
-    regressions = [{**r, "before_text": value(r["before"], r["unit"]), "after_text": value(r["after"], r["unit"])}
-                   for r in report["regressions"]]
-    spikes = [{**s, "level_text": value(s["level"], s["unit"]), "value_text": value(s["value"], s["unit"])}
-              for s in report["spikes"]]
+    regressions = [{**r, "before_text": format_value(r["before"], r["unit"]),
+                    "after_text": format_value(r["after"], r["unit"])} for r in report["regressions"]]
+    spikes = [{**s, "level_text": format_value(s["level"], s["unit"]),
+               "value_text": format_value(s["value"], s["unit"])} for s in report["spikes"]]
     return {"report": report, "confirmed": [r for r in regressions if r["confirmed"] == "confirmed"],
             "unconfirmed": [r for r in regressions if r["confirmed"] != "confirmed"], "spikes": spikes,
             "metrics": METRICS, "case": case}
