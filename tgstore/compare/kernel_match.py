@@ -67,6 +67,13 @@ def base_name(name: str | None) -> str | None:
     return DEDUP_SUFFIX.sub("", name) if name else name
 
 
+def counterparts(conn: AnyConnection, case: str, run: int, other_run: int) -> dict[int, Match]:
+    """Every kernel of `case` in `run` that has a counterpart in `other_run`: its position -> the match."""
+    kernels, theirs = case_kernels(conn, run, case), case_kernels(conn, other_run, case)
+    found = {k.position: match_kernel(conn, k, theirs, len(kernels) == len(theirs)) for k in kernels}
+    return {position: match for position, match in found.items() if match is not None}
+
+
 def counterpart(conn: AnyConnection, case: str, run: int, position: int, other_run: int) -> Match | None:
     """The kernel at `position` of `case` in `run`, found in `other_run` (None: it has no counterpart there)."""
     kernels, theirs = case_kernels(conn, run, case), case_kernels(conn, other_run, case)

@@ -61,7 +61,7 @@ def register_routes() -> list[tuple[str, Any]]:
 @hookimpl
 def render_cell(row: Any, value: Any, column: str, table: str | None, database: str, datasette: Any
                 ) -> Markup | None:
-    renderer = CellRenderer(lambda name: datasette.urls.table(database, name), datasette.urls.path, database)
+    renderer = CellRenderer(lambda name: datasette.urls.table(database, name), datasette.urls.path)
     return renderer.render(row, value, column, table)
 
 

@@ -18,10 +18,10 @@ from typing import Any
 from datasette.utils.asgi import Response
 from markupsafe import Markup
 
-from tgstore.web.urls import Bound, as_json
+from tgstore.web.urls import as_json
 
 JSON_TEXT_LIMIT = 20_000  # markup (an SVG drawing, a highlighted table) longer than this is left out of the twin
-LEFT_OUT = frozenset({"database", "db_url", "tg", "request", "json_url"})
+LEFT_OUT = frozenset({"database", "db_url", "request", "json_url"})
 
 
 def database(datasette: Any) -> Any:
@@ -65,14 +65,13 @@ def jsonable(value: Any, depth: int = 0) -> Any:
     return None
 
 
-def url_builder(datasette: Any) -> Bound:
-    return Bound(datasette.urls.path)
-
-
 async def render(datasette: Any, request: Any, template: str, context: dict[str, Any], status: int = 200,
                  data: Any = None) -> Response:
-    """The page: the template rendered, or (its JSON twin) `data`, else the context, as JSON."""
+    """The page: the template rendered, or (its JSON twin) `data`, else the context, as JSON. `data` may be a
+    function making it: it is then called for the JSON twin only."""
     if wants_json(request):
+        if callable(data):
+            data = data()
         found = jsonable(data if data is not None else context)
         if isinstance(found, dict) and status >= 400:
             found = {"ok": False, "status": status, **found}
@@ -80,7 +79,7 @@ async def render(datasette: Any, request: Any, template: str, context: dict[str,
     db = database(datasette)
     query = f"?{request.query_string}" if request.query_string else ""
     html = await datasette.render_template(template, {
-        "database": db.name, "db_url": datasette.urls.database(db.name), "tg": url_builder(datasette),
+        "database": db.name, "db_url": datasette.urls.database(db.name),
         "json_url": as_json(request.path + query), **context}, request=request)
     return Response.html(html, status=status)
 

@@ -57,9 +57,8 @@ class CellRenderer:
     """render_cell for one database: `table_url(name)` a table's or view's URL, `route_url(path)` a tgstore route's
     (tgstore.web.urls gives the paths) with Datasette's prefix."""
 
-    def __init__(self, table_url: Callable[[str], str], route_url: Callable[[str], str],
-                 database: str | None = None) -> None:
-        self.table_url, self.route_url, self.database = table_url, route_url, database
+    def __init__(self, table_url: Callable[[str], str], route_url: Callable[[str], str]) -> None:
+        self.table_url, self.route_url = table_url, route_url
 
     def view(self, name: str, **filters: Any) -> str:
         return self.table_url(name) + "?" + urlencode({k: v for k, v in filters.items() if v is not None})

@@ -7,7 +7,6 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlencode
 
 from tgstore.web import urls
 
@@ -37,11 +36,6 @@ class PassKey:
     kernel: int | None  # None: the case's scheduler passes
     renderer: str | None
     position: int
-
-    def query(self, **extra: Any) -> str:
-        params = {"run": self.run, "case": self.case, "kernel": self.kernel, "renderer": self.renderer,
-                  "pass": self.position, **extra}
-        return urlencode({k: v for k, v in params.items() if v is not None})
 
     def at(self, position: int) -> PassKey:
         return PassKey(self.run, self.case, self.kernel, self.renderer, position)

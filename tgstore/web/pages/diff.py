@@ -9,7 +9,7 @@ from typing import Any
 from datasette.utils.asgi import Response
 
 from tgstore.compare.diff import DiffError, diff_commits, diff_to_json, summary_line
-from tgstore.compare.kernel_match import counterpart
+from tgstore.compare.kernel_match import counterparts
 from tgstore.compare.summary import label, summarize
 from tgstore.store.commits import CommitNotFound
 from tgstore.web import diffpage, diffsummary, urls
@@ -34,7 +34,7 @@ async def diff(datasette: Any, request: Any) -> Response:
             return await render(datasette, request, "tgstore_diff.html", {**context, "error": str(exc)}, 400,
                                 data={"error": str(exc)})
         return await render(datasette, request, "tgstore_diff.html", {**context, **diffsummary.context(found)},
-                            data=found.to_json())
+                            data=found.to_json)
     wanted = request.args.get("section") or ""
     # a section's own page reads only its renderer's sources and passes
     section_renderer = wanted.split("-", 1)[1] if "-" in wanted else None
@@ -68,11 +68,11 @@ async def diff(datasette: Any, request: Any) -> Response:
     positions = sorted({s.position for s in found if s.position >= 0})
     # the pass-by-pass diff of a kernel only where it has a counterpart at a (its AST or name): the diff pairs
     # kernels by schedule position, the pass-by-pass page by what they are
-    matched = await read(datasette, lambda conn: {p for p in positions if counterpart(
-        conn, case, result.run_b.run_id, p, result.run_a.run_id) is not None})
+    matched = await read(datasette, lambda conn: set(positions) & set(counterparts(
+        conn, case, result.run_b.run_id, result.run_a.run_id)))
     return await render(datasette, request, "tgstore_diff.html", {
         **context, "result": result, "summary": summary_line(result), "one_sided": one_sided, "notes": other_notes,
         "label_a": label(result.a), "label_b": label(result.b), "raw_spelling": raw_spelling,
         "kernels": diffpage.kernels(found), "section_url": lambda s, **kw: diffpage.section_url(base, s, **kw),
         "matched": matched},
-        data=diff_to_json(result))
+        data=lambda: diff_to_json(result))

@@ -77,8 +77,9 @@ async def kernel(datasette: Any, request: Any) -> Response:
     if bench.older is not None and bench.older.kernel is not None:  # only where the kernel has a counterpart
         pass_diff = datasette.urls.path(urls.passdiff(case, where.kernel, bench.older.label, bench.commit_label,
                                                       bench.renderer))
+    step_diff = step_diff_lines(step)
     return await render(datasette, request, "tgstore_kernel.html", {
-        **extra, "step_diff": step_diff_lines(step), "bench": bench, "where": bench.where,
+        **extra, "step_diff": step_diff, "bench": bench, "where": bench.where,
         "url": lambda **kw: datasette.urls.path(bench.where.url(**kw)),
         "steps": steps, "step_list": steps.steps[:STEPS_LISTED] if steps else [], "step": step,
         "before_svg": subgraph_svg(step.before if step else None),
@@ -90,9 +91,9 @@ async def kernel(datasette: Any, request: Any) -> Response:
         "clipped": (shown_lines, total_lines) if shown_lines < total_lines else None, "pass_diff": pass_diff,
         "title": f"{where.case} · kernel {where.kernel} {bench.kernel_name or ''} · {bench.renderer} · "
                  f"{bench.commit_label}"},
-        data={**bench.to_json(), "step": step.to_json(graphs=True) if step else None,
-              "step_diff": "\n".join(step_diff_lines(step)) if step else None,
-              "steps_total": steps.total if steps else None})
+        data=lambda: {**bench.to_json(), "step": step.to_json(graphs=True) if step else None,
+                      "step_diff": "\n".join(step_diff) if step else None,
+                      "steps_total": steps.total if steps else None})
 
 
 def bench_graph_url(bench: Workbench, digest: str, svg: bool = False) -> str:

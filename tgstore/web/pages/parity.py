@@ -56,4 +56,4 @@ async def parity_cell(datasette: Any, request: Any, case: str, svod_run: int, ke
                         json.dumps(svod.nodes) if svod else None, False)
         svg = Markup(drawn.svg) if len(drawn.svg) <= INLINE_SVG_BYTES else None
     return await render(datasette, request, "tgstore_parity_cell.html", {
-        "title": detail.title, "d": detail, "svg": svg, "case": case}, data=detail.to_json())
+        "title": detail.title, "d": detail, "svg": svg, "case": case}, data=detail.to_json)

@@ -15,7 +15,7 @@ from datasette.utils.asgi import Response
 from markupsafe import Markup
 
 from tgstore.compare.graphs import structural_diff
-from tgstore.compare.kernel_match import case_kernels, match_kernel
+from tgstore.compare.kernel_match import counterpart
 from tgstore.compare.pass_align import AlignedPass, added, align, counts, first_difference, removed
 from tgstore.compare.spelled import Speller
 from tgstore.web import urls
@@ -38,10 +38,7 @@ def read_sides(conn: sqlite3.Connection, case: str, kernel: int | None, a: str |
             raise WorkbenchError(f"{case!r} is stored at one commit only: nothing to compare with")
         a = side_b.older.label
     commit_a, run_a = commit_run(conn, Where(case, None, a), commits)
-    kernels_b = case_kernels(conn, side_b.run_id, case)
-    mine = next(k for k in kernels_b if k.position == side_b.where.kernel)
-    kernels_a = case_kernels(conn, run_a, case)
-    match = match_kernel(conn, mine, kernels_a, len(kernels_a) == len(kernels_b))
+    match = counterpart(conn, case, side_b.run_id, side_b.where.kernel, run_a)
     if match is None:
         raise WorkbenchError(f"kernel {side_b.where.kernel} ({side_b.kernel_name}) of {case!r} at "
                              f"{side_b.commit_label} has no counterpart at {commit_a.version or commit_a.short} (no "
@@ -53,7 +50,7 @@ def read_sides(conn: sqlite3.Connection, case: str, kernel: int | None, a: str |
     speller = Speller(conn, spelling)
     aligned = align(side_a.passes, side_b.passes, speller.graph_key if spelling else None)
     return {"side_a": side_a, "side_b": side_b, "aligned": aligned, "first": first_difference(aligned),
-            "matched_by": match.how, "speller": speller,
+            "matched_by": match.how,
             "renderers": [r for r in side_b.renderers if r in side_a.renderers]}
 
 
@@ -119,15 +116,18 @@ async def passdiff(datasette: Any, request: Any) -> Response:
                                 label_b: [p.b.node_count if p.b else None for p in aligned]}) if aligned else None
     tally = counts(aligned)
     title = f"{case} · kernel {kernel} {side_b.kernel_name or ''} · {side_b.renderer} · passes {label_a} → {label_b}"
-    data = {"case": case, "kernel": kernel, "kernel_at_a": side_a.where.kernel, "matched_by": found["matched_by"],
-            "a": label_a, "b": label_b, "renderer": side_b.renderer, "ignore_spelling": spelling,
-            "first_difference": row_json(first) if first else None, "added": added(aligned),
-            "removed": removed(aligned), "counts": tally, "rows": [row_json(r) for r in aligned],
-            "selected_row": row, "diff": "\n".join(lines)}
+    only_a, only_b = added(aligned), removed(aligned)
+
+    def data() -> dict[str, Any]:
+        return {"case": case, "kernel": kernel, "kernel_at_a": side_a.where.kernel, "matched_by": found["matched_by"],
+                "a": label_a, "b": label_b, "renderer": side_b.renderer, "ignore_spelling": spelling,
+                "first_difference": row_json(first) if first else None, "added": only_a, "removed": only_b,
+                "counts": tally, "rows": [row_json(r) for r in aligned], "selected_row": row,
+                "diff": "\n".join(lines)}
     return await render(datasette, request, "tgstore_passdiff.html", {
         **found, "chart": Markup(chart) if chart else None, "case": case, "kernel": kernel, "label_a": label_a,
-        "label_b": label_b, "here": here, "sides_url": sides_url, "tally": tally, "added": added(aligned),
-        "removed": removed(aligned), "selected_row": row, "ignore_spelling": spelling,
+        "label_b": label_b, "here": here, "sides_url": sides_url, "tally": tally, "added": only_a,
+        "removed": only_b, "selected_row": row, "ignore_spelling": spelling,
         "switch_url": here(spelling=None if raw else "raw", row=row),
         "diff_table": bounded_table(lines, None) if lines else None,
         "bench_a": lambda p: datasette.urls.path(side_a.where.url(commit=label_a, renderer=side_a.renderer,

@@ -46,6 +46,7 @@ async def rewrites(datasette: Any, request: Any) -> Response:
 
     prev_with_steps = next((p for p in reversed(ctx.passes) if p.position < key.position and p.has_steps), None)
     next_with_steps = next((p for p in ctx.passes if p.position > key.position and p.has_steps), None)
+    step_diff = step_diff_lines(step)
     return await render(datasette, request, "tgstore_rewrites.html", {
         "key": key, "found": found, "ctx": ctx, "current": current, "step": step, "selected": selected,
         "steps": found.steps[:STEP_LIST_LIMIT], "commit": commit,
@@ -55,6 +56,6 @@ async def rewrites(datasette: Any, request: Any) -> Response:
         "prev_pass": prev_with_steps, "next_pass": next_with_steps,
         "step_url": lambda i: datasette.urls.path(ctx.steps_url(current, step=i)) + "#step",
         "before_svg": subgraph_svg(step.before if step else None),
-        "after_svg": subgraph_svg(step.after if step else None), "step_diff": step_diff_lines(step)},
-        data={"pass": found.to_json(), "where": ctx.where, "commit": commit[0] if commit else None,
-              "selected": selected, "step_diff": "\n".join(step_diff_lines(step)) if step else None})
+        "after_svg": subgraph_svg(step.after if step else None), "step_diff": step_diff},
+        data=lambda: {"pass": found.to_json(), "where": ctx.where, "commit": commit[0] if commit else None,
+                      "selected": selected, "step_diff": "\n".join(step_diff) if step else None})

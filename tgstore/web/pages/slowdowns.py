@@ -51,4 +51,4 @@ async def slowdowns(datasette: Any, request: Any) -> Response:
                             + (", ".join(f"{m['hostname'] or '?'} {m['machine'][:12]}" for m in found.machines)
                                or "none"))
     return await render(datasette, request, "tgstore_slowdowns.html", {**context, "found": found},
-                        data=found.to_json())
+                        data=found.to_json)
