@@ -17,9 +17,11 @@ from typing import Any
 from sqlalchemy import Connection, text
 
 from tgstore.compare.canonical import aligned_diff, document_hash
+from tgstore.compare.sql import rows as _rows
 from tgstore.spelling.svod import maps, normalize_tinygrad, same_spelling, tinygrad_document
 from tgstore.store.commits import CommitRow
 from tgstore.svod.emission import switch_for
+from tgstore.svod.parity_svod import SvodRunSide, SvodSide, svod_run_side
 from tgstore.svod.treediff import tree_diff
 
 
@@ -99,51 +101,8 @@ class ParityReport:
                 "schedule": self.schedule.to_json() if self.schedule else None, "notes": self.notes}
 
 
-def _rows(conn: Connection, sql: str, **params: Any) -> list[dict[str, Any]]:
-    return [dict(r._mapping) for r in conn.execute(text(sql), params)]
-
-
 def stage_table() -> list[dict[str, Any]]:
     return list(maps()["stages"])
-
-
-@dataclass
-class SvodSide:
-    """A Svod stage's best evidence: a tree graph (normalized), a canonical document, a node count."""
-
-    graph: list | None = None
-    unknown: list[str] = field(default_factory=list)
-    document: dict | None = None
-    document_hash: str | None = None
-    node_count: int | None = None
-
-
-def svod_stages(conn: Connection, run_id: int) -> tuple[dict[int | None, dict[str, SvodSide]], list[dict]]:
-    rows = _rows(conn, """
-        SELECT s.kernel_index, s.label, s.source, s.node_count, t.graph, t.unknown, d.document, d.hash AS doc_hash,
-               d.stage AS doc_stage
-        FROM svod_stages s LEFT JOIN svod_trees t ON t.id = s.tree_id
-        LEFT JOIN canonical_docs d ON d.id = s.canonical_doc_id
-        WHERE s.run_id = :run AND NOT s.unattributed ORDER BY s.seq""", run=run_id)
-    out: dict[int | None, dict[str, SvodSide]] = {}
-    for r in rows:
-        side = out.setdefault(r["kernel_index"], {}).setdefault(r["label"], SvodSide())
-        if r["graph"] and side.graph is None:
-            side.graph = json.loads(r["graph"])
-            side.unknown = json.loads(r["unknown"]) if r["unknown"] else []
-        if r["document"] and side.document is None:
-            side.document, side.document_hash = json.loads(r["document"]), r["doc_hash"]
-        if side.node_count is None and r["node_count"] is not None:
-            side.node_count = r["node_count"]
-        if side.node_count is None and side.graph is not None:
-            side.node_count = len(side.graph)
-    return out, svod_kernel_rows(conn, run_id)
-
-
-def svod_kernel_rows(conn: Connection, run_id: int) -> list[dict]:
-    """The Svod run's kernels, in order, with the renderer each is compared with (stored: spelling.kernel_renderer)."""
-    return _rows(conn, "SELECT kernel_index, name, test, code_kind, renderer FROM svod_kernels WHERE run_id = :run "
-                       "ORDER BY kernel_index", run=run_id)
 
 
 def choose_svod_run(conn: Connection, case: str, run: int | None) -> int:
@@ -375,15 +334,14 @@ KERNEL_GRAPH_ABSENT = ("Svod's kernel_ast is the whole kernel graph after fix_as
 
 
 def parity_report(conn: Connection, case: str, *, svod_run: int | None = None, commit: str | None = None,
-                  renderer: str | None = None, tinygrad_run_id: int | None = None) -> ParityReport:
+                  renderer: str | None = None, tinygrad_run_id: int | None = None,
+                  svod_side: SvodRunSide | None = None) -> ParityReport:
     """The one place parity is decided: `tgstore parity` prints it, `parity_store` stores it (renderer None) for the
-    `parity_matrix` query and the parity page."""
+    `parity_matrix` query and the parity page. `svod_side`: `svod_run`'s, already read."""
     run_id = choose_svod_run(conn, case, svod_run)
     row, tg_run = tinygrad_run(conn, case, commit, tinygrad_run_id)
-    svod, svod_kernels = svod_stages(conn, run_id)
-    failure = _rows(conn, "SELECT outcome, panic_location, panic_message, failed_kernel, last_stage, test "
-                          "FROM svod_runs WHERE id = :run", run=run_id)[0]
-    failure = failure if failure["panic_location"] or failure["outcome"] == "FAILED" else None
+    side = svod_side or svod_run_side(conn, run_id)
+    svod, svod_kernels, failure = side.stages, side.kernels, side.failure
     tg = TinygradSide(conn, tg_run, case)
     report = ParityReport(case, row, tg_run, run_id, [])
     stages = stage_table()

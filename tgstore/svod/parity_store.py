@@ -19,6 +19,7 @@ from sqlalchemy import Connection, Engine, bindparam, delete, insert, text
 from tgstore.db.models.svod_tables import SvodParity, SvodParityPair
 from tgstore.store.rows import FAILED, now_iso
 from tgstore.svod.parity import KernelParity, ParityError, parity_report
+from tgstore.svod.parity_svod import SvodRunSide, svod_run_side
 
 # Bump when parity.py's rules change what it decides: `parity-refresh` decides again every pair of an older one.
 DECIDER = 1
@@ -56,9 +57,10 @@ def pairs(conn: Connection, case: str | None = None, svod_runs: list[int] | None
     return [(name, s, t) for name, s, t in conn.execute(query, params).all()]
 
 
-def decide(conn: Connection, case: str, svod_run: int, tinygrad_run: int) -> int:
+def decide(conn: Connection, case: str, svod_run: int, tinygrad_run: int, svod_side: SvodRunSide | None = None
+           ) -> int:
     """Decide one pair with parity_report and store it (replacing what was stored); the number of verdicts."""
-    report = parity_report(conn, case, svod_run=svod_run, tinygrad_run_id=tinygrad_run)
+    report = parity_report(conn, case, svod_run=svod_run, tinygrad_run_id=tinygrad_run, svod_side=svod_side)
     forget(conn, svod_run, tinygrad_run)
     rows = []
     groups: list[tuple[str, KernelParity]] = [("kernel", k) for k in report.kernels]
@@ -95,6 +97,7 @@ def refresh(conn: Connection, case: str | None = None, *, svod_runs: list[int] |
     done = {(s, t): d for s, t, d in conn.execute(text(
         "SELECT svod_run, tinygrad_run, decider FROM svod_parity_pairs"))}
     report = RefreshReport(failed=[])
+    sides: dict[int, SvodRunSide] = {}  # each Svod run read once, whatever the tinygrad runs it is decided against
     for name, svod_run, tinygrad_run in pairs(conn, case, svod_runs, tinygrad_runs):
         if not force and done.get((svod_run, tinygrad_run)) == DECIDER:
             report.kept += 1
@@ -103,7 +106,9 @@ def refresh(conn: Connection, case: str | None = None, *, svod_runs: list[int] |
             report.left += 1
             continue
         try:
-            decide(conn, name, svod_run, tinygrad_run)
+            if svod_run not in sides:
+                sides[svod_run] = svod_run_side(conn, svod_run)
+            decide(conn, name, svod_run, tinygrad_run, sides[svod_run])
         except ParityError as exc:
             report.failed.append(f"svod run {svod_run} × tinygrad run {tinygrad_run}: {exc}")
             continue
