@@ -22,6 +22,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("tgstore.db", "tgstore.store"),
     ("tgstore.compare", "tgstore.pipeline", "tgstore.gate"),
     ("tgstore.history", "tgstore.svod", "tgstore.queries"),
+    ("tgstore.answers",),
     ("tgstore.web", "tgstore.serve"),
     ("tgstore.cli", "tgstore.__main__"),
 ]
