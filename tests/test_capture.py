@@ -234,7 +234,7 @@ def test_check_over_a_pytest_run_with_kernels_in_their_context(tinygrad_release,
     noopt = next(name for name, *_ in found if name.endswith("::test_matmul_noopt"))
     shown = [json.loads(line) for line in tgstore("query", "case_at_commit", "--db", db, "-p", f"commit={RELEASE}",
                                                   "-p", f"case_name={noopt}", "-p", "renderer=C",
-                                                  "--json").stdout.splitlines()]
+                                                  "--jsonl").stdout.splitlines()]
     assert [json.loads(r["context"]) for r in shown if r["kernel_name"].startswith("r_")] == [{"NOOPT": 1}]
 
     proc = tgstore("check", "--db", db, "--against", RELEASE, "--tinygrad", copy, "--renderers", "C", *command,

@@ -60,7 +60,7 @@ def test_compile_times_stored_with_the_session_not_the_results(tmp_path, tinygra
     refused = tgstore("times", "matmul", "--db", db, "--compile", "--against", "0.14.0")
     assert refused.returncode == 1 and "compile_time_history" in refused.stderr
 
-    history = tgstore("query", "compile_time_history", "--db", db, "-p", "case_name=matmul", "--json")
+    history = tgstore("query", "compile_time_history", "--db", db, "-p", "case_name=matmul", "--jsonl")
     assert history.returncode == 0, history.stderr
     found = [json.loads(line) for line in history.stdout.splitlines()]
     steps = {r["step"] for r in found}

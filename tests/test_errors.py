@@ -207,8 +207,8 @@ def test_read_only_media_can_be_read_not_written(tmp_path: Path, db: Path) -> No
     script = f"""
 mount --bind {media} {media}
 mount -o remount,bind,ro {media}
-{py} {cmd} runs --db {media}/t.db --json > {tmp_path}/runs
-{py} {cmd} query commits --db {media}/t.db --json > {tmp_path}/commits
+{py} {cmd} runs --db {media}/t.db --jsonl > {tmp_path}/runs
+{py} {cmd} query commits --db {media}/t.db --jsonl > {tmp_path}/commits
 {py} {cmd} diff {SHA_A[:8]} {SHA_A[:8]} --db {media}/t.db --json > {tmp_path}/diff
 {py} {cmd} ingest --db {media}/t.db --bundle {bundle} 2> {tmp_path}/stderr || echo "exit $?" > {tmp_path}/status
 """

@@ -75,7 +75,7 @@ def test_history_order_is_git_order_with_the_release_placed_by_version(mixed_zon
     assert [sha if not sha.startswith("tree:") else version for sha, version in ranked] == [
         shas[0], "0.13.0", shas[1], shas[2]]
     # `tgstore runs` lists in that order (plain columns in a pipe)
-    listing = tgstore("runs", "--db", db, "--json")
+    listing = tgstore("runs", "--db", db, "--jsonl")
     assert listing.returncode == 0, listing.stderr
     listed = [json.loads(line) for line in listing.stdout.splitlines()]
     assert [r["sha"][:12] if not r["sha"].startswith("tree:") else r["version"] for r in listed] == [
@@ -84,7 +84,7 @@ def test_history_order_is_git_order_with_the_release_placed_by_version(mixed_zon
 
 def test_source_history_shows_one_change_where_the_source_changed_once(mixed_zones) -> None:
     db, shas, _repo = mixed_zones
-    proc = tgstore("query", "source_history", "-p", "case_name=matmul", "-p", "renderer=C", "--db", db, "--json")
+    proc = tgstore("query", "source_history", "-p", "case_name=matmul", "-p", "renderer=C", "--db", db, "--jsonl")
     assert proc.returncode == 0, proc.stderr
     history = [(r["sha"] if not r["sha"].startswith("tree:") else r["version"], r["change"])
                for r in map(json.loads, proc.stdout.splitlines())]
@@ -95,12 +95,12 @@ def test_source_history_shows_one_change_where_the_source_changed_once(mixed_zon
 
 def test_pattern_first_seen_names_the_commit_that_introduced_the_rule(mixed_zones) -> None:
     db, shas, _repo = mixed_zones
-    proc = tgstore("query", "patterns_changed", "-p", "a=0.13.0", "-p", f"b={shas[1]}", "--db", db, "--json")
+    proc = tgstore("query", "patterns_changed", "-p", "a=0.13.0", "-p", f"b={shas[1]}", "--db", db, "--jsonl")
     added = [r for r in map(json.loads, proc.stdout.splitlines()) if r["change"] == "added"
              and r["function_name"] not in (None, "<lambda>")]
     assert added, "0.14 added named rules over 0.13"
     name = added[0]["function_name"]
-    proc = tgstore("query", "pattern_first_seen", "-p", f"pattern={name}", "--db", db, "--json")
+    proc = tgstore("query", "pattern_first_seen", "-p", f"pattern={name}", "--db", db, "--jsonl")
     first = [r for r in map(json.loads, proc.stdout.splitlines()) if r["upat"] == added[0]["upat"]]
     assert [r["first_sha"] for r in first] == [shas[1]]
 
@@ -109,7 +109,7 @@ def test_a_commit_with_the_same_tinygrad_changes_no_rules_whatever_the_suite(mix
     """c3 only edits the README: its tinygrad's rules are c2's even though its last run used another suite (every
     compiler module is imported and every matcher the suite builds is recorded, matched or not)."""
     db, shas, _repo = mixed_zones
-    proc = tgstore("query", "patterns_changed", "-p", f"a={shas[1]}", "-p", f"b={shas[2]}", "--db", db, "--json")
+    proc = tgstore("query", "patterns_changed", "-p", f"a={shas[1]}", "-p", f"b={shas[2]}", "--db", db, "--jsonl")
     assert proc.returncode == 0, proc.stderr
     changes = {r["change"] for r in map(json.loads, proc.stdout.splitlines())}
     assert changes <= {"built", "not built"}, changes
@@ -126,7 +126,7 @@ def test_pattern_first_seen_counts_commits_not_copies_of_a_rule(releases_db: Pat
                           "'%GroupOp%' GROUP BY sha, matcher, upat, function_name)").fetchone()[0]
     conn.close()
     assert copies > 1, "some rule has copies at one commit, so a count of rows would be wrong"
-    proc = tgstore("query", "pattern_first_seen", "-p", "pattern=GroupOp", "--db", releases_db, "--json")
+    proc = tgstore("query", "pattern_first_seen", "-p", "pattern=GroupOp", "--db", releases_db, "--jsonl")
     assert proc.returncode == 0, proc.stderr
     got = {(r["matcher"], r["upat"], r["function_name"]): r["commits_present"]
            for r in map(json.loads, proc.stdout.splitlines())}

@@ -300,7 +300,7 @@ def test_a_locked_database_is_a_clear_error_and_loses_nothing(tmp_path):
 
 
 def test_runs_lists_what_is_stored(releases_db):
-    listed = subprocess.run([*TGSTORE, "runs", "--db", str(releases_db), "--json"], capture_output=True, text=True,
+    listed = subprocess.run([*TGSTORE, "runs", "--db", str(releases_db), "--jsonl"], capture_output=True, text=True,
                             check=True)
     runs = [json.loads(line) for line in listed.stdout.splitlines()]
     assert sorted(r["version"] for r in runs) == sorted(RELEASES)

@@ -15,7 +15,7 @@ from cli import tgstore
 from mcp import Client  # the test install has the mcp extra (pyproject's test extra): missing, this fails
 from mcp.client.stdio import StdioServerParameters
 
-TOOLS = {"queries", "query", "diff", "stages", "rewrites", "parity", "regressions", "times"}
+TOOLS = {"queries", "query", "runs", "diff", "stages", "rewrites", "parity", "regressions", "times", "compile_times"}
 
 
 def cli(db: Path, *args: str) -> Any:
@@ -61,7 +61,7 @@ def test_an_mcp_client_gets_the_clis_answers(two_releases_db: Path) -> None:
     for (tool, _arguments, command), answer in zip(questions, answers, strict=False):
         assert answer == cli(db, *command), tool
     # the answers are about the data: not empty, not errors
-    assert answers[0] and answers[1]["stages"] and answers[2] and answers[4]
+    assert answers[0]["rows"] and answers[1]["stages"] and answers[2]["kernels"] and answers[4]["kernels"]
     error, listed_queries = answers[-2], answers[-1]
     assert error[0] == "error" and "no query named 'no_such_query'" in error[1]
-    assert "kernels_changed" in {q["name"] for q in listed_queries}
+    assert "kernels_changed" in {q["name"] for q in listed_queries["queries"]}

@@ -59,10 +59,10 @@ def test_the_wheel_installs_and_works_from_another_directory(tmp_path: Path) -> 
         return proc.stdout
 
     run("ingest", "--db", "t.db", "--cases", "cases.py", "--renderers", "C", "--stages", "none")
-    stored, = [json.loads(line) for line in run("runs", "--db", "t.db", "--json").splitlines()]
+    stored, = [json.loads(line) for line in run("runs", "--db", "t.db", "--jsonl").splitlines()]
     assert stored["status"] == "ok"
     answer = run("query", "case_at_commit", "--db", "t.db", "-p", f"commit={stored['version']}", "-p", "case_name=add",
-                 "-p", "renderer=C", "--json")
+                 "-p", "renderer=C", "--jsonl")
     rows = [json.loads(line) for line in answer.splitlines()]
     assert [row["kernel_name"] for row in rows] == ["E_4_4"] and "void E_4_4(" in rows[0]["source"]
     head = max(p.name.split("_")[0] for p in (Path(__file__).resolve().parent.parent / "migrations" / "versions")

@@ -353,7 +353,7 @@ def invoke(*args: str) -> Any:
 
 def test_cli_query_json_csv_and_table(sample: SampleDb) -> None:
     db = str(sample.path)
-    result = invoke("query", "kernels_changed", "-p", f"a={SHA_A[:8]}", "-p", "b=0.14.0", "--json", "--db", db)
+    result = invoke("query", "kernels_changed", "-p", f"a={SHA_A[:8]}", "-p", "b=0.14.0", "--jsonl", "--db", db)
     assert result.exit_code == 0, result.output
     rows = [json.loads(line) for line in result.stdout.splitlines()]
     assert {(r["case"], r["change"]) for r in rows} == {("matmul", "removed"), ("matmul", "added"), ("relu", "added")}

@@ -22,7 +22,7 @@ KERNEL_STAGES = ["kernel_ast", "optimized", "postrange", "expanded", "coalesced"
 
 def test_pass_lists_where_the_era_names_its_passes(releases_db: Path) -> None:
     for version in ("0.12.0", "0.14.0"):
-        proc = tgstore("stages", "matmul", "--commit", version, "--renderer", "C", "--json", "--db", releases_db)
+        proc = tgstore("stages", "matmul", "--commit", version, "--renderer", "C", "--jsonl", "--db", releases_db)
         assert proc.returncode == 0, proc.stderr
         (kernel,) = [json.loads(line) for line in proc.stdout.splitlines()]
         assert set(kernel) == {"case", "kernel_index", "kernel_name", "renderer", "passes"}
@@ -172,7 +172,7 @@ def test_diff_stages_aligns_passes_by_name_and_names_added_and_removed(releases_
     (c,) = [s for s in json.loads(proc.stdout)["stages"] if s["renderer"] == "C"]
 
     def names(version: str) -> Counter:
-        out = tgstore("stages", "add", "--commit", version, "--renderer", "C", "--json", "--db", releases_db)
+        out = tgstore("stages", "add", "--commit", version, "--renderer", "C", "--jsonl", "--db", releases_db)
         return Counter(p["name"] for p in json.loads(out.stdout.splitlines()[0])["passes"])
 
     old, new = names("0.12.0"), names("0.14.0")
@@ -182,7 +182,7 @@ def test_diff_stages_aligns_passes_by_name_and_names_added_and_removed(releases_
     if c["kind"] == "changed":
         assert c["pass_a"] == c["pass_b"] and c["graph_a"] != c["graph_b"]
     rows = [json.loads(line) for line in tgstore("query", "passes_changed", "-p", "a=0.12.0", "-p", "b=0.14.0", "-p",
-                                                 "case_name=add", "--json", "--db", releases_db).stdout.splitlines()]
+                                                 "case_name=add", "--jsonl", "--db", releases_db).stdout.splitlines()]
     (row,) = [r for r in rows if r["renderer"] == "C"]
     assert Counter((row["added"] or "").split(", ")) - Counter([""]) == new - old
     assert Counter((row["removed"] or "").split(", ")) - Counter([""]) == old - new
@@ -190,7 +190,7 @@ def test_diff_stages_aligns_passes_by_name_and_names_added_and_removed(releases_
 
 def test_pass_queries(releases_db: Path) -> None:
     def query(name: str, *params: str) -> list[dict]:
-        proc = tgstore("query", name, *(x for p in params for x in ("-p", p)), "--json", "--db", releases_db)
+        proc = tgstore("query", name, *(x for p in params for x in ("-p", p)), "--jsonl", "--db", releases_db)
         assert proc.returncode == 0, proc.stderr
         return [json.loads(line) for line in proc.stdout.splitlines()]
 
@@ -296,7 +296,7 @@ def test_diff_stages_shows_the_scheduler_passes_with_each_header_on_its_own_line
     assert stages[0] is schedule and (schedule["position"], schedule["renderer"]) == (-1, None)
 
     def names(version: str) -> Counter:
-        out = tgstore("stages", "add", "--commit", version, "--schedule", "--json", "--db", releases_db)
+        out = tgstore("stages", "add", "--commit", version, "--schedule", "--jsonl", "--db", releases_db)
         return Counter(p["name"] for p in json.loads(out.stdout.splitlines()[0])["passes"])
 
     old, new = names("0.12.0"), names("0.14.0")

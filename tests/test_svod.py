@@ -243,7 +243,7 @@ def test_parity_with_tinygrad(parity_db: Path, tmp_path: Path) -> None:
     assert "-" in diff and any(line.startswith("-") and "CONST weakint arg=8" in line for line in diff.splitlines())
     assert any(line.startswith("+") and "CONST weakint arg=4" in line for line in diff.splitlines())
     assert tgstore("parity", CASE, "--svod", "2", "--db", db).returncode == 1
-    matrix = tgstore("query", "parity_matrix", "-p", f"case_name={CASE}", "--json", "--db", db)
+    matrix = tgstore("query", "parity_matrix", "-p", f"case_name={CASE}", "--jsonl", "--db", db)
     cells = {(r["svod_run"], r["stage"]): r["verdict"] for r in map(json.loads, matrix.stdout.splitlines())}
     assert cells[(1, "kernel-initial")] == "equal" and cells[(2, "00-initial")] == "differs"
     assert cells[(1, "00-initial")] == "equal"

@@ -216,7 +216,7 @@ def test_times_of_different_machines_are_never_compared(tmp_path, tinygrad_relea
     mine_fp = json.loads(mine.read_text().splitlines()[0])["timing"]["machine"]["fingerprint"]
     compared = times_json(db, "matmul", "--commit", "0.14.0", "--against", "0.13.0", "--machine", mine_fp)
     assert compared["machine"]["fingerprint"] == mine_fp and compared["against"]["kernels"]
-    proc = tgstore("query", "kernel_slowdowns", "--db", db, "-p", "a=0.13.0", "-p", "b=0.14.0", "--json")
+    proc = tgstore("query", "kernel_slowdowns", "--db", db, "-p", "a=0.13.0", "-p", "b=0.14.0", "--jsonl")
     slowdowns = [json.loads(line) for line in proc.stdout.splitlines()]
     assert slowdowns and {row["machine"] for row in slowdowns} == {mine_fp}
     assert all(row["ratio"] > 100 for row in slowdowns)
@@ -231,7 +231,7 @@ def test_history_query_and_chart_of_kernel_times(tmp_path, tinygrad_release):
         proc = tgstore("ingest", "--db", db, "--tinygrad", tinygrad_release(release), "--cases", cases,
                        "--renderers", "C", "--stages", "none", "--time", "--time-runs", "2")
         assert proc.returncode == 0, proc.stderr
-    proc = tgstore("query", "kernel_time_history", "--db", db, "-p", "case_name=matmul", "--json")
+    proc = tgstore("query", "kernel_time_history", "--db", db, "-p", "case_name=matmul", "--jsonl")
     assert proc.returncode == 0, proc.stderr
     history = [json.loads(line) for line in proc.stdout.splitlines()]
     assert [h["sha"] for h in history] == sorted([h["sha"] for h in history], key=lambda s: next(

@@ -17,12 +17,13 @@ import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
 
 from tgstore.resources import QUERIES_DIR
-from tgstore.store.commits import resolve_commit
+from tgstore.store.commit_names import resolve_commit
 
 _HEADER_LINE = re.compile(r"^--\s?(\w+):\s*(.*)$")
 _CONTINUATION = re.compile(r"^--\s{2,}(\S.*)$")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import json
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -12,7 +11,16 @@ import typer
 from rich.text import Text
 
 from tgstore.cli.app import app
-from tgstore.cli.common import DbOption, JsonOption, command, fail, open_db
+from tgstore.cli.common import (
+    DbOption,
+    JsonOption,
+    command,
+    fail,
+    open_db,
+    open_reader,
+    print_json,
+    print_json_lines,
+)
 from tgstore.cli.extract import IgnoreNamesOption
 from tgstore.cli.output import emit, note, out, print_table, safe
 
@@ -21,34 +29,35 @@ ParamOption = Annotated[
     list[str] | None, typer.Option("--param", "-p", help="A query parameter as key=value (repeatable).")]
 
 
+JsonLinesOption = Annotated[bool, typer.Option("--jsonl", help="Print JSON lines: one object per row, for a script "
+                                               "that reads a stream (--json prints the whole answer).")]
+
+
 @command(app)
 def runs(db: DbOption = Path("tgstore.db"),
-         as_json: Annotated[bool, typer.Option("--json", help="Print JSON lines.")] = False,
+         as_json: JsonOption = False,
+         as_jsonl: JsonLinesOption = False,
          all_attempts: Annotated[bool, typer.Option("--all", help="Also list failed attempts that did not replace "
                                                     "an ok run.")] = False) -> None:
     """List the stored runs in history order (git's first-parent line, releases by version): commit, version,
-    suite, backend, status."""
-    from sqlalchemy import text
+    suite, backend, status. --json prints {"runs": [...]}, --jsonl one run per line."""
+    from tgstore.answers.runs import runs as runs_answer
 
-    engine = open_db(db, migrate=False, writer=False)
-    where = "" if all_attempts else "WHERE r.is_current = 1"
-    with engine.connect() as conn:
-        rows = [dict(r._mapping) for r in conn.execute(text(
-            "SELECT r.run_id, r.sha, r.version, r.committed_at, r.suite, r.backend, r.status, r.is_current, r.error "
-            f"FROM v_runs r {where} ORDER BY r.history_rank, r.run_id"))]
+    found = runs_answer(open_reader(db), all_attempts=all_attempts)
     if as_json:
-        for row in rows:
-            typer.echo(json.dumps(row, ensure_ascii=False))
-        return
+        return print_json(found)
+    if as_jsonl:
+        return print_json_lines(found.runs)
     columns = ["run", "commit", "version", "date", "suite", "backend", "status", "error"]
-    print_table(columns, [[row["run_id"], row["sha"][:12], row["version"] or "", row["committed_at"] or "",
-                           row["suite"], row["backend"],
-                           row["status"] + ("" if row["is_current"] else " (attempt)"),
-                           (row["error"] or "").splitlines()[0][:80] if row["error"] else ""] for row in rows])
+    print_table(columns, [[r.run_id, r.sha[:12], r.version or "", r.committed_at or "", r.suite, r.backend,
+                           r.status + ("" if r.is_current else " (attempt)"),
+                           r.error.splitlines()[0][:80] if r.error else ""] for r in found.runs])
 
 
-def print_query_list(queries) -> None:
-    print_table(["name", "parameters", "title"], [[q.name, q.signature(), q.title] for q in queries.values()],
+def print_query_list() -> None:
+    from tgstore.answers.queries import queries
+
+    print_table(["name", "parameters", "title"], [[q.name, q.signature(), q.title] for q in queries().queries],
                 title="queries (tgstore query NAME -p key=value)")
 
 
@@ -58,43 +67,46 @@ def query(
     param: ParamOption = None,
     db: DbOption = Path("tgstore.db"),
     list_queries: Annotated[bool, typer.Option("--list", help="List the available queries and exit.")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON lines, one object per row.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the answer as one JSON document: query, title, "
+                                          "params, columns, rows.")] = False,
+    as_jsonl: JsonLinesOption = False,
     as_csv: Annotated[bool, typer.Option("--csv", help="Print CSV with a header row.")] = False,
 ) -> None:
     """Run a named SQL query from queries/ with -p key=value parameters; a commit parameter takes a sha, a unique
-    sha prefix or a version. A terminal gets a table, a pipe plain columns; --json and --csv for scripts."""
-    from tgstore.queries import QueryError, get_query, load_queries, parse_param_options, resolve_commit_params
-    from tgstore.queries import run_query as run_named_query
-    from tgstore.store.commits import CommitNotFound
+    sha prefix or a version. A terminal gets a table, a pipe plain columns; --json, --jsonl and --csv for
+    scripts."""
+    from tgstore.answers.queries import checked_query
+    from tgstore.answers.queries import query as query_answer
+    from tgstore.queries import QueryError, parse_param_options
 
+    if list_queries or name is None:
+        if as_json:
+            from tgstore.answers.queries import queries
+
+            return print_json(queries())
+        return print_query_list()
+    if sum((as_json, as_jsonl, as_csv)) > 1:
+        raise fail("--json, --jsonl and --csv exclude each other")
     try:
-        if list_queries or name is None:
-            print_query_list(load_queries())
-            return
-        if as_json and as_csv:
-            raise fail("--json and --csv exclude each other")
-        named = get_query(name)
         params = parse_param_options(param)
-        named.bind(params)  # unknown or missing parameters fail before the database is opened
-        engine = open_db(db, migrate=False, writer=False)
-        with engine.connect() as conn:
-            result = run_named_query(conn, named, resolve_commit_params(conn, named, params))
-    except (QueryError, CommitNotFound) as exc:
+    except QueryError as exc:
         raise fail(str(exc)) from None
+    checked_query(name, params)  # unknown or missing parameters fail before the database is opened
+    result = query_answer(open_reader(db), name, params)
     if as_json:
-        for row in result.dicts():
-            sys.stdout.write(json.dumps(row, ensure_ascii=False) + "\n")
-        return
+        return print_json(result)
+    if as_jsonl:
+        return print_json_lines(result.rows)
     if as_csv:
         writer = csv.writer(sys.stdout)
         writer.writerow(result.columns)
-        writer.writerows(result.rows)
+        writer.writerows([row[c] for c in result.columns] for row in result.rows)
         return
     # `diff` and `chart` columns are links for the web pages ("A B case"); a terminal shows the rest (--json and
     # --csv keep every column)
-    shown = [i for i, c in enumerate(result.columns) if c not in WEB_ONLY_COLUMNS]
-    print_table([result.columns[i] for i in shown], [["" if row[i] is None else row[i] for i in shown]
-                                                     for row in result.rows], title=result.query.title)
+    shown = [c for c in result.columns if c not in WEB_ONLY_COLUMNS]
+    print_table(shown, [["" if row[c] is None else row[c] for c in shown] for row in result.rows],
+                title=result.title)
     hidden = [c for c in result.columns if c in WEB_ONLY_COLUMNS]
     note(f"{len(result.rows)} row{'' if len(result.rows) == 1 else 's'}"
          + (f" (link column{'s' if len(hidden) > 1 else ''} {', '.join(hidden)} shown in `tgstore serve` and "
@@ -102,14 +114,13 @@ def query(
 
 
 @command(app, "queries")
-def queries_command() -> None:
+def queries_command(as_json: JsonOption = False) -> None:
     """List the named SQL queries (same as `tgstore query --list`)."""
-    from tgstore.queries import QueryError, load_queries
+    if as_json:
+        from tgstore.answers.queries import queries
 
-    try:
-        print_query_list(load_queries())
-    except QueryError as exc:
-        raise fail(str(exc)) from None
+        return print_json(queries())
+    print_query_list()
 
 
 DIFF_STYLES = {"header": "bold", "add": "green", "remove": "red", "hunk": "cyan", "note": "yellow"}
@@ -144,21 +155,14 @@ def diff(
     """What changed between two commits' runs: a summary (cases, kernels, renderers changed), then unified diffs of
     kernel ASTs and generated sources; spelling-blind unless --spelling raw. Renderers unavailable at either commit
     are skipped with one line saying so."""
-    from tgstore.compare.diff import DiffError, diff_commits, diff_to_json, format_diff
-    from tgstore.store.commits import CommitNotFound
+    from tgstore.answers.diff import diff as diff_answer
+    from tgstore.compare.diff import format_diff
 
-    if spelling not in ("ignore", "raw"):
-        raise fail(f"--spelling must be ignore or raw, not {spelling!r}")
-    engine = open_db(db, migrate=False, writer=False)
-    try:
-        with engine.connect() as conn:
-            result = diff_commits(conn, a, b, case=case, renderer=renderer, what=what, suite=suite, backend=backend,
-                                  context=context, ignore_names=ignore_names, stages=stages,
-                                  schedule_stages=stages, ignore_spelling=spelling == "ignore")
-    except (DiffError, CommitNotFound) as exc:
-        raise fail(str(exc)) from None
+    answer = diff_answer(open_reader(db), a, b, case=case, renderer=renderer, what=what, stages=stages,
+                         spelling=spelling, suite=suite, backend=backend, context=context, ignore_names=ignore_names)
+    result = answer.found
     if as_json:
-        typer.echo(json.dumps(diff_to_json(result), ensure_ascii=False, indent=1))
+        print_json(answer, indent=1)
     else:
         for style, line in format_diff(result):
             out.print(Text(safe(line), style=DIFF_STYLES.get(style, "")))

@@ -98,17 +98,16 @@ def describe_sqlite_error(exc: BaseException) -> str:
 def errors_as_messages() -> Iterator[None]:
     """Turn the failures a user can cause (a bad file, a full disk, a locked or read-only database, a bad commit)
     into `error: ...` on one line and exit status 1; Ctrl-C exits 130."""
-    from sqlalchemy.exc import DBAPIError
-
+    from tgstore.answers.base import Unanswerable
     from tgstore.db import DatabaseError
 
     try:
         yield
     except (typer.Exit, typer.Abort):
         raise
-    except DatabaseError as exc:
+    except (DatabaseError, Unanswerable) as exc:
         raise fail(str(exc)) from None
-    except (DBAPIError, sqlite3.Error) as exc:
+    except database_errors() as exc:
         raise fail(describe_sqlite_error(exc)) from None
     except BrokenPipeError:  # the reader of our output left (`| head`): stop quietly, like other tools
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -118,6 +117,12 @@ def errors_as_messages() -> Iterator[None]:
         raise fail(f"{where}{exc.strerror or exc}") from None
     except KeyboardInterrupt:
         raise fail("interrupted", 130) from None
+
+
+def database_errors() -> tuple[type[BaseException], ...]:
+    """sqlite3's errors, and SQLAlchemy's wrapping of them where a command loaded SQLAlchemy (a read does not)."""
+    found = sys.modules.get("sqlalchemy.exc")
+    return (sqlite3.Error, found.DBAPIError) if found is not None else (sqlite3.Error,)
 
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -136,6 +141,32 @@ def command(group: typer.Typer, *args: Any, **kwargs: Any) -> Callable[[F], F]:
         return fn
 
     return register
+
+
+def open_reader(db: Path, *, check: bool = True) -> sqlite3.Connection:
+    """The database for a question: sqlite3, read-only, its schema checked against this tgstore's head without
+    SQLAlchemy or Alembic (db/read.py)."""
+    from tgstore.db.read import open_reader as open_read
+
+    current_db.set(db)
+    return open_read(db, check=check)
+
+
+def print_json(answer: Any, **dumps: Any) -> None:
+    """An answer's `to_json()` as one JSON document on stdout: what `tgstore mcp` and the pages' twins answer."""
+    import json
+
+    sys.stdout.write(json.dumps(answer.to_json(), ensure_ascii=False, **dumps) + "\n")
+
+
+def print_json_lines(rows: list[Any]) -> None:
+    """One JSON object per line (--jsonl): rows for a stream-reading script."""
+    import json
+
+    from tgstore.answers.base import jsonable
+
+    for row in rows:
+        sys.stdout.write(json.dumps(jsonable(row), ensure_ascii=False) + "\n")
 
 
 def open_db(db: Path, *, migrate: bool = True, writer: bool = True, check: bool = True):

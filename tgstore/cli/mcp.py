@@ -1,15 +1,16 @@
-"""`tgstore mcp`: the CLI's answers over the Model Context Protocol (stdio), for agents. Each tool is one CLI command
-run with `--json` on the same database, its output parsed: an answer is the CLI's answer, byte for byte before
-parsing, whatever the command (query, diff, stages, rewrites, parity, regressions, times), as one JSON text (a
-command that prints JSON lines: their list); `queries` lists the canned questions. A command that fails answers
-with its one-line error (the call's is_error). Needs the optional extra: `pip install 'tgstore[mcp]'` (the official
-`mcp` SDK)."""
+"""`tgstore mcp`: tgstore's answers over the Model Context Protocol (stdio), for agents. Each tool is one question of
+tgstore/answers/, called in this process on one read-only connection: its name, description and input schema are
+the function's own (its name, docstring and signature, less the `db` it reads), its answer the value's `to_json()`
+as one JSON text: what `tgstore COMMAND --json` prints and a page's `.json` twin serves. A question that cannot be
+answered answers its one-line reason (the call's is_error). Needs the optional extra: `pip install 'tgstore[mcp]'`
+(the official `mcp` SDK)."""
 
 from __future__ import annotations
 
+import inspect
 import json
-import subprocess
-import sys
+import typing
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,135 +18,79 @@ from tgstore.cli.app import app
 from tgstore.cli.common import DbOption
 
 INSTRUCTIONS = (
-    "tgstore answers questions about tinygrad's compiler pipeline across commits from a SQLite database: what a "
-    "kernel's passes did at a commit (stages, rewrites), what changed between two commits (diff, spelling-blind by "
-    "default), how Svod (a Rust port) differs (parity), how fast kernels ran (times, regressions), and any canned "
-    "SQL question (queries lists them, query runs one). A commit is a full sha, a sha prefix or a version such as "
-    "0.14.0. Every answer is what `tgstore COMMAND --json` prints.")
+    "tgstore answers questions about tinygrad's compiler pipeline across commits from a SQLite database: which runs "
+    "are stored (runs), what a kernel's passes did at a commit (stages, rewrites), what changed between two commits "
+    "(diff, spelling-blind by default), how Svod (a Rust port) differs (parity), how fast kernels ran and compiled "
+    "(times, compile_times, regressions), and any canned SQL question (queries lists them, query runs one). A "
+    "commit is a full sha, a sha prefix or a version such as 0.14.0. Every answer is what `tgstore COMMAND --json` "
+    "prints.")
 
 
-class CommandFailed(Exception):
-    """The CLI command failed; the message is its error line."""
+def questions() -> list[Callable[..., Any]]:
+    """The questions served, one tool each."""
+    from tgstore.answers import diff, parity, queries, regressions, rewrites, runs, stages, times
+
+    return [queries.queries, queries.query, runs.runs, diff.diff, stages.stages, rewrites.rewrites, parity.parity,
+            regressions.regressions, times.times, times.compile_times]
 
 
-def cli_json(db: Path, args: list[str]) -> str:
-    """`tgstore ARGS --json --db DB` as a subprocess, its output parsed: one JSON document, or (a command that prints
-    JSON lines: query, stages) the list of them. A command that prints nothing failed: its last stderr line."""
-    proc = subprocess.run([sys.executable, "-m", "tgstore", *args, "--json", "--db", str(db)], capture_output=True,
-                          text=True, stdin=subprocess.DEVNULL)
-    out = proc.stdout.strip()
-    if not out:
-        raise CommandFailed((proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1])
-    try:
-        return json.loads(out)
-    except json.JSONDecodeError:
-        return [json.loads(line) for line in out.splitlines() if line.strip()]
+def tool(question: Callable[..., Any], reader: Callable[[], Any], error: type[Exception]) -> Callable[..., str]:
+    """`question` as an MCP tool: the same name, docstring and parameters (types resolved, `db` left out: the tool
+    reads the served database), answering `to_json()` as JSON text; Unanswerable becomes the SDK's tool error."""
+    from tgstore.answers.base import Unanswerable
+
+    signature = inspect.signature(question)
+    hints = typing.get_type_hints(question)
+    reads = "db" in signature.parameters
+    parameters = [p.replace(annotation=hints.get(p.name, Any)) for p in signature.parameters.values()
+                  if p.name != "db" and p.name != "preferred"]
+
+    def call(**arguments: Any) -> str:
+        try:
+            answer = question(reader(), **arguments) if reads else question(**arguments)
+        except Unanswerable as exc:
+            raise error(str(exc)) from None
+        return json.dumps(answer.to_json(), ensure_ascii=False)
+
+    call.__name__ = question.__name__
+    call.__doc__ = question.__doc__
+    call.__signature__ = signature.replace(parameters=parameters, return_annotation=str)  # type: ignore[attr-defined]
+    return call
 
 
-def option(flag: str, value: Any) -> list[str]:
-    """`[flag, value]`, or nothing when the value is not given (None or "")."""
-    return [] if value is None or value == "" else [flag, str(value)]
+def build_server(db: Path):
+    """The MCP server with one tool per question, reading `db` through one read-only connection."""
+    from tgstore import __version__
+    from tgstore.db.read import open_reader
 
-
-def switch(flag: str, on: bool) -> list[str]:
-    return [flag] if on else []
-
-
-def build_server(db: Path) -> str:
-    """The MCP server with one tool per question kind."""
     try:
         from mcp.server.mcpserver import MCPServer as Server  # mcp 2
+        from mcp.server.mcpserver.exceptions import ToolError
     except ImportError:  # pragma: no cover - mcp 1: the same server under its earlier name
         from mcp.server.fastmcp import FastMCP as Server
-
-    try:
-        from mcp.server.mcpserver.exceptions import ToolError
-    except ImportError:  # pragma: no cover - mcp 1
         from mcp.server.fastmcp.exceptions import ToolError
 
-    server = Server("tgstore", instructions=INSTRUCTIONS)
+    connection: list[Any] = []
 
-    def answer(args: list[str]) -> str:
-        """The command's JSON as one text (a list for JSON lines): what the CLI printed, parsed and written again."""
-        try:
-            return json.dumps(cli_json(db, args), ensure_ascii=False)
-        except CommandFailed as exc:
-            raise ToolError(str(exc)) from None
+    def reader() -> Any:
+        if not connection:  # opened at the first call: the server answers `initialize` without the database
+            connection.append(open_reader(db))
+        return connection[0]
 
-    @server.tool(structured_output=False)
-    def queries() -> str:
-        """The canned SQL questions (queries/*.sql): name, title, description and parameters of each."""
-        from tgstore.queries import load_queries
-
-        return json.dumps([{"name": q.name, "title": q.title, "description": q.description,
-                            "parameters": [{"name": p.name, "description": p.description, "optional": p.optional}
-                                           for p in q.parameters]} for q in load_queries().values()])
-
-    @server.tool(structured_output=False)
-    def query(name: str, params: dict[str, str] | None = None) -> str:
-        """Run a canned query (see `queries`) with its parameters, e.g. name="kernels_changed",
-        params={"a": "0.13.0", "b": "0.14.0"}: its rows, as `tgstore query NAME -p k=v --json` prints them."""
-        args = ["query", name]
-        for key, value in (params or {}).items():
-            args += ["-p", f"{key}={value}"]
-        return answer(args)
-
-    @server.tool(structured_output=False)
-    def diff(a: str, b: str, case: str | None = None, renderer: str | None = None, stages: bool = False,
-             spelling: str = "ignore", what: str = "all") -> str:
-        """What changed between commits a and b (`tgstore diff --json`): cases and kernels changed, unified diffs of
-        kernel ASTs and generated sources, with stages=True each kernel's first differing pass. Spelling-blind by
-        default (spelling="raw": compared as stored)."""
-        return answer(["diff", a, b, *option("--case", case), *option("--renderer", renderer),
-                             *switch("--stages", stages), "--spelling", spelling, "--what", what])
-
-    @server.tool(structured_output=False)
-    def stages(case: str, commit: str | None = None, kernel: int | None = None, renderer: str | None = None,
-               schedule: bool = False) -> str:
-        """The passes each kernel of a case went through at a commit, with node counts (`tgstore stages --json`)."""
-        return answer(["stages", case, *option("--commit", commit), *option("--kernel", kernel),
-                             *option("--renderer", renderer), *switch("--schedule", schedule)])
-
-    @server.tool(structured_output=False)
-    def rewrites(case: str, commit: str | None = None, kernel: int | None = None, pass_name: str | None = None,
-                 renderer: str | None = None) -> str:
-        """The rewrite steps inside a case's passes at a commit: each rule that matched (file:line, UPat) and the
-        node before and after (`tgstore rewrites --json`)."""
-        return answer(["rewrites", case, *option("--commit", commit), *option("--kernel", kernel),
-                             *option("--pass", pass_name), *option("--renderer", renderer)])
-
-    @server.tool(structured_output=False)
-    def parity(case: str, commit: str | None = None, svod_run: int | None = None, renderer: str | None = None,
-               rules: bool = False) -> str:
-        """Svod against tinygrad for a case, stage by stage (`tgstore parity --json`); rules=True compares rule
-        activity per pass instead."""
-        return answer(["parity", case, *option("--commit", commit), *option("--svod", svod_run),
-                             *option("--renderer", renderer), *switch("--rules", rules)])
-
-    @server.tool(structured_output=False)
-    def regressions(metric: str = "time", case: str | None = None, since: str | None = None,
-                    machine: str | None = None) -> str:
-        """Steps in the stored kernel times (metric "time") or compile times ("compile") over history, on one
-        machine, with their commits, size and confidence (`tgstore regressions --json`)."""
-        return answer(["regressions", "--metric", metric, *option("--case", case), *option("--since", since),
-                             *option("--machine", machine)])
-
-    @server.tool(structured_output=False)
-    def times(case: str, commit: str | None = None, against: str | None = None, machine: str | None = None,
-              compile: bool = False) -> str:
-        """Each kernel's best and median time at a commit (or, with against, beside another commit's on the same
-        machine); compile=True: how long scheduling and lowering took (`tgstore times --json`)."""
-        return answer(["times", case, *option("--commit", commit), *option("--against", against),
-                             *option("--machine", machine), *switch("--compile", compile)])
-
+    try:
+        server = Server("tgstore", version=__version__, instructions=INSTRUCTIONS)
+    except TypeError:  # pragma: no cover - an SDK without a version parameter
+        server = Server("tgstore", instructions=INSTRUCTIONS)
+    for question in questions():
+        server.tool(structured_output=False)(tool(question, reader, ToolError))
     return server
 
 
 @app.command("mcp")
 def mcp(db: DbOption = Path("tgstore.db")) -> None:
-    """Serve the CLI's answers (query, queries, diff, stages, rewrites, parity, regressions, times) to an agent over
-    the Model Context Protocol on stdin/stdout. Each tool runs the CLI command with --json on DB. Needs
-    `pip install 'tgstore[mcp]'`."""
+    """Serve tgstore's answers (queries, query, runs, diff, stages, rewrites, parity, regressions, times,
+    compile_times) to an agent over the Model Context Protocol on stdin/stdout, read from DB in this process; each
+    answer is what the command's --json prints. Needs `pip install 'tgstore[mcp]'`."""
     from tgstore.cli.common import fail
 
     try:
@@ -155,4 +100,3 @@ def mcp(db: DbOption = Path("tgstore.db")) -> None:
     if not db.is_file():
         raise fail(f"no database at {db}: `tgstore ingest --db {db}` makes one")
     build_server(db.resolve()).run("stdio")
-

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
@@ -22,6 +21,8 @@ from tgstore.cli.common import (
     fail,
     make_plan,
     open_db,
+    open_reader,
+    print_json,
 )
 from tgstore.cli.output import emit, note, print_table, safe
 from tgstore.cli.times import MachineOption
@@ -58,27 +59,26 @@ def regressions(
     with --confirm) are listed apart from unconfirmed ones, with their triage state (tgstore triage). Spikes (slower
     at one commit, back at the next) and the candidates only one test backs are listed too, and each series' noise
     and the smallest step the detector finds there 90% of the time."""
-    from tgstore.history.regressions import RegressionError, find_regressions
-    from tgstore.store.timings import this_machine
-
-    engine = open_db(db, migrate=confirm, writer=confirm)
+    from tgstore.answers.regressions import regressions as regressions_answer
+    from tgstore.answers.regressions import this_machine
 
     def walk():
-        with engine.connect() as conn:
-            return find_regressions(conn.connection.driver_connection, metric, case=case, since=since,
-                                    machine=machine, preferred=this_machine(backend))
+        return regressions_answer(open_reader(db), metric, case=case, since=since, machine=machine,
+                                  preferred=this_machine(backend))
 
-    try:
-        report = walk()
-        if confirm:
-            run_confirmation(engine, report, repo, cases, suite, backend, rounds)
-            report = walk()
-    except RegressionError as exc:
-        raise fail(str(exc)) from None
+    if confirm:
+        engine = open_db(db)  # a writer: the confirmations are stored
+        found = walk()
+        if found.message:
+            raise fail(found.message)
+        run_confirmation(engine, found.report, repo, cases, suite, backend, rounds)
+    found = walk()
     if as_json:
-        typer.echo(json.dumps(report.as_json(), ensure_ascii=False))
+        return print_json(found)
+    if found.message:
+        note(found.message)
         return
-    print_report(report)
+    print_report(found.report)
 
 
 def run_confirmation(engine, report, repo: Path | None, cases, suite, backend: str, rounds: int) -> None:

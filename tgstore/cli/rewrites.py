@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from tgstore.cli.app import app
-from tgstore.cli.common import DbOption, JsonOption, command, fail, open_db
+from tgstore.cli.common import DbOption, JsonOption, command, fail, open_reader, print_json
 from tgstore.cli.output import emit, note, plural, print_table
 from tgstore.cli.stages import CaseArgument, CommitOption, KernelOption
 
@@ -31,32 +29,21 @@ def rewrites(
 ) -> None:
     """Each rewrite step recorded inside the passes of CASE (extracted with --rewrites N), in order: the pass, the
     rule that matched (file:line and the UPat's source), and the node before and after (op, dtype, arg, and the
-    hash of its subgraph). --json prints {"case", "commit", "kernels": [{"index", "passes": [{"name", "steps":
-    [{"index", "pattern": {"file", "line", "upat"}, "before", "after"}]}]}]}."""
-    from tgstore.compare.rewrite_steps import case_steps, one_renderer, require_recorded
-    from tgstore.compare.stage_diff import StageError, run_with_case
+    hash of its subgraph). --json prints {"case", "commit": {"sha", "version", ...}, "missing", "kernels":
+    [{"index", "passes": [{"name", "steps": [{"index", "pattern": {"file", "line", "upat"}, "before",
+    "after"}]}]}]}."""
+    from tgstore.answers.rewrites import rewrites as rewrites_answer
 
-    engine = open_db(db, migrate=False, writer=False)
-    try:
-        with engine.connect() as conn:
-            row, run_id = run_with_case(conn, case, commit)
-            found = case_steps(conn, run_id, case, kernel=kernel, pass_name=pass_name, renderer=renderer,
-                               schedule=schedule)
-        where = row.describe() + (f" kernel {kernel}" if kernel is not None else "") + (
-            f" pass {pass_name!r}" if pass_name else "")
-        require_recorded(found, case, where)
-    except (StageError, LookupError) as exc:
-        raise fail(str(exc)) from None
-    if renderer is None:
-        found = one_renderer(found)
+    answer = rewrites_answer(open_reader(db), case, commit, kernel, pass_name, renderer, schedule)
     if as_json:
-        sys.stdout.write(json.dumps({"case": case, "commit": row.sha, "version": row.version,
-                                     "kernels": [k.to_json() for k in found]}, indent=1) + "\n")
-        return
+        return print_json(answer, indent=1)
+    if answer.missing:
+        raise fail(answer.missing)
+    found = answer.kernels
     steps = 0
     for k in found:
         what = "scheduler passes" if k.index is None else f"kernel {k.index} {k.name or ''} ({k.renderer})"
-        emit(f"{case}: {what} at {row.describe()}")
+        emit(f"{case}: {what} at {answer.commit.describe()}")
         rows = []
         for p in k.passes:
             if not p.steps:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -10,7 +9,8 @@ from typing import Annotated
 import typer
 
 from tgstore.cli.app import app
-from tgstore.cli.common import DbOption, JsonOption, command, fail, open_db
+from tgstore.cli.browse import JsonLinesOption
+from tgstore.cli.common import DbOption, JsonOption, command, fail, open_db, open_reader, print_json, print_json_lines
 from tgstore.cli.output import emit, note, plural, print_table
 
 CaseArgument = Annotated[str, typer.Argument(help="The case (e.g. matmul).", show_default=False)]
@@ -30,34 +30,30 @@ def stages(
                                            "kernels' codegen passes.")] = False,
     db: DbOption = Path("tgstore.db"),
     as_json: JsonOption = False,
+    as_jsonl: JsonLinesOption = False,
 ) -> None:
     """The passes each kernel of CASE went through, in order: name, node count after the pass, whether it changed
     the graph, and the graph's hash. Nested passes (run inside another pass's rewrite) are indented. --json prints
-    one object per kernel and renderer."""
-    from tgstore.compare.stage_diff import StageError, kernel_passes, run_with_case
+    {"case", "commit", "version", "schedule", "kernels": [one per kernel and renderer]}, --jsonl one kernel per
+    line."""
+    from tgstore.answers.stages import stages as stages_answer
 
-    engine = open_db(db, migrate=False, writer=False)
-    try:
-        with engine.connect() as conn:
-            row, run_id = run_with_case(conn, case, commit)
-            found = kernel_passes(conn, run_id, case, kernel=kernel, renderer=renderer.upper() if renderer else None,
-                                  schedule=schedule)
-    except (StageError, LookupError) as exc:
-        raise fail(str(exc)) from None
+    answer = stages_answer(open_reader(db), case, commit, kernel, renderer, schedule)
+    if as_json:
+        return print_json(answer)
+    found = answer.kernels
     if not found:
-        raise fail(f"no passes recorded for case {case!r} at {row.describe()}"
+        raise fail(f"no passes recorded for case {case!r} at {answer.commit.describe()}"
                    + (f" kernel {kernel}" if kernel is not None else "")
                    + (f" renderer {renderer}" if renderer else "")
                    + " (extract with --stages on a tinygrad that names its passes: 0.11 or later)")
-    if as_json:
-        for kp in found:
-            sys.stdout.write(json.dumps(kp.to_json()) + "\n")
-        return
+    if as_jsonl:
+        return print_json_lines(found)
     tables = same_passes(found)
     for kp, renderers in tables:
         names = ", ".join(r.renderer for r in renderers if r.renderer)
         what = "scheduler passes" if schedule else f"kernel {kp.kernel_index} {kp.kernel_name or ''} ({names})"
-        emit(f"{case}: {what} at {row.describe()}")
+        emit(f"{case}: {what} at {answer.commit.describe()}")
         graphs = [(p.graph_hash or "")[:12] for p in kp.passes]
         if kp.passes and len({r.passes[-1].graph_hash for r in renderers}) > 1:  # the program: each renderer's
             graphs[-1] = ", ".join(f"{r.renderer} {(r.passes[-1].graph_hash or '')[:8]}" for r in renderers)

@@ -11,7 +11,7 @@ import typer
 from rich.text import Text
 
 from tgstore.cli.app import app
-from tgstore.cli.common import DbOption, JsonOption, command, fail, open_db
+from tgstore.cli.common import DbOption, JsonOption, command, fail, open_db, open_reader, print_json
 from tgstore.cli.output import emit, err, note, safe
 
 
@@ -125,23 +125,17 @@ def parity(
     counted by that op on both sides, with tinygrad's rules (function, file:line) listed; ops matched on one side
     only are named, and the exit status is 1 when there are any. Where the log lacks the events, one line says
     which RUST_LOG setting to rerun with."""
-    from tgstore.store.commits import CommitNotFound
-    from tgstore.svod.parity import ParityError, format_parity, parity_report
-    from tgstore.svod.rules import format_rules, rules_report
+    from tgstore.answers.parity import parity as parity_answer
+    from tgstore.svod.parity import format_parity
+    from tgstore.svod.rules import format_rules
 
-    build, render = (rules_report, format_rules) if rules else (parity_report, format_parity)
-    engine = open_db(db, migrate=False, writer=False)
-    try:
-        with engine.connect() as conn:
-            report = build(conn, case, svod_run=svod, commit=commit, renderer=renderer)
-    except (ParityError, CommitNotFound) as exc:
-        raise fail(str(exc)) from None
+    answer = parity_answer(open_reader(db), case, commit=commit, svod_run=svod, renderer=renderer, rules=rules)
     if as_json:
-        typer.echo(json.dumps(report.to_json(), ensure_ascii=False, indent=1))
+        print_json(answer, indent=1)
     else:
-        for line in render(report):
+        for line in (format_rules if rules else format_parity)(answer.report):
             emit(line)
-    if (report.one_sided if rules else report.differs):
+    if answer.failing:
         raise typer.Exit(1)
 
 
@@ -210,7 +204,7 @@ def port_queue(
     pass"). Where stored commits are not adjacent in git, the change is reported as a gap with the number of unstored
     commits, never blamed on the later commit; fill the gap (`--fill`, or the command printed with it) and ask
     again. Without --repo, gaps cannot be counted and every pair of stored commits is a gap."""
-    from tgstore.store.commits import CommitNotFound
+    from tgstore.store.commit_names import CommitNotFound
     from tgstore.svod.parity import ParityError
     from tgstore.svod.portqueue import (
         case_file_for,

@@ -3,14 +3,13 @@ commit timed on the same machine."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from tgstore.cli.app import app
-from tgstore.cli.common import DbOption, JsonOption, command, fail, open_db
+from tgstore.cli.common import DbOption, JsonOption, command, fail, open_db, open_reader, print_json
 from tgstore.cli.output import emit, note, print_table
 from tgstore.units import format_ns
 
@@ -36,81 +35,61 @@ def times(
     """Each kernel of CASE at a commit: best and median time over the timed runs, their spread, tinygrad's ops and
     memory estimates and the GFLOP/s and GB/s they give, on the machine that timed it (ingest --time). With
     --compile: the scheduling and each kernel's lowering per renderer, with its three slowest top-level passes."""
-    from tgstore.store.timings import TimingError, case_times, comparable, kernel_changes, resolve_commit
+    from tgstore.answers.times import times as times_answer
 
-    engine = open_db(db, migrate=False, writer=False)
     if compile_:
         if against is not None:
             raise fail("--against compares kernel run times; for compile times over commits see "
                        f"tgstore query compile_time_history -p case_name={case}")
-        compile_times(engine, case, commit, machine, as_json)
+        compile_times(open_reader(db), case, commit, machine, as_json)
         return
-    try:
-        with engine.connect() as conn:
-            sha = resolve_commit(conn, commit)
-            base = None
-            if against is None:
-                timed = case_times(conn, case, sha, machine)
-            else:  # both on one machine, or refused
-                timed, base = comparable(conn, case, sha, resolve_commit(conn, against), machine)
-                changes = kernel_changes(base, timed)
-    except TimingError as exc:
-        raise fail(str(exc)) from None
+    timed = times_answer(open_reader(db), case, commit, against, machine)
     if as_json:
-        document = timed.as_json()
-        if base is not None:
-            document["against"] = {"commit": base.commit, "total_ns": base.total_ns, "kernels": changes}
-        typer.echo(json.dumps(document, ensure_ascii=False))
-        return
+        return print_json(timed)
     m = timed.machine
-    note(f"case {case} at {sha[:12]} on machine {m['fingerprint']} ({m.get('hostname')}, {m.get('cpu_model')}, "
-         f"{m.get('cores')} cores, {m.get('device')}, {m.get('compiler_version')}); calibration "
-         f"{format_ns(timed.calibration_ns)}")
+    note(f"case {case} at {timed.commit[:12]} on machine {m['fingerprint']} ({m.get('hostname')}, "
+         f"{m.get('cpu_model')}, {m.get('cores')} cores, {m.get('device')}, {m.get('compiler_version')}); "
+         f"calibration {format_ns(timed.calibration_ns)}")
     print_table(["#", "kernel", "status", "best", "median", "spread", "GFLOP/s", "GB/s"],
                 [[k["index"], k["name"] or "", k["status"], format_ns(k["ns_min"]), format_ns(k["ns_median"]),
                   f"{k['spread'] * 100:.1f}%" if k["spread"] is not None else "",
                   f"{k['gflops']:.2f}" if k["gflops"] is not None else "",
                   f"{k['gbps']:.2f}" if k["gbps"] is not None else ""] for k in timed.kernels])
-    failed = [k for k in timed.kernels if k["status"] != "ok"]
-    for k in failed:
+    for k in (k for k in timed.kernels if k["status"] != "ok"):
         first = (k["error"] or "").strip().splitlines()[:1] or [""]
         note(f"kernel {k['index']} {k['status']}: {first[0]}", "red")
     emit(f"total (best): {format_ns(timed.total_ns)}")
-    if base is not None:
-        emit(f"against {base.commit[:12]}: {format_ns(base.total_ns)} -> {format_ns(timed.total_ns)} "
-             f"({timed.total_ns / base.total_ns if base.total_ns else float('nan'):.3f}x)")
-        for c in changes[:10]:
+    if (base := timed.against) is not None:
+        emit(f"against {base['commit'][:12]}: {format_ns(base['total_ns'])} -> {format_ns(timed.total_ns)} "
+             f"({timed.total_ns / base['total_ns'] if base['total_ns'] else float('nan'):.3f}x)")
+        for c in base["kernels"][:10]:
             emit(f"  #{c['index']} {c['name']}: {format_ns(c['base_ns'])} -> {format_ns(c['ns'])} ({c['ratio']}x)")
 
 
-def compile_times(engine, case: str, commit: str | None, machine: str | None, as_json: bool) -> None:
-    from tgstore.store.compile_times import case_compile_times, compile_machines
-    from tgstore.store.timings import TimingError, resolve_commit
+def top_passes(kernel: dict, n: int = 3) -> list[tuple[str, int]]:
+    """The `n` top-level passes that took longest, by name (a pass run several times adds up)."""
+    by_name: dict[str, int] = {}
+    for p in kernel["passes"]:
+        if p["depth"] == 0:
+            by_name[p["name"]] = by_name.get(p["name"], 0) + p["us"]
+    return sorted(by_name.items(), key=lambda x: -x[1])[:n]
 
-    try:
-        with engine.connect() as conn:
-            sha = resolve_commit(conn, commit)
-            machines = [m for m in compile_machines(conn, sha, case) if machine is None or m.startswith(machine)]
-            if len(machines) != 1:
-                raise TimingError(f"case {case!r} at {sha[:12]} has " + (
-                    f"compile times of {len(machines)} machines ({', '.join(machines)}): name one with --machine"
-                    if machines else "no compile times; ingest it with --time or --compile-times"))
-            found = case_compile_times(conn, case, sha, machines[0])
-    except TimingError as exc:
-        raise fail(str(exc)) from None
+
+def compile_times(reader, case: str, commit: str | None, machine: str | None, as_json: bool) -> None:
+    from tgstore.answers.times import compile_times as compile_answer
+
+    found = compile_answer(reader, case, commit, machine)
     if as_json:
-        typer.echo(json.dumps({"case": case, "commit": sha, "machine": machines[0], "kernels": [
-            {"index": k.index, "name": k.name, "renderer": k.renderer, "total_us": k.total_us,
-             "passes": [{"name": n, "depth": d, "us": u} for n, d, u in k.passes]} for k in found]},
-            ensure_ascii=False))
-        return
-    note(f"case {case} at {sha[:12]} on machine {machines[0]}: scheduling and lowering (the device compiler not "
-         "included); a pass's time includes the passes nested in it")
+        return print_json(found)
+    note(f"case {case} at {found.commit[:12]} on machine {found.machine}: scheduling and lowering (the device "
+         "compiler not included); a pass's time includes the passes nested in it")
+    kernels = found.kernels
     print_table(["#", "kernel", "renderer", "time", "slowest passes"],
-                [["" if k.index < 0 else k.index, k.name or "", k.renderer, format_ns(k.total_us * 1000),
-                  ", ".join(f"{n} {format_ns(u * 1000)}" for n, u in k.top())] for k in found])
-    lowering = sum(k.total_us for k in found if k.index >= 0)
-    emit(f"total: scheduling {format_ns(sum(k.total_us for k in found if k.index < 0) * 1000)}, lowering "
+                [["" if k["index"] < 0 else k["index"], k["name"] or "", k["renderer"],
+                  format_ns(k["total_us"] * 1000),
+                  ", ".join(f"{n} {format_ns(u * 1000)}" for n, u in top_passes(k))] for k in kernels])
+    lowering = sum(k["total_us"] for k in kernels if k["index"] >= 0)
+    emit(f"total: scheduling {format_ns(sum(k['total_us'] for k in kernels if k['index'] < 0) * 1000)}, lowering "
          f"{format_ns(lowering * 1000)}")
 
 

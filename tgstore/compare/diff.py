@@ -18,7 +18,7 @@ from tgstore.compare.spelled import Speller
 from tgstore.compare.sql import AnyConnection, rows, scalar
 from tgstore.compare.stage_diff import stage_diffs
 from tgstore.spelling.eras import spelling_hash
-from tgstore.store.commits import CommitRow, resolve_commit
+from tgstore.store.commit_names import CommitRow, resolve_commit
 
 WHAT = ("source", "ast", "all")
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from tgstore.compare.kernel_match import KernelRow, match_kernel
 from tgstore.compare.sql import AnyConnection, rows
-from tgstore.store.commits import CommitRow, resolve_commit
+from tgstore.store.commit_names import CommitRow, resolve_commit
 
 TIMES_SQL = """
 SELECT "case", position, kernel_name, kernel_hash, ns_min, spread, machine, hostname, backend

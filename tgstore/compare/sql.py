@@ -5,11 +5,14 @@ which both accept as written."""
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, text
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
 
-AnyConnection = Connection | sqlite3.Connection
+    AnyConnection = Connection | sqlite3.Connection
+else:  # a read opens sqlite3 alone (db/read.py): SQLAlchemy is imported only where a caller already has it
+    AnyConnection = Any
 
 
 def raw(conn: AnyConnection) -> sqlite3.Connection:
@@ -26,6 +29,8 @@ def rows(conn: AnyConnection, sql: str, **params: Any) -> list[dict[str, Any]]:
         cursor = conn.execute(sql, params)
         names = [d[0] for d in cursor.description or []]
         return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+    from sqlalchemy import text
+
     return [dict(row._mapping) for row in conn.execute(text(sql), params)]
 
 
@@ -33,4 +38,6 @@ def scalar(conn: AnyConnection, sql: str, **params: Any) -> Any:
     if isinstance(conn, sqlite3.Connection):
         found = conn.execute(sql, params).fetchone()
         return found[0] if found else None
+    from sqlalchemy import text
+
     return conn.execute(text(sql), params).scalar()

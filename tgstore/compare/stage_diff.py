@@ -12,7 +12,7 @@ from tgstore.compare.pass_align import AlignedPass, added, align, first_one_side
 from tgstore.compare.pass_align import first_difference as aligned_first_difference
 from tgstore.compare.spelled import Speller
 from tgstore.compare.sql import AnyConnection, rows
-from tgstore.store.commits import CommitRow, resolve_commit
+from tgstore.store.commit_names import CommitRow, resolve_commit
 
 CASE_STAGES = ("tensor", "rangeified", "kernel_graph")  # canonical stages of a whole case (position -1)
 

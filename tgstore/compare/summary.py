@@ -18,7 +18,7 @@ from tgstore.compare.pass_align import align
 from tgstore.compare.spelled import Speller
 from tgstore.compare.sql import AnyConnection, rows
 from tgstore.spelling.eras import Node
-from tgstore.store.commits import CommitRow, resolve_commit
+from tgstore.store.commit_names import CommitRow, resolve_commit
 
 PASS_LISTS_SQL = """
 SELECT k.name AS "case", si.position, p.renderer, p.pass_list_id

@@ -19,7 +19,7 @@ from sqlalchemy import Connection, text
 from tgstore.compare.canonical import aligned_diff, document_hash
 from tgstore.compare.sql import rows as _rows
 from tgstore.spelling.svod import maps, normalize_tinygrad, same_spelling, tinygrad_document
-from tgstore.store.commits import CommitRow
+from tgstore.store.commit_names import CommitRow
 from tgstore.svod.emission import switch_for
 from tgstore.svod.parity_svod import SvodRunSide, SvodSide, svod_run_side
 from tgstore.svod.treediff import tree_diff
@@ -124,7 +124,7 @@ def choose_svod_run(conn: Connection, case: str, run: int | None) -> int:
 def tinygrad_run(conn: Connection, case: str, commit: str | None, run: int | None = None) -> tuple[CommitRow, int]:
     """The commit and its current run holding the case: `run` itself when given, else as `run_with_case` chooses."""
     from tgstore.compare.stage_diff import StageError, run_with_case
-    from tgstore.store.commits import resolve_commit
+    from tgstore.store.commit_names import resolve_commit
 
     if run is not None:
         found = _rows(conn, 'SELECT sha FROM v_run_cases WHERE run_id = :run AND "case" = :case', run=run, case=case)

@@ -23,7 +23,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, text
 
-from tgstore.store.commits import resolve_commit
+from tgstore.store.commit_names import resolve_commit
 from tgstore.svod.parity import ParityError, stage_table
 
 

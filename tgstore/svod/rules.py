@@ -21,7 +21,7 @@ from sqlalchemy import Connection, text
 
 from tgstore.compare.rewrite_steps import PASSES_SQL
 from tgstore.spelling.svod import Speller, maps
-from tgstore.store.commits import CommitRow
+from tgstore.store.commit_names import CommitRow
 from tgstore.svod.parity import choose_svod_run, pair_kernels, renderer_for, tinygrad_run
 from tgstore.svod.parity_svod import svod_kernel_rows
 from tgstore.svod.readers.model import has_events

@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from tgstore.compare.summary import Summary, label
-from tgstore.store.commits import CommitRow
+from tgstore.store.commit_names import CommitRow
 
 ONE_SIDED = re.compile(r"^(?P<where>\S+): renderer (?P<renderer>\S+) only at (?P<side>\S+)$")
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tgstore.compare.kernel_match import KernelRow, case_kernels, match_kernel
-from tgstore.store.commits import CommitNotFound, CommitRow, resolve_commit
+from tgstore.store.commit_names import CommitNotFound, CommitRow, resolve_commit
 from tgstore.web import urls
 
 KERNELS_SQL = """

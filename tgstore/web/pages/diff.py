@@ -11,7 +11,7 @@ from datasette.utils.asgi import Response
 from tgstore.compare.diff import DiffError, diff_commits, diff_to_json, summary_line
 from tgstore.compare.kernel_match import counterparts
 from tgstore.compare.summary import label, summarize
-from tgstore.store.commits import CommitNotFound
+from tgstore.store.commit_names import CommitNotFound
 from tgstore.web import diffpage, diffsummary, urls
 from tgstore.web.base import ignore_spelling, not_found, read, render, str_arg
 from tgstore.web.sidebyside import bounded_table

@@ -10,7 +10,7 @@ from typing import Any
 from datasette.utils.asgi import Response
 
 from tgstore.compare.slowdowns import DEFAULT_THRESHOLD, compare_times, timed_commits
-from tgstore.store.commits import CommitNotFound
+from tgstore.store.commit_names import CommitNotFound
 from tgstore.web.base import read, render, str_arg
 
 
