@@ -62,6 +62,8 @@ FIGURES = {
     "bench_skip": ["skip_share", "copied_by_what_ran", "facts_identical"],
     "bench_svod_log": ["svod_log_ingest_ratio", "svod_log_peak_mb"],
     "bench_svod_fuzz": ["svod_fuzz_inputs"],
+    "bench_cli": ["cli_help_seconds", "cli_runs_seconds", "cli_query_seconds", "cli_ingest_svod_empty_seconds",
+                  "mcp_call_seconds", "cli_runs_cpu_seconds"],
     "bench_regressions": ["false_alarm_ar1", "false_alarm_drift", "detection_step_110", "runs_only_drift",
                           "segment_seconds", "segment_peak_mb"],
 }

@@ -213,7 +213,7 @@ def test_ingest_svod_json_per_log(parity_db: Path, tmp_path: Path) -> None:
     assert again.returncode == 0 and "already stored" in again.stderr
     assert rows(db, "SELECT count(*), sum(kernel_count) FROM svod_runs") == [(1, 2)]
     missing = tgstore("ingest-svod", tmp_path / "nope.log", "--case", CASE, "--db", db)
-    assert missing.returncode == 1 and "no such file" in missing.stderr
+    assert missing.returncode == 2 and "no such file" in missing.stderr
 
 
 def test_parity_with_tinygrad(parity_db: Path, tmp_path: Path) -> None:
@@ -430,7 +430,7 @@ def test_a_log_of_another_program_is_not_stored(tmp_path: Path) -> None:
     other.write_text('{"timestamp":"2026-05-07T18:07:43.000001Z","level":"INFO","fields":{"message":"listening",'
                      '"port":80},"target":"server"}\nserving...\n')
     proc = tgstore("ingest-svod", other, "--case", CASE, "--db", tmp_path / "x.db")
-    assert proc.returncode == 1 and len(proc.stderr.strip().splitlines()) == 1 and "nothing stored" in proc.stderr
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1 and "nothing stored" in proc.stderr
     assert rows(tmp_path / "x.db", "SELECT count(*) FROM svod_runs") == [(0,)]
 
 

@@ -179,7 +179,7 @@ def test_ingest_svod_stores_a_run_per_test(tmp_path: Path) -> None:
     both = tmp_path / "p.log"
     both.write_text(libtest_threads_session(("clang", "llvm")), encoding="utf-8")
     refused = tgstore("ingest-svod", both, "--case", "sum_rows", "--db", db)
-    assert refused.returncode == 1 and len(refused.stderr.strip().splitlines()) == 1
+    assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1
     assert re.search(r"--test-threads=1.*nothing stored", refused.stderr)
     assert tgstore("db", "check", "--db", db).returncode == 0
 

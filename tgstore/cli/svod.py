@@ -48,15 +48,18 @@ def ingest_svod(
     parallel that nothing ties to one kernel) are printed as FILE:LINE: MESSAGE and stored with the text kept.
     Re-ingesting the same files does nothing. Exits 1 if they could not be stored at all (nothing is stored then),
     e.g. tests run in libtest's threads whose output cannot be told apart."""
-    from tgstore.svod.store import SvodLogError, ingest_svod_runs
+    from tgstore.svod.log_paths import SvodLogError, precheck
 
     if (case is None) == (not case_from_test):
-        raise fail("give --case CASE (one case for every run) or --case-from-test (a case per test name)")
-    engine = open_db(db)
+        raise fail("give --case CASE (one case for every run) or --case-from-test (a case per test name)", 2)
     try:
+        precheck(paths)  # a bad path is refused before the database (and SQLAlchemy) is opened
+        from tgstore.svod.store import ingest_svod_runs
+
+        engine = open_db(db)
         reports = ingest_svod_runs(engine, list(paths), case, svod_commit, tests=test, case_from=case_from_test)
     except SvodLogError as exc:
-        raise fail(str(exc)) from None
+        raise fail(str(exc), 2) from None
     where = ", ".join(str(p) for p in paths)
     stored = [r for r in reports if not r.skipped]
     note(f"{where}: {len(stored)} Svod runs stored, {len(reports) - len(stored)} already stored")

@@ -34,6 +34,7 @@ from tgstore.nogc import gc_paused
 from tgstore.spelling.svod import Speller, kernel_renderer, maps
 from tgstore.store.content import ContentStore
 from tgstore.store.rows import case_ids, insert_returning_id, now_iso
+from tgstore.svod.log_paths import MAX_FILE_BYTES, SvodLogError, read_path  # noqa: F401 - re-exported
 from tgstore.svod.parity_store import INGEST_PAIRS, forget, refresh
 from tgstore.svod.readers import InterleavedTests, Problem, Stage, SvodLog, read_runs
 from tgstore.svod.readers.sessions import case_from_test, variant_of
@@ -42,12 +43,7 @@ from tgstore.svod.tree import text_hash
 PARSER_VERSION = 5  # 2: kernel boundaries from Svod's emission order; 3: a run per test, threads, failures;
 # 4: pattern matches and the kernel cut's events; 5: stages on kernels by proof only (hash-consed ids are none),
 # split lines put back, nextest, BEAM candidates, captured output, Metal code, a run's schedules
-MAX_FILE_BYTES = 512 * 1024 * 1024
 EVENT_CHUNK = 1000
-
-
-class SvodLogError(Exception):
-    """A path that cannot be stored at all (missing, not text, empty, not Svod output); nothing was written."""
 
 
 @dataclass
@@ -93,52 +89,6 @@ class SvodIngestReport:
                 "parity_decided_against": self.parity_pairs,
                 "problems": [{"line": p.line, "message": p.message,
                               "file": files[p.file] if p.file < len(files) else None} for p in self.problems]}
-
-
-def _text(path: Path, keep: Callable[[bytes, str], Callable[[str], None]] | None = None) -> str:
-    """The file's text; `keep(data, str(path))` is given its bytes first (ingest stores them, before the text exists
-    beside them), and what it returns is given the text."""
-    try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise SvodLogError(f"{path}: {size} bytes, more than tgstore reads ({MAX_FILE_BYTES}); nothing stored")
-        data = path.read_bytes()
-    except OSError as exc:
-        raise SvodLogError(f"{path}: cannot read ({exc.strerror}); nothing stored") from None
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        raise SvodLogError(f"{path}: UTF-16 text (a PowerShell redirect?); convert it to UTF-8; nothing stored")
-    if b"\x00" in data:
-        raise SvodLogError(f"{path}: not a text file (it contains NUL bytes); nothing stored")
-    name_text = keep(data, str(path)) if keep is not None else None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:  # SvodLogError rolls back what keep stored
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise SvodLogError(f"{path}:{line}: not UTF-8 text ({exc.reason}); nothing stored") from None
-    if name_text is not None:
-        name_text(text)
-    return text
-
-
-def read_path(path: Path, keep: Callable[[bytes, str], Callable[[str], None]] | None = None
-              ) -> list[tuple[str, str]]:
-    """(name, text) of the file at `path`, or of every regular file in the directory at `path` (sorted by name).
-    `keep(data, str(file))`: called with each file's bytes (ingest stores the text from them), its result with the
-    text."""
-    path = Path(path)
-    if not path.exists():
-        raise SvodLogError(f"{path}: no such file or directory")
-    if path.is_dir():
-        names = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith("."))
-        if not names:
-            raise SvodLogError(f"{path}: an empty directory; nothing stored")
-        return [(p.name, _text(p, keep)) for p in names]
-    if not path.is_file():
-        raise SvodLogError(f"{path}: not a regular file (a device or a pipe?); nothing stored")
-    text = _text(path, keep)
-    if not text.strip():
-        raise SvodLogError(f"{path}: the file is empty; nothing stored")
-    return [(path.name, text)]
 
 
 # CAST from the file's bytes: binding the text would make Python keep a UTF-8 copy of it for as long as it lives
