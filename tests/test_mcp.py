@@ -15,7 +15,8 @@ from cli import tgstore
 from mcp import Client  # the test install has the mcp extra (pyproject's test extra): missing, this fails
 from mcp.client.stdio import StdioServerParameters
 
-TOOLS = {"queries", "query", "runs", "diff", "stages", "rewrites", "parity", "regressions", "times", "compile_times"}
+TOOLS = {"queries", "query", "runs", "diff", "stages", "rewrites", "parity", "regressions", "slowdowns", "times",
+         "compile_times"}
 
 
 def cli(db: Path, *args: str) -> Any:

@@ -73,7 +73,9 @@ def test_slowdowns_name_kernels_in_microseconds_with_ratios_and_links(server: Se
     assert f"<code>{slower[0].kernel_b}</code>" in page and "µs at a" in page
     assert f"{slower[0].ratio:.3f}×" in page and f"{slower[0].us_b:,.3f}" in page
     assert 'class="tgstore-kernel-diff" href="/-/diff?' in page and "tgstore-machine" in page
-    assert get_json(server, urls.slowdowns(db.version_a, db.sha_b[:8])) == expected.to_json()
+    twin = get_json(server, urls.slowdowns(db.version_a, db.sha_b[:8]))  # the answer: comparison and timed commits
+    assert {k: v for k, v in twin.items() if k not in ("timed_commits", "message")} == expected.to_json()
+    assert [c["sha"] for c in twin["timed_commits"]] == [db.sha_b, db.sha_a] and twin["message"] is None
     blank = httpx.get(server.root + urls.slowdowns(), timeout=60).text  # the form, the newest two timed commits
     assert 'name="a"' in blank and "tgstore-why-empty" not in blank
 

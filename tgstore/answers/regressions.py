@@ -4,6 +4,7 @@ history/regressions.py finds them (its Report's own JSON, wrapped: the statistic
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from tgstore.answers.base import Answer, Reader, Unanswerable
@@ -25,8 +26,10 @@ class RegressionsAnswer(Answer):
         return {**self.report.as_json(), "message": self.message}
 
 
+@cache
 def this_machine(backend: str = "CPU") -> str:
-    """The fingerprint an extraction started here reports (store.timings.this_machine, without the store)."""
+    """The fingerprint an extraction started here reports (store.timings.this_machine, without the store); once a
+    process (it asks the compiler its version)."""
     from tgstore.extract.child.machine import codegen_thread_env, machine
 
     return machine(backend, codegen_thread_env({}))["fingerprint"]

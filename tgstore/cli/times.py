@@ -128,3 +128,34 @@ def bisect_on_time(case: str, good: str, bad: str, repo: Path, db: Path, plan, t
     if result.untestable_before:
         note(f"warning: {len(result.untestable_before)} commits just before it could not be timed; the change may "
              f"be in one of them: {' '.join(c.sha[:10] for c in result.untestable_before)}")
+
+
+@command(app)
+def slowdowns(
+    a: Annotated[str | None, typer.Argument(help="The older commit (default: the second newest timed).",
+                                            show_default=False)] = None,
+    b: Annotated[str | None, typer.Argument(help="The newer commit (default: the newest timed).",
+                                            show_default=False)] = None,
+    case: Annotated[str | None, typer.Option("--case", help="Only this case's kernels.", show_default=False)] = None,
+    machine: MachineOption = None,
+    threshold: Annotated[float, typer.Option("--threshold", min=0, max=100, help="How much slower (a fraction) "
+                                             "counts, beyond the timings' noise.")] = 0.1,
+    db: DbOption = Path("tgstore.db"),
+    as_json: JsonOption = False,
+) -> None:
+    """Two commits' kernel times side by side on one machine that timed both, slowest change first: each kernel's
+    best time at each, the ratio and the verdict (slower, faster, within noise); what the /-/slowdowns page shows."""
+    from tgstore.answers.slowdowns import slowdowns as slowdowns_answer
+
+    answer = slowdowns_answer(open_reader(db), a, b, case, machine, threshold)
+    if as_json:
+        return print_json(answer)
+    if answer.message:
+        note(answer.message)
+    found = answer.comparison
+    if found is None or found.machine is None:
+        return
+    note(f"{found.a.short} -> {found.b.short} on machine {found.machine} ({found.hostname})")
+    print_table(["case", "#", "kernel", "best a", "best b", "ratio", "verdict"],
+                [[k.case, k.position_b, k.kernel_b or k.kernel_a or "", format_ns(k.us_a * 1000),
+                  format_ns(k.us_b * 1000), f"{k.ratio:.3f}x", k.verdict] for k in found.kernels])

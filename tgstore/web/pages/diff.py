@@ -8,7 +8,9 @@ from typing import Any
 
 from datasette.utils.asgi import Response
 
-from tgstore.compare.diff import DiffError, diff_commits, diff_to_json, summary_line
+from tgstore.answers.base import Unanswerable
+from tgstore.answers.diff import diff as diff_answer
+from tgstore.compare.diff import DiffError, summary_line
 from tgstore.compare.kernel_match import counterparts
 from tgstore.compare.summary import label, summarize
 from tgstore.store.commit_names import CommitNotFound
@@ -38,12 +40,14 @@ async def diff(datasette: Any, request: Any) -> Response:
     wanted = request.args.get("section") or ""
     # a section's own page reads only its renderer's sources and passes
     section_renderer = wanted.split("-", 1)[1] if "-" in wanted else None
-    try:
-        result = await read(datasette, lambda conn: diff_commits(
-            conn, a, b, case=case, renderer=renderer or section_renderer, stages=True, ignore_spelling=spelling))
-    except (DiffError, CommitNotFound) as exc:
+    try:  # the question `tgstore diff A B --case C --stages` asks: the twin is its answer's JSON
+        answer = await read(datasette, lambda conn: diff_answer(
+            conn, a, b, case=case, renderer=renderer or section_renderer, stages=True,
+            spelling="ignore" if spelling else "raw"))
+    except Unanswerable as exc:
         return await render(datasette, request, "tgstore_diff.html", {**context, "error": str(exc)}, 400,
                             data={"error": str(exc)})
+    result = answer.found
     raw_spelling = None if spelling else "raw"
     base = {"a": a, "b": b, "case": case, "renderer": renderer, "spelling": raw_spelling}
     found = diffpage.sections(result, label(result.a), label(result.b))
@@ -75,4 +79,4 @@ async def diff(datasette: Any, request: Any) -> Response:
         "label_a": label(result.a), "label_b": label(result.b), "raw_spelling": raw_spelling,
         "kernels": diffpage.kernels(found), "section_url": lambda s, **kw: diffpage.section_url(base, s, **kw),
         "matched": matched},
-        data=lambda: diff_to_json(result))
+        data=answer.to_json)

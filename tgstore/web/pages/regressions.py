@@ -10,9 +10,11 @@ from typing import Any
 
 from datasette.utils.asgi import Response
 
-from tgstore.history.regressions import METRICS, RegressionError, find_regressions
+from tgstore.answers.base import Unanswerable
+from tgstore.answers.regressions import regressions as regressions_answer
+from tgstore.history.regressions import METRICS
 from tgstore.units import format_value
-from tgstore.web.base import database, render
+from tgstore.web.base import bad_request, read, render
 
 
 def context(report: dict[str, Any], case: str | None) -> dict[str, Any]:
@@ -32,14 +34,13 @@ async def regressions(datasette: Any, request: Any) -> Response:
     case = request.args.get("case") or None
     since = request.args.get("since") or None
     machine = request.args.get("machine") or None
-    db = database(datasette)
-    try:
-        report = await db.execute_fn(lambda conn: find_regressions(conn, metric, case=case, since=since,
-                                                                   machine=machine))
-    except RegressionError as exc:  # nothing timed yet is an answer; a bad metric, case, commit or machine is not
-        empty = str(exc).startswith("no kernel timings stored") or str(exc).startswith("no compile times stored")
+    try:  # the question `tgstore regressions` and the MCP tool ask: its twin is the same JSON
+        answer = await read(datasette, lambda conn: regressions_answer(conn, metric, case=case, since=since,
+                                                                     machine=machine))
+    except Unanswerable as exc:  # a bad metric, case, commit or machine
+        return await bad_request(datasette, request, str(exc))
+    if answer.message:  # nothing timed yet is an answer: the same keys, empty
         return await render(datasette, request, "tgstore_message.html",
-                            {"title": "Regressions", "message": str(exc)}, 200 if empty else 400,
-                            data={"error": str(exc)} if not empty else {"regressions": [], "message": str(exc)})
-    found = report.as_json()
+                            {"title": "Regressions", "message": answer.message}, data=answer.to_json)
+    found = answer.to_json()
     return await render(datasette, request, "tgstore_regressions.html", context(found, case), data=found)
