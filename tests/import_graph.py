@@ -22,10 +22,23 @@ LAYERS: list[tuple[str, ...]] = [
     ("tgstore.db", "tgstore.store"),
     ("tgstore.compare", "tgstore.pipeline", "tgstore.gate"),
     ("tgstore.history", "tgstore.svod", "tgstore.queries"),
+    ("tgstore.port_fill",),  # joins the history and Svod wings (the port queue's --fill)
     ("tgstore.answers",),
     ("tgstore.web", "tgstore.serve"),
     ("tgstore.cli", "tgstore.__main__"),
 ]
+
+
+# Wings: rooms on one floor that stand apart, neither importing the other; what needs both lives on a floor above
+# (port_fill.py, answers/, cli/), and a store of one reaches the other through store/after_store.py's hooks.
+WINGS: list[tuple[str, ...]] = [("tgstore.history",), ("tgstore.svod",)]
+
+
+def wing_of(module: str) -> int | None:
+    for rank, prefixes in enumerate(WINGS):
+        if any(module == p or module.startswith(p + ".") for p in prefixes):
+            return rank
+    return None
 
 
 def layer_of(module: str) -> int:
@@ -81,6 +94,11 @@ class Graph:
 
     def upward(self) -> list[tuple[str, str]]:
         return sorted((a, b) for a, targets in self.arrows.items() for b in targets if layer_of(b) > layer_of(a))
+
+    def across(self) -> list[tuple[str, str]]:
+        """Arrows from one wing into another (WINGS): as uphill as an arrow up the layers."""
+        return sorted((a, b) for a, targets in self.arrows.items() for b in targets
+                      if wing_of(a) is not None and wing_of(b) is not None and wing_of(a) != wing_of(b))
 
 
 def build(root: Path = ROOT) -> Graph:
@@ -138,6 +156,8 @@ def main() -> None:
         print("cycle:", " ".join(cycle))
     for a, b in graph.upward():
         print(f"upward: {a} -> {b}")
+    for a, b in graph.across():
+        print(f"across wings: {a} -> {b}")
 
 
 if __name__ == "__main__":

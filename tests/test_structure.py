@@ -7,7 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from import_graph import ROOT, build, layer_of
+from import_graph import ROOT, Graph, build, layer_of
 from slack import generous
 
 # No import runs up the layers: spelling (Svod's and tinygrad eras') is on the ground floor, so the store reads
@@ -29,11 +29,26 @@ def test_no_import_cycles() -> None:
     assert build().cycles() == []
 
 
+def uphill(graph: Graph) -> set[tuple[str, str]]:
+    """Arrows up the layers or across the wings, less the allowed ones."""
+    return {(a, b) for a, b in graph.upward() + graph.across() if (a, b.rpartition(".")[2]) not in UPWARD_ALLOWED}
+
+
 def test_every_module_has_a_layer_and_imports_run_down_them() -> None:
     graph = build()
     assert all(layer_of(m) >= 0 for m in graph.modules)
-    upward = {(a, b.rpartition(".")[2]) for a, b in graph.upward()}
-    assert upward <= UPWARD_ALLOWED, f"imports that run up the layers (tests/import_graph.py): {sorted(upward)}"
+    assert uphill(graph) == set(), "imports that run up the layers or across the wings (tests/import_graph.py)"
+
+
+def test_a_planted_import_between_the_svod_and_history_wings_is_caught() -> None:
+    """The check above would have caught the loop of issue 46 (svod/portqueue.py importing history/bisect.py, and
+    history/ importing svod/parity_store.py): each arrow, planted on a copy of the graph, fails it."""
+    for a, b in (("tgstore.svod.portqueue", "tgstore.history.bisect"),
+                 ("tgstore.history.sweep", "tgstore.svod.parity_store")):
+        planted = build()
+        assert a in planted.modules and b in planted.modules and b not in planted.arrows[a]
+        planted.arrows[a] = planted.arrows[a] | {b}
+        assert uphill(planted) == {(a, b)}
 
 
 def test_every_module_imports_and_the_cli_loads_no_sqlalchemy() -> None:

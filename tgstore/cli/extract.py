@@ -44,6 +44,7 @@ from tgstore.cli.common import (
 )
 from tgstore.cli.output import emit, err, error, note, plural, safe
 from tgstore.extract.runner import Echo
+from tgstore.store import after_store
 
 IgnoreNamesOption = Annotated[bool, typer.Option("--ignore-names", help="A change of kernel names alone is not a "
                                                  "change (names are masked in sources and ASTs before comparing).")]
@@ -93,6 +94,15 @@ def command_echo(progress) -> Echo:
     return echo
 
 
+
+
+@after_store.register
+def parity_after_store(engine, reports: list) -> None:
+    """After a sweep or bisect stores a run: the Svod runs of its cases, their parity with it decided (the command
+    line joins the history and Svod wings; neither imports the other)."""
+    from tgstore.svod.parity_store import refresh_after_ingest
+
+    refresh_after_ingest(engine, reports)
 
 
 def run_failed(status: str) -> bool:

@@ -207,6 +207,7 @@ def port_queue(
     pass"). Where stored commits are not adjacent in git, the change is reported as a gap with the number of unstored
     commits, never blamed on the later commit; fill the gap (`--fill`, or the command printed with it) and ask
     again. Without --repo, gaps cannot be counted and every pair of stored commits is a gap."""
+    from tgstore.port_fill import fill
     from tgstore.store.commit_names import CommitNotFound
     from tgstore.svod.parity import ParityError
     from tgstore.svod.portqueue import (
@@ -214,7 +215,6 @@ def port_queue(
         endpoint_recording,
         endpoint_renderers,
         endpoint_rewrites,
-        fill,
     )
     from tgstore.svod.portqueue import port_queue as build
     from tgstore.svod.portreport import RENDER, rules_text

@@ -15,9 +15,9 @@ from tgstore.git import Commit, is_ancestor, line_of, single, verify_rev
 from tgstore.history.skip import record_missing_paths
 from tgstore.history.sweep import SweepError, extract_commit
 from tgstore.pipeline import CaseFileError, ExtractionPlan, ingest_result, read_case_names
+from tgstore.store import after_store
 from tgstore.store.rows import FAILED
 from tgstore.store.runs import find_run
-from tgstore.svod.parity_store import refresh_after_ingest
 
 
 class BisectError(Exception):
@@ -59,7 +59,7 @@ def extract_and_store(engine: Engine, repo: Path, commit: Commit, plan: Extracti
             log(f"{commit.sha[:10]} cannot be checked out, so it is untestable: {exc}")
             return False
         report = ingest_result(engine, result, described, plan)
-    refresh_after_ingest(engine, [report])  # Svod runs of its cases: their parity with a new run, decided
+    after_store.stored(engine, [report])  # e.g. the Svod runs of its cases: their parity with it, decided
     if described.get("missing_paths") and report.run_id is not None and not report.skipped:
         needed = record_missing_paths(engine, report.run_id, described["missing_paths"])
         if needed:  # extracted from what the clone holds, but it could have read what it lacks

@@ -62,9 +62,9 @@ from tgstore.git import (
 from tgstore.history import skip as skip_by
 from tgstore.history.stored import Stored, stored_commits
 from tgstore.pipeline import ExtractionPlan, default_workers, extract_bundle, ingest_result, record_failure
+from tgstore.store import after_store
 from tgstore.store.rows import FAILED
 from tgstore.store.runs import ExtractionOutcome, copy_run
-from tgstore.svod.parity_store import refresh_after_ingest
 
 # git's one-line errors are a sweep's (the CLI catches SweepError for both)
 SweepError = GitError
@@ -449,7 +449,7 @@ def _ingest_one(engine: Engine, commit: Commit, runner: Workers, future: Future,
         return _failed(engine, commit, plan, exc)
     st = time.monotonic()
     report = ingest_result(engine, result, described, plan, force=force)
-    refresh_after_ingest(engine, [report])  # Svod runs of its cases: their parity with a new run, decided
+    after_store.stored(engine, [report])  # e.g. the Svod runs of its cases: their parity with it, decided
     outcome = CommitOutcome(commit, report.status, result.seconds, time.monotonic() - st, checkout_seconds,
                             report.run_id, report.new_case_results)
     if described.get("missing_paths") and report.run_id is not None and not report.skipped:
