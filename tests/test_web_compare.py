@@ -155,8 +155,10 @@ def test_a_rewrite_step_as_a_unified_diff_fits_1280_px(site: Server, browser: Br
 def test_a_passs_output_as_text_and_both_graphs_side_by_side(site: Server, browser: Browser, tmp_path: Path
                                                              ) -> None:
     browser.open(site.root + f"/-/passdiff?case=matmul&kernel=0&a={A}&b={B}")
-    row = browser.js("Array.from(document.querySelectorAll('table.tgstore-passdiff tbody tr')).findIndex(r => "
-                     "r.classList.contains('kind-changed') && !r.classList.contains('first-difference'))")
+    # a row's id names its place among the aligned passes (unchanged ones are folded away, not renumbered)
+    row = browser.js("(() => { const r = Array.from(document.querySelectorAll('table.tgstore-passdiff tbody tr'))"
+                     ".find(r => r.classList.contains('kind-changed') && !r.classList.contains('first-difference'));"
+                     " return r ? Number(r.id.replace('pass-row-', '')) : -1; })()")
     assert row >= 0
     browser.click(f"#pass-row-{row} a.tgstore-row-diff")
     assert browser.js("new URLSearchParams(location.search).get('row')") == str(row)
@@ -191,6 +193,14 @@ def test_svod_parity_as_text_with_counts_that_add_up(site: Server, browser: Brow
             c = data["counts"]
             assert c["differ"] == c["added"] + c["changed"] + c["removed"] == len(data["nodes"])
             assert (c["differ"] == 0) == verdict.startswith("equal")
+            # a node that "differs" names what differs, and the stage's tree diff (as `tgstore parity`) is there
+            assert all(n["what"] for n in data["nodes"] if n["kind"] == "changed")
+            assert bool(data["tree_diff"]) == (c["differ"] > 0)
+    # the page and its twin hold the schedule's stages and the canonical documents' verdicts `tgstore parity` reports
+    grid = httpx.get(site.root + "/-/parity.json", params={"case": "sum_rows"}, timeout=60).json()
+    other = [o for run in grid["parity"]["runs"] for o in run["other_rows"]]
+    assert any(o["scope"] == "schedule" for o in other) and any(o["basis"] == "canonical" for o in other)
+    assert browser.js("document.querySelectorAll('table.tgstore-parity-other tbody tr').length") == len(other)
     differing = next((h for v, h in cells if v.startswith("differs")), cells[0][1])
     browser.open(differing)
     rows = browser.js("document.querySelectorAll('table.tgstore-parity-nodes tbody tr').length")

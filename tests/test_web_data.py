@@ -48,7 +48,12 @@ def test_every_page_has_a_json_twin(server: Server) -> None:
         assert isinstance(data, dict) and data, path
     index = get_json(server, urls.index())
     assert {c["case"] for c in index["cases"]} >= {"matmul", "add"} and index["counts"]["commits"] == 3
-    assert get_json(server, urls.kernel("matmul", 0))["case"] == "matmul"
+    bench = get_json(server, urls.kernel("matmul", 0))
+    assert bench["case"] == "matmul"
+    # what the page's tabs show is in its twin: the source, the linearized UOps, the canonical documents
+    assert bench["source"].strip()
+    assert isinstance(bench["uops"], list) and len(bench["uops"]) <= bench["uop_total"]
+    assert isinstance(bench["canonical"], list)
     missing = get_json(server, urls.kernel("no_such_case"), 404)
     assert missing["ok"] is False and "no run holds case 'no_such_case'" in missing["error"]
 

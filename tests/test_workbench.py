@@ -154,6 +154,13 @@ def test_pass_by_pass_diff_of_two_releases(site: Server, browser: Browser, tmp_p
     browser.click('table.tgstore-cases a.tgstore-case[href*="case=matmul&"]')
     browser.click("a.tgstore-passdiff-link")  # the neighbour commit in history: 0.12.0
     assert query_arg(browser, "a") == "0.12.0" and query_arg(browser, "b") == "0.14.0"
+    # unchanged and spelling-only passes are folded away by default, said so, with a toggle that lists every pass
+    folded = browser.js("Array.from(document.querySelectorAll('table.tgstore-passdiff tbody tr')).map(r => "
+                        "r.className)")
+    assert not any("kind-same" in c or "kind-spelling" in c for c in folded)
+    assert "hidden" in browser.js("document.querySelector('.tgstore-quiet-toggle').textContent")
+    browser.click("a.tgstore-show-quiet")
+    assert query_arg(browser, "all") == "1"
     shown = browser.js("Array.from(document.querySelectorAll('table.tgstore-passdiff tbody tr')).map(r => ["
                        "r.className, Array.from(r.cells).map(c => c.textContent.trim())])")
     # each side's passes in order, with their node counts; a row pairs passes of one name

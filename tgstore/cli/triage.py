@@ -9,22 +9,22 @@ from typing import Annotated
 import typer
 
 from tgstore.cli.app import app
-from tgstore.cli.common import DbOption, JsonOption, command, fail, open_db
+from tgstore.cli.common import DbOption, JsonOption, command, fail, open_db, open_reader
 from tgstore.cli.output import emit, print_table
 from tgstore.cli.times import MachineOption
 
 MetricOption = Annotated[str, typer.Option("--metric", help="time (kernel run times) or compile.")]
 
 
-def _report(conn, metric: str, machine: str | None):
-    from tgstore.history.regressions import RegressionError, find_regressions
-    from tgstore.store.timings import this_machine
+def _report(reader, metric: str, machine: str | None):
+    """The regressions answer's report (the one walk `tgstore regressions` shows); nothing timed is an error here:
+    there is nothing to triage."""
+    from tgstore.answers.regressions import regressions
 
-    try:
-        return find_regressions(conn.connection.driver_connection, metric, machine=machine,
-                                preferred=this_machine("CPU"))
-    except RegressionError as exc:
-        raise fail(str(exc)) from None
+    found = regressions(reader, metric, machine=machine)
+    if found.message:
+        raise fail(found.message)
+    return found.report
 
 
 @command(app)
@@ -56,8 +56,7 @@ def triage(
     if not db.exists():
         raise fail(f"{db} does not exist: triage sets the state of regressions a timed database holds")
     engine = open_db(db, writer=True)
-    with engine.connect() as conn:
-        report = _report(conn, metric, machine)
+    report = _report(open_reader(db), metric, machine)
     chosen = [r for r in report.regressions if r.good.startswith(good) and r.bad.startswith(bad)
               and (case is None or r.case == case)
               and (kernel is None or (r.position if r.position is not None else -1) == kernel)]
@@ -98,8 +97,7 @@ def report(
         date.fromisoformat(since[:10])
     except ValueError:
         raise fail(f"--since must be a date (YYYY-MM-DD), not {since!r}") from None
-    engine = open_db(db, migrate=False, writer=False)
-    with engine.connect() as conn:
-        found = _report(conn, metric, machine)
-        dates = commit_dates(conn.connection.driver_connection, {r.bad for r in found.regressions})
+    reader = open_reader(db)
+    found = _report(reader, metric, machine)
+    dates = commit_dates(reader, {r.bad for r in found.regressions})
     emit(render(found.as_json(), dates, since, format))

@@ -14,6 +14,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from tgstore.spelling.eras import roots
+
 Node = Sequence[Any]  # [op, dtype, arg, [src positions]]
 
 
@@ -29,12 +31,6 @@ def label(node: Node) -> str:
     if arg not in (None, "", "None"):
         parts.append(f"arg={arg}")
     return " ".join(parts)
-
-
-def roots(nodes: Sequence[Node]) -> list[int]:
-    """Nodes no other node uses (normally one: the last), in order."""
-    used = {s for node in nodes for s in node[3]}
-    return [i for i in range(len(nodes)) if i not in used] or ([len(nodes) - 1] if nodes else [])
 
 
 def tree_lines(nodes: Sequence[Node], limit: int = 20_000) -> list[str]:

@@ -98,12 +98,18 @@ def _node(stored: Any, text_line: Any) -> dict[str, Any] | None:
 
 def _table_node(nodes: list, ref: Any) -> dict[str, Any] | None:
     """A step's node from a pass's node table: `ref` gives the subgraph's hash and its drawing as table indexes,
-    sources first, the node last; a source outside the drawing is left out of `src`."""
+    sources first, the node last; a source outside the drawing is left out of `src`, and a node drawn with fewer
+    sources than it has carries their number as a 5th element (the marker the text and drawing show)."""
     if not isinstance(ref, dict) or not ref.get("graph"):
         return None
     drawing = ref["graph"]
     position = {index: i for i, index in enumerate(drawing)}
-    graph = [[*nodes[index][:3], [position[s] for s in nodes[index][3] if s in position]] for index in drawing]
+    graph = []
+    for index in drawing:
+        node = nodes[index]
+        kept = [position[s] for s in node[3] if s in position]
+        whole = node[4] if len(node) > 4 else len(node[3])  # the node's own source count, where the child cut some
+        graph.append([*node[:3], kept, whole] if len(kept) < whole else [*node[:3], kept])
     op, dtype, arg = graph[-1][:3]
     return {"op": op, "dtype": dtype, "arg": arg, "hash": ref.get("hash"), "graph": graph}
 

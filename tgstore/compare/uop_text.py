@@ -27,6 +27,11 @@ def _rep(node: Node, sources: str) -> str:
     return f"UOp(Ops.{op}, {dtype}, arg={'None' if arg in (None, '') else arg}, src=({'...' if cut else sources}))"
 
 
+def left_out(node: Sequence[Any]) -> int:
+    """How many of a drawn node's sources the drawing leaves out (its 5th element: its own source count)."""
+    return max(0, int(node[4]) - len(node[3])) if len(node) > 4 and node[4] is not None else 0
+
+
 def uop_text(nodes: Sequence[Node], root: int | None = None) -> str:
     """The graph from `root` (default: the last node) as tinygrad's repr prints it."""
     if not nodes:
@@ -53,6 +58,9 @@ def uop_text(nodes: Sequence[Node], root: int | None = None) -> str:
             return f"{' ' * depth}x{number}"
         printed.add(i)
         sources = "".join(f"\n{text(s, depth + 2)}," for s in nodes[i][3])
+        left = left_out(nodes[i])
+        if left and nodes[i][3]:  # cut where the drawing is capped: said where it is cut
+            sources += f"\n{' ' * (depth + 2)}...,  # {left} of {nodes[i][4]} sources not recorded"
         return f"{' ' * depth}{f'x{number}:=' if uses > 1 else ''}{_rep(nodes[i], sources)}"
 
     limit = sys.getrecursionlimit()

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 Node = list[Any]
@@ -163,10 +163,11 @@ SPELLINGS: dict[str, Callable[[Node, list[Node]], Node]] = {
 DTYPE_NAMES = {"dtypes.index": "dtypes.weakint", "dtypes.weakfloat": "dtypes.float"}
 
 
-def roots(nodes: list[Node]) -> list[int]:
-    """The nodes no other node uses (a kernel's SINK; a pass graph may have more than one), in order."""
+def roots(nodes: Sequence[Node]) -> list[int]:
+    """The nodes no other node uses (a kernel's SINK; a pass graph may have more than one), in order; none for
+    no nodes. The one definition: compare/graphs.py prints trees from these."""
     used = {s for node in nodes for s in node[3]}
-    return [i for i in range(len(nodes)) if i not in used] or [len(nodes) - 1]
+    return [i for i in range(len(nodes)) if i not in used] or ([len(nodes) - 1] if nodes else [])
 
 
 def normalized(nodes: list[Node]) -> list[Node]:

@@ -141,6 +141,7 @@ class Chart:
     total: int = 0  # commits stored (more than drawn when keep_changes left some out)
     machine: str | None = None  # the machine that timed it (timed metrics)
     hostname: str | None = None
+    machines: list[tuple[str, str | None, int]] = field(default_factory=list)  # every machine that timed the case
 
     @property
     def title(self) -> str:
@@ -154,7 +155,7 @@ def chart_data(conn: sqlite3.Connection, metric: str, case: str, renderer: str =
     """The chart's points; `only`: one series by name (pass_nodes: "codegen: NAME" or "scheduler: NAME"); a timed
     metric on `machine` (a fingerprint or its prefix; default the machine that timed the case most)."""
     chart = Chart(metric, case, renderer)
-    timed = machines(conn, metric, case)
+    timed = chart.machines = machines(conn, metric, case)  # asked once: the page lists them from here
     if timed:
         chosen = next((m for m in timed if machine and m[0].startswith(machine)), timed[0])
         chart.machine, chart.hostname = chosen[0], chosen[1]

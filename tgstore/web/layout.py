@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
+from tgstore.compare.uop_text import left_out
+
 Node = Sequence[Any]  # [op, dtype, arg, [source positions]]
 
 CHAR_WIDTH = 6.6  # px per character at the label font size (monospace 11px)
@@ -64,8 +66,11 @@ class Placed:
 
 
 def labels(node: Node) -> tuple[str, str]:
-    """Two label lines: the op, then dtype and arg (shortened)."""
+    """Two label lines: the op (with "+N not drawn" where the drawing's cap left N of its sources out), then dtype
+    and arg (shortened)."""
     op, dtype, arg = str(node[0]), node[1], node[2]
+    if (left := left_out(node)) and node[3]:
+        op = f"{op} (+{left} not drawn)"
     dtype_text = "" if dtype in (None, "dtypes.void") else str(dtype).removeprefix("dtypes.")
     arg_text = "" if arg in (None, "None", "") else str(arg)
     if len(arg_text) > MAX_ARG:

@@ -26,6 +26,15 @@ GRAPHS_SQL = """
 SELECT sha, position, renderer, pass_name, pass_position, graph_hash FROM v_passes
 WHERE "case" = ? AND scope = 'lower' AND depth = 0 ORDER BY sha, position, renderer, pass_position"""
 ASTS_SQL = 'SELECT sha, position, kernel_hash FROM v_kernels WHERE "case" = ?'
+# what the kernel grid leaves out and `tgstore parity` reports: the schedule's stages and every canonical document's
+# verdict, as decided and stored (svod_parity)
+OTHER_ROWS_SQL = """
+SELECT v.svod_run, rc.sha, rc.version, v.scope, v.kernel_index, v.tinygrad_position, v.stage, v.basis, v.verdict,
+       v.svod_nodes, v.tinygrad_nodes, v.why
+FROM svod_parity v JOIN svod_runs r ON r.id = v.svod_run JOIN cases c ON c.id = r.case_id
+JOIN v_run_cases rc ON rc.run_id = v.tinygrad_run AND rc."case" = c.name
+WHERE c.name = ? AND (v.scope = 'schedule' OR v.basis = 'canonical')
+ORDER BY v.svod_run, rc.history_rank, v.scope = 'kernel', v.kernel_index, v.seq"""
 # verdict -> the class that colours it
 VERDICT_CLASS = {"equal": "verdict-equal", "equal (node count)": "verdict-equal", "differs": "verdict-differs",
                  "differs (node count)": "verdict-differs", "missing in tinygrad": "verdict-missing",
@@ -68,12 +77,38 @@ class Row:
 
 
 @dataclass
+class OtherRow:
+    """A schedule stage or a canonical document's verdict, as stored (the kernel grid shows tree stages)."""
+
+    sha: str
+    version: str | None
+    scope: str  # schedule | kernel
+    kernel_index: int | None
+    tinygrad_position: int | None
+    stage: str
+    basis: str  # tree | node_count | canonical
+    verdict: str
+    svod_nodes: int | None
+    tinygrad_nodes: int | None
+    why: str | None
+
+    @property
+    def commit_label(self) -> str:
+        return self.version or (self.sha[:17] if self.sha.startswith("tree:") else self.sha[:12])
+
+    @property
+    def css(self) -> str:
+        return VERDICT_CLASS.get(self.verdict, "verdict-absent")
+
+
+@dataclass
 class SvodRun:
     id: int
     svod_commit: str | None
     kind: str | None
     source_path: str | None
     rows: list[Row] = field(default_factory=list)
+    other_rows: list[OtherRow] = field(default_factory=list)  # the schedule's stages and the canonical documents
 
     def kernels(self) -> list[tuple[int, str | None, list[Row]]]:
         """(Svod kernel index, its name, its rows: one per tinygrad commit), for a table per kernel."""
@@ -139,6 +174,9 @@ def parity(conn: sqlite3.Connection, case: str, svod_run: int | None = None, com
         at, graph = graph_at(r["sha"], r["tinygrad_position"], r["renderer"], r["stage"])
         row.cells[r["stage"]] = Cell(r["stage"], r["verdict"], r["svod_nodes"], r["tinygrad_nodes"],
                                      trees.get((r["svod_run"], r["kernel_index"], r["stage"])), graph, at)
+    for run_id, *values in conn.execute(OTHER_ROWS_SQL, (case,)):
+        if run_id in by_run and (not commit or commit in (values[0], values[1]) or values[0].startswith(commit)):
+            by_run[run_id].other_rows.append(OtherRow(*values))
     shown = [label for label, *_ in stages if any(label in row.cells for run in runs for row in run.rows)] or \
         [label for label, *_ in stages]
     for run in runs:

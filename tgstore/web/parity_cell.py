@@ -12,6 +12,7 @@ from typing import Any
 
 from tgstore.compare.matching import compare
 from tgstore.spelling.svod import normalize_tinygrad
+from tgstore.svod.treediff import tree_diff
 from tgstore.web.graphs import find_graph
 from tgstore.web.parity import Cell, Row, parity
 
@@ -36,11 +37,12 @@ class NodeDiff:
     kind: str  # "added" (tinygrad only), "removed" (Svod only), "changed" (matched, op/dtype/arg or sources differ)
     tinygrad: list[Any] | None  # [op, dtype, arg]
     svod: list[Any] | None
+    what: list[str] = field(default_factory=list)  # changed: which of op, dtype, arg, sources differ
 
     def to_json(self) -> dict[str, Any]:
         def side(n: list[Any] | None) -> dict[str, Any] | None:
             return None if n is None else {"op": n[0], "dtype": n[1], "arg": n[2]}
-        return {"kind": self.kind, "tinygrad": side(self.tinygrad), "svod": side(self.svod)}
+        return {"kind": self.kind, "tinygrad": side(self.tinygrad), "svod": side(self.svod), "what": self.what}
 
 
 @dataclass
@@ -54,6 +56,7 @@ class CellDetail:
     counts: dict[str, int] = field(default_factory=dict)
     pass_name: str | None = None
     unknown_spellings: list[str] = field(default_factory=list)
+    tree_diff: list[str] = field(default_factory=list)  # the aligned tree diff `tgstore parity` prints for the stage
 
     @property
     def title(self) -> str:
@@ -70,7 +73,7 @@ class CellDetail:
                 "commit": self.row.sha, "tinygrad_kernel": self.row.tinygrad_position,
                 "tinygrad_pass": self.cell.tinygrad_pass, "pass_name": self.pass_name,
                 "svod_tree": self.cell.svod_tree, "tinygrad_graph": self.cell.tinygrad_graph,
-                "counts": self.counts, "nodes": [n.to_json() for n in self.nodes],
+                "counts": self.counts, "nodes": [n.to_json() for n in self.nodes], "tree_diff": self.tree_diff,
                 "log": [{"path": g.path, "line": g.line_no, "source": g.source, "blob": g.blob} for g in self.log],
                 "title": self.title}
 
@@ -79,7 +82,7 @@ def cell_detail(conn: sqlite3.Connection, case: str, svod_run: int, kernel: int,
                 ) -> CellDetail | None:
     """The cell of Svod run `svod_run`'s kernel `kernel` at `stage` against tinygrad at `commit` (its label in the
     grid: version or short sha), or None when the grid has no such cell."""
-    grid = parity(conn, case, svod_run)
+    grid = parity(conn, case, svod_run, commit)  # only the cell's commit: not the whole grid
     row = next((r for run in grid.runs for r in run.rows
                 if r.kernel_index == kernel and commit in (r.commit_label, r.sha)), None)
     if row is None or stage not in row.cells:
@@ -97,11 +100,22 @@ def cell_detail(conn: sqlite3.Connection, case: str, svod_run: int, kernel: int,
         ours, detail.unknown_spellings = normalize_tinygrad(tiny.nodes)
         theirs = svod.nodes
         result = compare(theirs, ours, max_ghosts=0)
-        nodes = [NodeDiff("changed", ours[n][:3], theirs[result.new_to_old[n]][:3]) for n in sorted(result.changed)]
+        nodes = [NodeDiff("changed", ours[n][:3], theirs[result.new_to_old[n]][:3],
+                          differing(ours[n], theirs[result.new_to_old[n]], result.new_to_old))
+                 for n in sorted(result.changed)]
         nodes += [NodeDiff("added", ours[n][:3], None) for n in sorted(result.added)]
         nodes += [NodeDiff("removed", None, theirs[o][:3]) for o in result.removed]
         detail.counts = {"added": len(result.added), "changed": len(result.changed), "removed": len(result.removed),
                          "differ": len(result.added) + len(result.changed) + len(result.removed),
                          "tinygrad_nodes": len(ours), "svod_nodes": len(theirs)}
         detail.nodes = nodes[:NODES_SHOWN]
+        detail.tree_diff = tree_diff(theirs, ours, f"svod {stage}", f"tinygrad {stage}")
     return detail
+
+
+def differing(ours: list[Any], theirs: list[Any], new_to_old: dict[int, int]) -> list[str]:
+    """What of a matched node differs: its op, dtype, arg, or its sources (matched in order)."""
+    what = [name for name, i in (("op", 0), ("dtype", 1), ("arg", 2)) if ours[i] != theirs[i]]
+    if [new_to_old.get(s) for s in ours[3]] != list(theirs[3]):
+        what.append("sources")
+    return what

@@ -11,6 +11,7 @@ from typing import Any
 from tgstore.compare.kernel_match import KernelRow, case_kernels, match_kernel
 from tgstore.store.commit_names import CommitNotFound, CommitRow, resolve_commit
 from tgstore.web import urls
+from tgstore.web.passnav import PASSES_SQL as PASSES_SQL_OF_KERNEL
 
 KERNELS_SQL = """
 SELECT si.position, kn.name, kn.hash, si.root_op FROM run_cases rc JOIN cases k ON k.id = rc.case_id
@@ -258,13 +259,6 @@ def load(conn: sqlite3.Connection, where: Where, details: bool = True) -> Workbe
     return bench
 
 
-NEIGHBOUR_PASSES_SQL = """
-SELECT pe.position, pe.name FROM run_cases rc JOIN cases k ON k.id = rc.case_id
-JOIN schedule_items si ON si.case_result_id = rc.case_result_id JOIN programs p ON p.schedule_item_id = si.id
-JOIN pass_entries pe ON pe.pass_list_id = p.pass_list_id
-WHERE rc.run_id = ? AND k.name = ? AND si.position = ? AND p.renderer = ? ORDER BY pe.position"""
-
-
 def neighbour_pass(conn: sqlite3.Connection, bench: Workbench, neighbour: Neighbour | None) -> int | None:
     """The selected pass's position in the neighbour's pipeline of the matched kernel: the pass of the same name and
     occurrence (the k-th "expander" stays the k-th), None where it has none."""
@@ -272,7 +266,7 @@ def neighbour_pass(conn: sqlite3.Connection, bench: Workbench, neighbour: Neighb
         return None
     name = bench.selected.name
     occurrence = sum(p.name == name for p in bench.passes if p.position <= bench.selected.position)
-    theirs = [position for position, n in conn.execute(NEIGHBOUR_PASSES_SQL, (neighbour.run_id, bench.where.case,
-                                                                               neighbour.kernel, bench.renderer))
-              if n == name]
+    theirs = [row[3] for row in conn.execute(PASSES_SQL_OF_KERNEL, (neighbour.run_id, bench.where.case,
+                                                                  neighbour.kernel, bench.renderer))
+              if row[4] == name]  # passnav's rows: kernel, kernel_name, renderer, position, name, ...
     return theirs[occurrence - 1] if len(theirs) >= occurrence else None

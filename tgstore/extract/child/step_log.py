@@ -94,7 +94,11 @@ class StepEncoder:
             steps.append({"file": file, "line": line, "upat": upat_source(str(loc[0]), line) if file else None,
                           "before": ref(before), "after": ref(after)})
         text = self.text
-        encoded = [[*text(v), [table[s] for s in v.src if s in table]] for v in table]  # dicts keep insertion order
+        encoded = []
+        for v in table:  # dicts keep insertion order
+            kept = [table[s] for s in v.src if s in table]
+            # a node drawn with fewer sources than it has (the drawing's cap) says how many it has: a 5th element
+            encoded.append([*text(v), kept, len(v.src)] if len(kept) < len(v.src) else [*text(v), kept])
         return {"total": collected.total, "limit": collected.limit, "nodes": encoded, "steps": steps}
 
     def text(self, u: Any) -> tuple[str, str, str]:

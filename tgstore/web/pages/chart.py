@@ -28,8 +28,7 @@ async def chart(datasette: Any, request: Any) -> Response:
         return await render(datasette, request, "tgstore_chart.html", context, data={"metric": metric, "cases": cases})
     only = request.args.get("series") or None  # pass_nodes: one pass ("codegen: NAME"); else one chart per pass
     data = await read(datasette, lambda conn: charts.chart_data(conn, metric, case, renderer, only, machine))
-    timed = await read(datasette, lambda conn: charts.machines(conn, metric, case))
-    context.update({"chart": data, "machines": timed,
+    context.update({"chart": data, "machines": data.machines,
                     "machine_url": lambda m: datasette.urls.path(urls.chart(metric, case, machine=m[:12]))})
     as_data = {"metric": metric, "case": case, "renderer": renderer if metric in charts.RENDERED else None,
                "machine": data.machine, "hostname": data.hostname, "commits": data.commits, "series": data.series}

@@ -91,7 +91,11 @@ async def kernel(datasette: Any, request: Any) -> Response:
         "clipped": (shown_lines, total_lines) if shown_lines < total_lines else None, "pass_diff": pass_diff,
         "title": f"{where.case} · kernel {where.kernel} {bench.kernel_name or ''} · {bench.renderer} · "
                  f"{bench.commit_label}"},
-        data=lambda: {**bench.to_json(), "step": step.to_json(graphs=True) if step else None,
+        # the twin holds what the page's tabs show: the source as stored, the linearized UOps (the first
+        # UOPS_SHOWN of uop_total, as the tab) and the canonical documents
+        data=lambda: {**bench.to_json(), "source": bench.source,
+                      "uops": [dict(zip(("idx", "op", "dtype", "arg", "src"), u, strict=False)) for u in bench.uops],
+                      "canonical": bench.canonical, "step": step.to_json(graphs=True) if step else None,
                       "step_diff": "\n".join(step_diff) if step else None,
                       "steps_total": steps.total if steps else None})
 

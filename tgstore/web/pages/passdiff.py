@@ -24,6 +24,8 @@ from tgstore.web.charts import passes_overlaid
 from tgstore.web.sidebyside import bounded_table
 from tgstore.web.workbench import Where, WorkbenchError, case_commits, commit_run, load
 
+QUIET_KINDS = ("same", "spelling")  # rows hidden unless asked for (&all=1): nothing to look at there
+
 
 def read_sides(conn: sqlite3.Connection, case: str, kernel: int | None, a: str | None, b: str | None,
                renderer: str | None, spelling: bool) -> dict[str, Any]:
@@ -100,7 +102,7 @@ async def passdiff(datasette: Any, request: Any) -> Response:
 
     def here(**change: Any) -> str:
         params = {"case": case, "kernel": kernel, "a": label_a, "b": label_b, "renderer": side_b.renderer,
-                  "spelling": raw, **change}
+                  "spelling": raw, "all": 1 if show_all else None, **change}
         return datasette.urls.path(urls.passdiff(**params))
 
     def sides_url(r: AlignedPass) -> str | None:
@@ -115,6 +117,8 @@ async def passdiff(datasette: Any, request: Any) -> Response:
                                 label_a: [p.a.node_count if p.a else None for p in aligned],
                                 label_b: [p.b.node_count if p.b else None for p in aligned]}) if aligned else None
     tally = counts(aligned)
+    show_all = request.args.get("all") == "1"  # default: unchanged and spelling-only passes folded away
+    quiet = sum(r.kind in QUIET_KINDS and r is not first and i != row for i, r in enumerate(aligned))
     title = f"{case} · kernel {kernel} {side_b.kernel_name or ''} · {side_b.renderer} · passes {label_a} → {label_b}"
     only_a, only_b = added(aligned), removed(aligned)
 
@@ -127,7 +131,8 @@ async def passdiff(datasette: Any, request: Any) -> Response:
     return await render(datasette, request, "tgstore_passdiff.html", {
         **found, "chart": Markup(chart) if chart else None, "case": case, "kernel": kernel, "label_a": label_a,
         "label_b": label_b, "here": here, "sides_url": sides_url, "tally": tally, "added": only_a,
-        "removed": only_b, "selected_row": row, "ignore_spelling": spelling,
+        "removed": only_b, "selected_row": row, "ignore_spelling": spelling, "show_all": show_all,
+        "quiet_kinds": QUIET_KINDS, "quiet": quiet,
         "switch_url": here(spelling=None if raw else "raw", row=row),
         "diff_table": bounded_table(lines, None) if lines else None,
         "bench_a": lambda p: datasette.urls.path(side_a.where.url(commit=label_a, renderer=side_a.renderer,
