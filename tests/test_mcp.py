@@ -29,10 +29,13 @@ def cli(db: Path, *args: str) -> Any:
         return [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
 
 
-async def ask(db: Path, calls: list[tuple[str, dict[str, Any]]]) -> tuple[set[str], list[Any]]:
+async def ask(db: Path, calls: list[tuple[str, dict[str, Any]]]) -> tuple[dict[str, Any], list[Any]]:
     params = StdioServerParameters(command=sys.executable, args=["-m", "tgstore", "mcp", "--db", str(db)])
     async with Client(params) as client:
-        listed = {tool.name for tool in (await client.list_tools()).tools}
+        from tgstore import __version__
+
+        assert client.server_info is not None and client.server_info.version == __version__  # not empty
+        listed = {tool.name: tool.input_schema for tool in (await client.list_tools()).tools}
         answers = []
         for name, arguments in calls:
             result = await client.call_tool(name, arguments)
@@ -58,7 +61,14 @@ def test_an_mcp_client_gets_the_clis_answers(two_releases_db: Path) -> None:
     ]
     listed, answers = asyncio.run(ask(db, [(tool, arguments) for tool, arguments, _cli in questions]
                                       + [("query", {"name": "no_such_query"}), ("queries", {})]))
-    assert listed == TOOLS
+    assert set(listed) == TOOLS
+    # each tool's schema is its answer function's signature, less the database it reads
+    import inspect
+
+    from tgstore.answers.stages import stages
+
+    assert set(listed["stages"]["properties"]) == set(inspect.signature(stages).parameters) - {"db"}
+    assert listed["stages"]["required"] == ["case"]
     for (tool, _arguments, command), answer in zip(questions, answers, strict=False):
         assert answer == cli(db, *command), tool
     # the answers are about the data: not empty, not errors

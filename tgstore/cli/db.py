@@ -52,12 +52,17 @@ def db_gc(db: DbOption = Path("tgstore.db"),
 
 
 @command(db_app, "current")
-def db_current(db: DbOption = Path("tgstore.db")) -> None:
-    """Print the database's schema revision and the newest this tgstore knows."""
-    from tgstore.db import current_revision, head_revision
+def db_current(db: DbOption = Path("tgstore.db"),
+               as_json: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False) -> None:
+    """Print the database's schema revision and the newest this tgstore knows (read without Alembic)."""
+    from tgstore.cli.common import open_reader
+    from tgstore.db.read import head, stored_revision
 
-    engine = open_db(db, migrate=False, writer=False, check=False)
-    emit(f"current: {current_revision(engine)}  head: {head_revision()}")
+    current = stored_revision(open_reader(db, check=False))
+    if as_json:
+        emit(json.dumps({"current": current, "head": head()}))
+        return
+    emit(f"current: {current}  head: {head()}")
 
 
 @command(db_app, "check")

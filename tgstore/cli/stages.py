@@ -89,6 +89,9 @@ def canonical(
     kernel: KernelOption = None,
     commit: CommitOption = None,
     db: DbOption = Path("tgstore.db"),
+    as_json: Annotated[bool, typer.Option("--json", help="Print the stored row as JSON: hash, node_count, "
+                                          "unsupported, reason and the document (parsed; null when unsupported).")]
+    = False,
 ) -> None:
     """Print the stored Svod canonical JSON (schema v7) document of CASE at STAGE. A stage the schema cannot
     represent at that commit prints its typed reason and exits 1."""
@@ -101,6 +104,16 @@ def canonical(
             doc = canonical_document(conn, run_id, case, stage, kernel)
     except (StageError, LookupError) as exc:
         raise fail(str(exc)) from None
+    if as_json:
+        import json
+
+        document = doc["document"]
+        sys.stdout.write(json.dumps({"case": case, "stage": stage, "kernel": kernel, "hash": doc["hash"],
+                                     "node_count": doc["node_count"], "unsupported": doc["unsupported"],
+                                     "reason": doc["reason"],
+                                     "document": json.loads(document) if isinstance(document, str) else document},
+                                    ensure_ascii=False) + "\n")
+        return
     if doc["document"] is None:
         raise fail(f"stage {stage!r} of case {case!r} has no canonical document: {doc['unsupported']}: "
                    f"{doc['reason']}")
