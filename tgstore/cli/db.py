@@ -77,7 +77,7 @@ def db_check(db: DbOption = Path("tgstore.db"),
     engine = open_db(db, migrate=False, writer=fix)
     report = check_database(engine, repair=fix)
     if as_json:
-        emit(json.dumps(report.as_dict()))
+        emit(json.dumps(report.to_json()))
     else:
         for line in report.integrity:
             note(f"integrity: {line}")

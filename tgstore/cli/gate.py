@@ -107,7 +107,7 @@ def check(
     speed = time_both(root, result.against.sha, plan, rounds, time_threshold, confidence) if time else None
     if as_json:
         typer.echo(json.dumps({"against": result.against.sha, "candidate": result.candidate,
-                               **diff_to_json(diff), **({"speed": speed.as_json()} if speed else {})},
+                               **diff_to_json(diff), **({"speed": speed.to_json()} if speed else {})},
                               ensure_ascii=False, indent=1))
     elif report == "md":
         from tgstore.gate.speed import markdown

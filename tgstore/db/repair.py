@@ -32,7 +32,7 @@ class CheckReport:
     def ok(self) -> bool:
         return not (self.integrity or self.foreign_keys or self.bad_json or self.unreadable_views)
 
-    def as_dict(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:
         return {"ok": self.ok, "integrity": self.integrity, "foreign_key_violations": self.foreign_keys,
                 "bad_json": {k: len(v) for k, v in self.bad_json.items()},
                 "unreadable_views": self.unreadable_views, "fixed": self.fixed}

@@ -89,7 +89,7 @@ class SpeedCheck:
     def faster(self) -> list[KernelSpeed]:
         return sorted((k for k in self.kernels if k.verdict == "faster"), key=lambda k: k.ratio)
 
-    def as_json(self) -> dict:
+    def to_json(self) -> dict:
         return {"against": self.against, "rounds": self.rounds, "threshold": self.threshold,
                 "confidence": self.confidence, "smallest_p": smallest_p(self.rounds), "rounds_needed": self.needed,
                 "kernels": [{**dataclasses.asdict(k), "ratio": round(k.ratio, 4)} for k in self.kernels]}

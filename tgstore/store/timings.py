@@ -114,7 +114,7 @@ class CaseTimes:
     def complete(self) -> bool:
         return bool(self.kernels) and all(k["status"] == "ok" for k in self.kernels)
 
-    def as_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:
         return {"case": self.case, "commit": self.commit, "machine": self.machine, "kernels": self.kernels}
 
 
