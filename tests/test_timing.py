@@ -188,7 +188,7 @@ def test_times_of_different_machines_are_never_compared(tmp_path, tinygrad_relea
     refused = tgstore("times", "matmul", "--db", db, "--commit", "0.14.0", "--against", "0.13.0")
     assert refused.returncode == 1
     assert "different machines" in refused.stderr and "other-host" in refused.stderr, refused.stderr
-    proc = tgstore("query", "kernel_slowdowns", "--db", db, "-p", "a=0.13.0", "-p", "b=0.14.0", "--json")
+    proc = tgstore("query", "kernel_slowdowns", "--db", db, "-p", "a=0.13.0", "-p", "b=0.14.0", "--jsonl")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == ""  # same machine pairs only: across the two machines every kernel is 1000x
 
