@@ -299,3 +299,71 @@ def test_the_report_renders_the_analysis_json_escaped_in_html():
     html = render(report, {"b" * 40: "2026-07-22T19:01:08+03:00"}, "2026-07-20", "html")
     assert "&lt;script&gt;x&lt;/script&gt;" in html and "<script>" not in html
     assert "## Regressions (confirmed) (0)" in render(report, {"b" * 40: "2026-07-22"}, "2026-08-01", "md")
+
+
+@pytest.mark.slow
+@needs_clang
+def test_a_short_excursion_is_said_confirmed_triaged_and_reported(tmp_path, tinygrad_release):
+    """The issue's history: 6 commits of 0.14.0 trees, matmul compiled at -O0 (several times slower) at the third and
+    fourth, back at -O2 at the fifth; each level two commits, timed by `ingest --time`. Too little history for the
+    history test to call either step: both are listed as 'unconfirmed: too little history', linked as one excursion
+    ("back at"), re-timed by --confirm (A B A B) and then confirmed regressions like any other, triaged across
+    reruns and named in the report."""
+    repo = tmp_path / "repo"
+    shas = build_release_history(repo, [("0.14.0", "release")], tinygrad_release)
+    compiler = repo / "tinygrad" / "runtime" / "support" / "compiler_cpu.py"
+    optimised = compiler.read_text()
+    readme = repo / "README.md"
+
+    def docs(subject: str, day: int) -> str:
+        readme.write_text(readme.read_text() + subject + "\n")
+        return commit(repo, subject, day)
+
+    line = [docs("docs 0", 2), docs("docs 1", 2)]  # the release commit itself is the range's base, untimed
+    compiler.write_text(optimised.replace("'-O2'", "'-O0'"))
+    line += [commit(repo, "compile kernels without optimisation", 3), docs("docs 2", 4)]
+    compiler.write_text(optimised)
+    line += [commit(repo, "optimise again", 5), docs("docs 3", 6)]
+    cases = tmp_path / "cases.py"
+    cases.write_text(CASES)
+    db = tmp_path / "t.db"
+    proc = tgstore("ingest", "--db", db, "--repo", repo, "--rev", f"{shas[0]}..{line[-1]}", "--cases", cases,
+                   "--renderers", "C", "--stages", "none", "--time", "--time-runs", "10")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(tgstore("regressions", "--db", db, "--json").stdout)
+    kernel = {(r["good"], r["bad"]): r for r in report["regressions"] if r["position"] == 2}
+    assert set(kernel) == {(line[1], line[2]), (line[3], line[4])}, report
+    slower, back = kernel[(line[1], line[2])], kernel[(line[3], line[4])]
+    assert slower["direction"] == "slower" and back["direction"] == "faster" and slower["ratio"] > 2
+    assert slower["back_at"] == line[4] and back["excursion_from"] == line[2]
+    for r in (slower, back):
+        assert r["confirmed"] == "unconfirmed: too little history" and r["standing"] == "too little history"
+        assert r["backed_by"] == ["runs"] and r["exact"]
+    assert report["common_shifts"] == []
+    text = tgstore("regressions", "--db", db).stdout
+    assert "unconfirmed: too little history" in text and f"back at {line[4][:10]}" in text
+    page_md = tgstore("report", "--since", "2025-01-01", "--db", db).stdout
+    assert page_md.count("too little history to judge") >= 2
+
+    triaged = tgstore("triage", f"{line[1][:10]}..{line[2][:10]}", "--state", "acknowledged", "--note", "-O0",
+                      "--case", "matmul", "--kernel", "2", "--db", db)
+    assert triaged.returncode == 0, triaged.stderr
+    confirmed = tgstore("regressions", "--db", db, "--confirm", "--repo", repo, "--cases", cases, "--json")
+    assert confirmed.returncode == 0, confirmed.stderr
+    after = {(r["good"], r["bad"]): r for r in json.loads(confirmed.stdout)["regressions"] if r["position"] == 2}
+    for key in ((line[1], line[2]), (line[3], line[4])):
+        assert after[key]["confirmed"] == "confirmed", after[key]
+        assert after[key]["backed_by"] == ["runs", "re-timing"]
+        assert min(after[key]["confirmation"]["bad_ns"]) != max(after[key]["confirmation"]["good_ns"])
+    assert after[(line[1], line[2])]["triage"] == {**after[(line[1], line[2])]["triage"], "state": "acknowledged",
+                                                   "note": "-O0"}
+    again = json.loads(tgstore("regressions", "--db", db, "--json").stdout)
+    kept = {(r["good"], r["bad"]): (r["confirmed"], r["triage"]["state"]) for r in again["regressions"]
+            if r["position"] == 2}
+    assert kept == {(line[1], line[2]): ("confirmed", "acknowledged"), (line[3], line[4]): ("confirmed", "new")}
+    md = tgstore("report", "--since", "2025-01-01", "--db", db).stdout
+    regressions_part = md.split("## Regressions (confirmed)")[1].split("## Improvements")[0]
+    improvements_part = md.split("## Improvements (confirmed)")[1].split("## Fixed")[0]
+    assert "**matmul #2**" in regressions_part and f"`{line[1][:10]}..{line[2][:10]}`" in regressions_part
+    assert f"back at `{line[4][:10]}`" in regressions_part and "triage: acknowledged (-O0)" in regressions_part
+    assert "**matmul #2**" in improvements_part and f"`{line[3][:10]}..{line[4][:10]}`" in improvements_part
