@@ -66,6 +66,37 @@ def test_mann_whitney_is_exact_against_published_tables():
     assert mann_whitney([], [1.0])[1] == 1.0
 
 
+def test_mann_whitney_and_the_t_tail_agree_with_scipy_stats():
+    """ranktest (no scipy.stats import: 1.6 s of a CLI run) against scipy's own: exact and permutation p for small
+    samples, tied or not; the normal approximation with tie and continuity corrections for large ones."""
+    from scipy.stats import PermutationMethod, mannwhitneyu
+    from scipy.stats import t as student_t
+
+    from tgstore.compare.ranktest import t_two_sided
+
+    rng = random.Random(11)
+    for _ in range(150):
+        n1, n2 = rng.randint(2, 9), rng.randint(2, 9)
+        resolution = rng.choice([1, 3, 1000])  # 1 and 3: ties, as a timer's resolution makes them
+        a = [rng.randint(0, 20 * resolution) // resolution for _ in range(n1)]
+        b = [rng.randint(0, 20 * resolution) // resolution + rng.randint(0, 4) for _ in range(n2)]
+        if len(set(a) | set(b)) == 1:
+            continue
+        tied = len(set(a) | set(b)) < n1 + n2
+        small = math.comb(n1 + n2, n1) <= 20_000
+        method = (PermutationMethod(n_resamples=math.inf) if tied else "exact") if small else "asymptotic"
+        expected = mannwhitneyu(a, b, alternative="two-sided", method=method)
+        assert mann_whitney(a, b) == (pytest.approx(expected.statistic), pytest.approx(expected.pvalue, rel=1e-6)), \
+            (a, b)
+    big_a = [rng.randint(0, 30) for _ in range(40)]
+    big_b = [rng.randint(5, 35) for _ in range(30)]
+    expected = mannwhitneyu(big_a, big_b, alternative="two-sided", method="asymptotic")
+    assert mann_whitney(big_a, big_b)[1] == pytest.approx(expected.pvalue, rel=1e-9)
+    for z, df in ((0.0, 3.0), (0.5, 1.2), (3.0, 2.4), (13.7, 2.4), (69.0, 1.2), (2.0, 30.0), (40.0, 50.0),
+                  (0.01, 500.0)):
+        assert t_two_sided(z, df) == pytest.approx(2 * student_t.sf(z, df), rel=1e-9)
+
+
 def brute_force(y: list[float], penalty: float) -> list[int]:
     best: tuple[float, list[int]] | None = None
     n = len(y)

@@ -59,14 +59,18 @@ def regressions(
     at one commit, back at the next) and the candidates only one test backs are listed too, and each series' noise
     and the smallest step the detector finds there 90% of the time."""
     from tgstore.history.regressions import RegressionError, find_regressions
-    from tgstore.store.timings import this_machine
+
+    def this_machine(backend: str) -> str:  # asked only where several machines timed (it runs the compiler)
+        from tgstore.store.timings import this_machine as fingerprint
+
+        return fingerprint(backend)
 
     engine = open_db(db, migrate=confirm, writer=confirm)
 
     def walk():
         with engine.connect() as conn:
             return find_regressions(conn.connection.driver_connection, metric, case=case, since=since,
-                                    machine=machine, preferred=this_machine(backend))
+                                    machine=machine, preferred=lambda: this_machine(backend))
 
     try:
         report = walk()

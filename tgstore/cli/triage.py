@@ -22,7 +22,7 @@ def _report(conn, metric: str, machine: str | None):
 
     try:
         return find_regressions(conn.connection.driver_connection, metric, machine=machine,
-                                preferred=this_machine("CPU"))
+                                preferred=lambda: this_machine("CPU"))
     except RegressionError as exc:
         raise fail(str(exc)) from None
 

@@ -10,7 +10,7 @@
      pairs that straddle neither this breakpoint nor another step of more than OTHER_STEP noise units), compared
      with Student's t (`degrees_of_freedom`: the spread is estimated from the series itself). Correlated noise and
      drift make the history's changes large, so they are not mistaken for a step;
-   - the runs: Mann-Whitney U (scipy's `mannwhitneyu`, exact for small samples) between the stored timed runs of the
+   - the runs: Mann-Whitney U (`ranktest.mann_whitney`, exact for small samples) between the stored timed runs of the
      NEAREST commits each side. Runs within one process agree with each other more than processes do, so the runs
      alone call a drift certain: they are needed, not enough.
    The breakpoint was chosen by the same data, as the most step-like place: each p-value is multiplied by the number
@@ -33,11 +33,10 @@ from dataclasses import dataclass, field
 from statistics import NormalDist
 
 import numpy as np
-from scipy.stats import PermutationMethod, mannwhitneyu
-from scipy.stats import t as student_t
 
 from tgstore.compare.detectable import detectable_step
 from tgstore.compare.noise_model import contrast_mean_square, level_change, variogram
+from tgstore.compare.ranktest import mann_whitney, t_two_sided
 from tgstore.compare.segment import pelt
 
 PENALTY = 3.0  # x sigma^2 ln(n): the cost of one more segment (BIC's is 2; candidates are tested after)
@@ -51,25 +50,6 @@ STANDARD = NormalDist()
 DF_SHARE = 0.6  # see degrees_of_freedom
 OTHER_STEP = 5.0  # see big_steps
 LISTED_UNITS = 5.0  # a change the runs back but too little history can judge is listed from this many noise units
-
-
-EXACT_UP_TO = 20_000  # arrangements (C(n1 + n2, n1)) up to which a tied pair is tested by exact permutation
-
-
-def mann_whitney(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
-    """(U of `a`, two-sided p) of the Mann-Whitney U test: scipy's, exact when both samples are small (its exact
-    distribution when untied; with ties, every arrangement enumerated while there are at most EXACT_UP_TO of them:
-    timings at a timer's resolution tie, and the normal approximation gives 0.011 for five rounds a side that do not
-    overlap, where the exact p is 2/252 = 0.0079), else the normal approximation with tie and continuity
-    corrections (exact enumeration of two tied samples of 10 runs, C(20, 10) = 184,756 arrangements, took 1.5-2 s a
-    call). p is 1 when either side is empty or every value is tied."""
-    if not len(a) or not len(b) or len(set(a) | set(b)) == 1:
-        return (len(a) * len(b) / 2 if len(a) and len(b) else 0.0), 1.0
-    tied = len(set(a) | set(b)) < len(a) + len(b)
-    small = math.comb(len(a) + len(b), len(a)) <= EXACT_UP_TO
-    method = ("exact" if not tied else PermutationMethod(n_resamples=math.inf)) if small else "asymptotic"
-    result = mannwhitneyu(a, b, alternative="two-sided", method=method)
-    return float(result.statistic), float(result.pvalue)
 
 
 def degrees_of_freedom(before: int, after: int) -> float:
@@ -273,10 +253,10 @@ def analyse(series: Series, alpha: float = ALPHA) -> Analysis:
         df = degrees_of_freedom(len(before), len(after))
         p_runs = _runs_p(kept_samples, range(max(s0, e0 - NEAREST), e0), range(s1, min(e1, s1 + NEAREST)), places)
         step = Step(kept[s1], math.exp(float(np.median(y[s0:e0]))), math.exp(float(np.median(y[s1:e1]))),
-                    min(1.0, places * 2 * float(student_t.sf(abs(z), df))), p_runs)
+                    min(1.0, places * t_two_sided(z, df)), p_runs)
         # could the history have called this change at all? Not when even a series as quiet as the floor would
         # leave it under the test's threshold: its few commits give the t-test too few degrees of freedom
-        at_floor = min(1.0, places * 2 * float(student_t.sf(abs(change) / math.sqrt(least), df))) if least else 0.0
+        at_floor = min(1.0, places * t_two_sided(abs(change) / math.sqrt(least), df)) if least else 0.0
         step.size = float(abs(change) / sigma) if sigma else math.inf
         step.last_before = kept[e0 - 1]
         step.history_judged = step.size < LISTED_UNITS or (at_floor < alpha and min(e0 - s0, e1 - s1) >= MIN_SIDE)

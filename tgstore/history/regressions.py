@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -28,7 +28,7 @@ from tgstore.history.series import (
     since_rank,
 )
 from tgstore.history.shifts import CommonShift, group_shifts
-from tgstore.store.timings import MIN_KERNEL_NS  # shorter kernels are launch overhead: not judged
+from tgstore.store.timing_limits import MIN_KERNEL_NS  # shorter kernels are launch overhead: not judged
 from tgstore.store.triage import Confirmation, Triage, confirmations, key_of, triage_states
 
 __all__ = ["RegressionError", "Regression", "Report", "find_regressions", "by_range", "series_title"]
@@ -239,7 +239,8 @@ class Report:
 # ---------------------------------------------------------------------------------------------------------------------
 
 def find_regressions(conn: sqlite3.Connection, metric: str = "time", *, case: str | None = None,
-                     since: str | None = None, machine: str | None = None, preferred: str | None = None,
+                     since: str | None = None, machine: str | None = None,
+                     preferred: str | Callable[[], str] | None = None,
                      min_commits: int = 3) -> Report:
     if metric not in METRICS:
         raise RegressionError(f"--metric must be {' or '.join(METRICS)}, not {metric!r}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 
 
@@ -43,9 +44,11 @@ COMPILE_POINTS = """
     ORDER BY t.suite, t.backend, t."case", t.renderer, t.position, t.history_rank, t.session_id"""
 
 
-def choose_machine(conn: sqlite3.Connection, metric: str, machine: str | None, preferred: str | None) -> str:
-    """The machine whose series to walk: `machine` (a fingerprint or its prefix), else `preferred` (this machine)
-    when it has timings, else the machine with the most."""
+def choose_machine(conn: sqlite3.Connection, metric: str, machine: str | None,
+                   preferred: str | Callable[[], str] | None) -> str:
+    """The machine whose series to walk: `machine` (a fingerprint or its prefix), else `preferred` (this machine; a
+    function is called only when several machines timed: fingerprinting this one runs the compiler, ~1.6 s) when
+    it has timings, else the machine with the most."""
     view = "v_kernel_times" if metric == "time" else "v_compile_times"
     found = [r[0] for r in conn.execute(f"SELECT machine FROM {view} GROUP BY machine ORDER BY count(*) DESC")]
     if not found:
@@ -57,6 +60,8 @@ def choose_machine(conn: sqlite3.Connection, metric: str, machine: str | None, p
             raise RegressionError(f"machine {machine!r} {'matches several' if chosen else 'has no timings'}; "
                                   f"timed machines: {', '.join(found)}")
         return chosen[0]
+    if len(found) > 1 and callable(preferred):
+        preferred = preferred()
     return preferred if preferred in found else found[0]
 
 
@@ -96,7 +101,11 @@ def read_series(conn: sqlite3.Connection, metric: str, machine: str, case: str |
         positions = [k for k in series if k[:3] == key[:3] and k[4] == key[4]]
         if len(positions) < 2:
             continue  # one kernel: its own series says it all
-        ranked = sorted(order[key], key=lambda sha: min(i for k in positions for i, p in enumerate(series[k])
-                                                        if p.sha == sha))
+        first: dict[str, int] = {}  # each commit's earliest place in any of the case's kernel series
+        for k in positions:
+            for i, p in enumerate(series[k]):
+                if first.get(p.sha, i) >= i:
+                    first[p.sha] = i
+        ranked = sorted(order[key], key=first.__getitem__)
         series[key] = [by_sha[sha] for sha in ranked]
     return series

@@ -18,6 +18,7 @@ from tgstore.bundle import Bundle
 from tgstore.db.models.timing_tables import KernelTiming, Machine, TimingSession
 from tgstore.extract.child.machine import codegen_thread_env, machine
 from tgstore.store.rows import get_or_create, insert_returning_id, kernel_rows
+from tgstore.store.timing_limits import MIN_KERNEL_NS  # noqa: F401 (its callers' name for it)
 
 
 class TimingError(Exception):
@@ -198,7 +199,6 @@ def comparable(conn: Connection, case: str, sha: str, against: str, machine: str
     return timed, case_times(conn, case, against, fingerprint)
 
 
-MIN_KERNEL_NS = 10_000  # kernels faster than this at the base are launch overhead and noise, not compared alone
 
 
 def slower_kernels(base: CaseTimes, other: CaseTimes, threshold: float,
