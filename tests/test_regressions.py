@@ -398,3 +398,79 @@ def test_a_short_excursion_is_said_confirmed_triaged_and_reported(tmp_path, tiny
     assert "**matmul #2**" in regressions_part and f"`{line[1][:10]}..{line[2][:10]}`" in regressions_part
     assert f"back at `{line[4][:10]}`" in regressions_part and "triage: acknowledged (-O0)" in regressions_part
     assert "**matmul #2**" in improvements_part and f"`{line[3][:10]}..{line[4][:10]}`" in improvements_part
+
+
+def timed_database(path: Path, levels: np.ndarray, reference: list[int | None], seed: int = 0) -> Path:
+    """A database whose timings are written as a sweep writes them (store.timings.store_timings, one session per
+    commit on one machine), of levels[commit, kernel] ns with 10 runs each, and the session's reference kernel time."""
+    from sqlalchemy import insert
+
+    from tgstore.bundle import Bundle
+    from tgstore.db import open_engine, upgrade
+    from tgstore.db.models.run_tables import Suite, TinygradCommit
+    from tgstore.store.commits import rank_commits
+    from tgstore.store.rows import case_ids, get_or_create
+    from tgstore.store.timings import store_timings
+
+    rng = np.random.default_rng(seed)
+    engine = open_engine(path)
+    upgrade(engine)
+    commits, kernels = levels.shape
+    machine = {"fingerprint": "test0000machine0", "hostname": "t", "cpu_model": "c", "cores": 2, "device": "CPU",
+               "compiler": "clang", "compiler_version": "14"}
+    with engine.begin() as conn:
+        conn.execute(insert(TinygradCommit), [{"sha": f"{i:040x}", "tree_hash": f"{i:064x}", "subject": f"c{i}",
+                                               "git_position": i, "committed_at": f"2026-01-{i % 28 + 1:02d}"}
+                                              for i in range(commits)])
+        rank_commits(conn)
+        ids = dict(conn.exec_driver_sql("SELECT sha, id FROM tinygrad_commits").fetchall())
+        suite_id = get_or_create(conn, Suite, {"hash": "s"}, {"name": "s"})
+        cases = case_ids(conn, ["k"])
+        for i in range(commits):
+            items = []
+            for k in range(kernels):
+                runs = sorted(int(v) for v in levels[i, k] * (1 + np.abs(rng.normal(0, 0.005, 10))))
+                items.append({"position": k, "nodes": [], "root_op": "SINK", "timing": {
+                    "status": "ok", "program": f"r_{k}", "ns_min": runs[0], "ns_median": runs[5], "ns_max": runs[-1],
+                    "spread": 0.01, "samples": runs}})
+            bundle = Bundle(path, {"backend": "CPU", "timing": {"machine": machine, "timer": "t", "runs": 10,
+                                                                "warmup": 2, "calibration_ns": 1000,
+                                                                "reference_ns": reference[i]}},
+                            cases=[{"name": "k", "schedule": items}], end={})
+            store_timings(conn, bundle, commit_id=ids[f"{i:040x}"], suite_id=suite_id, run_id=None, case_ids=cases,
+                          now="2026-01-01")
+    engine.dispose()
+    return path
+
+
+def test_a_step_in_every_kernel_at_one_commit_is_one_common_shift(tmp_path):
+    rng = np.random.default_rng(5)
+    commits, kernels = 30, 8
+    levels = 1e5 * np.exp(rng.normal(0, 0.02, (commits, kernels))) * np.where(np.arange(commits) >= 15, 1.5, 1.0)[
+        :, None]
+    db = timed_database(tmp_path / "t.db", levels, [2_000_000] * commits)
+    report = json.loads(tgstore("regressions", "--db", db, "--json").stdout)
+    (shift,) = report["common_shifts"]
+    assert (shift["good"], shift["bad"]) == (f"{14:040x}", f"{15:040x}") and shift["direction"] == "slower"
+    assert shift["kernel_count"] == kernels and shift["median_ratio"] == pytest.approx(1.5, rel=0.05)
+    assert shift["classification"] == "unclassified" and shift["good_side"]["reference_ns"] == 2_000_000
+    assert all(r["bad"] != f"{15:040x}" for r in report["regressions"])  # each series not repeated apart
+    text = tgstore("regressions", "--db", db).stdout
+    assert "== common shift: " in text and "8 kernels" in text and "unclassified" in text
+
+
+def test_a_persistent_machine_state_the_reference_kernel_shows_is_divided_out(tmp_path):
+    """Commits 10-19 timed in a state 15% slower (another host, a frequency state): every kernel and the reference
+    loop alike. With the reference stored it is divided out and nothing is reported; without it, it is a shift."""
+    rng = np.random.default_rng(6)
+    commits, kernels = 30, 8
+    state = np.where((np.arange(commits) >= 10) & (np.arange(commits) < 20), 1.15, 1.0)
+    levels = 1e5 * np.exp(rng.normal(0, 0.02, (commits, kernels))) * state[:, None]
+    reference = [int(2e6 * s * (1 + abs(rng.normal(0, 0.002)))) for s in state]
+    divided = json.loads(tgstore("regressions", "--db", timed_database(tmp_path / "a.db", levels, reference),
+                                 "--json").stdout)
+    assert divided["regressions"] == [] and divided["common_shifts"] == []
+    assert len(divided["adjusted_for_machine_state"]) == kernels + 1  # the kernels and the case's total
+    blind = json.loads(tgstore("regressions", "--db", timed_database(tmp_path / "b.db", levels, [None] * commits),
+                               "--json").stdout)
+    assert blind["common_shifts"] and blind["adjusted_for_machine_state"] == []

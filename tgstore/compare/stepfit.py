@@ -50,6 +50,7 @@ STANDARD = NormalDist()
 DF_SHARE = 0.6  # see degrees_of_freedom
 OTHER_STEP = 5.0  # see big_steps
 LISTED_UNITS = 5.0  # a change the runs back but too little history can judge is listed from this many noise units
+JUDGING_DF = 5.0  # fewer degrees of freedom (under ~6 commits a side): the history's spread is itself too uncertain
 
 
 def degrees_of_freedom(before: int, after: int) -> float:
@@ -82,7 +83,8 @@ class Step:
     p_history: float  # the level change against the series' history (Bonferroni-adjusted)
     p_runs: float | None  # Mann-Whitney U over the nearest commits' runs, adjusted (None: no runs stored)
     history_judged: bool = True  # False: a change of LISTED_UNITS or more that too few commits (or one commit on a
-    # side) leave the history test unable to call, even at the noise floor
+    # side) leave the history test unable to judge: it could not call it even at the noise floor, or its windows
+    # give fewer than JUDGING_DF degrees of freedom (the spread estimated from so few commits is itself a guess)
     size: float = math.inf  # the change in noise units
     last_before: int | None = None  # the last commit of the level before (an index; None: index - 1)
     back_at: int | None = None  # an excursion: the index of the step that comes back
@@ -259,7 +261,8 @@ def analyse(series: Series, alpha: float = ALPHA) -> Analysis:
         at_floor = min(1.0, places * t_two_sided(abs(change) / math.sqrt(least), df)) if least else 0.0
         step.size = float(abs(change) / sigma) if sigma else math.inf
         step.last_before = kept[e0 - 1]
-        step.history_judged = step.size < LISTED_UNITS or (at_floor < alpha and min(e0 - s0, e1 - s1) >= MIN_SIDE)
+        step.history_judged = step.size < LISTED_UNITS or (
+            at_floor < alpha and df >= JUDGING_DF and min(e0 - s0, e1 - s1) >= MIN_SIDE)
         return step
 
     def kind(step: Step) -> str:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from tgstore.compare.machine_state import machine_factors
 from tgstore.compare.stepfit import ALPHA, MIN_NOISE, Analysis, Series, Spike, Step, analyse
 from tgstore.history.explain import explain
 from tgstore.history.series import (
@@ -209,6 +210,7 @@ class Report:
     alpha: float = ALPHA
     common_shifts: list[CommonShift] = field(default_factory=list)  # one event each; their series not repeated
     pending: list[Regression] = field(default_factory=list)  # the candidates as steps: --confirm re-times them
+    adjusted: list[str] = field(default_factory=list)  # series whose times the reference kernel's states divided
 
     @property
     def every_regression(self) -> list[Regression]:
@@ -231,7 +233,8 @@ class Report:
                 "candidates": [{**asdict(c), "title": c.title} for c in self.candidates],
                 "noise": [{**asdict(s), "title": s.title} for s in self.series],
                 "skipped": [asdict(s) for s in self.skipped], "skipped_series": len(self.skipped),
-                "common_shifts": [shift.as_json() for shift in self.common_shifts]}
+                "common_shifts": [shift.as_json() for shift in self.common_shifts],
+                "adjusted_for_machine_state": self.adjusted}
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -263,7 +266,13 @@ def find_regressions(conn: sqlite3.Connection, metric: str = "time", *, case: st
                                           f"under {MIN_KERNEL_NS // 1000} us at every commit: launch overhead"))
             continue
         samples = [p.samples or [] for p in points] if metric == "time" and position is not None else None
-        analysis: Analysis = analyse(Series([p.value for p in points], samples, max(floor, MIN_NOISE)))
+        values = [p.value for p in points]
+        factors = machine_factors([p.reference_ns for p in points]) if metric == "time" else None
+        if factors and any(f != 1.0 for f in factors):  # a persistent machine state, measured: divided out
+            values = [v / f for v, f in zip(values, factors, strict=True)]
+            samples = [[v / f for v in s] for s, f in zip(samples, factors, strict=True)] if samples else None
+            report.adjusted.append(series_title(case_name, position, renderer))
+        analysis: Analysis = analyse(Series(values, samples, max(floor, MIN_NOISE)))
         kernel = points[-1].kernel_name
         detectable = round(analysis.detectable, 4) if math.isfinite(analysis.detectable) else None
         report.series.append(SeriesNoise(case_name, position, renderer, kernel, len(points), round(analysis.noise, 4),

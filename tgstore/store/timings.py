@@ -41,6 +41,7 @@ def store_timings(conn: Connection, bundle: Bundle, *, commit_id: int, suite_id:
         commit_id=commit_id, suite_id=suite_id, backend=bundle.header["backend"], run_id=run_id,
         machine_id=machine_id, timer=header.get("timer"), runs=header.get("runs"), warmup=header.get("warmup"),
         calibration_ns=header.get("calibration_ns"), calibration_end_ns=(bundle.end or {}).get("calibration_end_ns"),
+        reference_ns=header.get("reference_ns"),
         started_at=bundle.header.get("started_at"), ingested_at=now)
     hashes = {id(item): kernel_rows(item)[0] for case in bundle.cases for item in case["schedule"]
               if item.get("timing")}
