@@ -14,6 +14,11 @@ Student t (3 degrees of freedom, 2% sd), AR(1) (rho 0.9, 2% sd), random walk (1%
   the right way.
 - false alarms (step x1): the share of series with any reported step (tgstore: reported; listed apart), asv: any
   boundary (asv reports every boundary of its fit). Target <= 1% per series for tgstore's reported steps.
+- family-wise (`--family N`, default 40 histories a model): histories of 100 kernels x 50 commits with no step, each
+  kernel its own noise (independent 2%, or AR(1) rho 0.9 2%) times a machine-wide state shared by every kernel and
+  by the reference kernel (AR(1) rho 0.9, 3%; the reference measured with 0.2% noise and divided out as
+  `tgstore regressions` does, compare/machine_state.py): the share of histories with any reported step (target
+  <= 5%).
 """
 
 from __future__ import annotations
@@ -29,7 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from asv.step_detect import detect_steps  # noqa: E402
 
 from tgstore.compare import simulate  # noqa: E402
-from tgstore.compare.stepfit import analyse  # noqa: E402
+from tgstore.compare.machine_state import machine_factors  # noqa: E402
+from tgstore.compare.stepfit import Series, analyse  # noqa: E402
 
 MODELS = {
     "indep2": simulate.independent(0.02),
@@ -75,13 +81,49 @@ def cell(noise: simulate.Noise, n: int, step: float, count: int, seed: int) -> d
     return {k: v / count for k, v in out.items()}
 
 
+def family(noise: simulate.Noise, histories: int, seed: int, kernels: int = 100, n: int = 50) -> tuple[float, float]:
+    """(share of histories with a reported step, the same without the reference kernel divided out)."""
+    rng = np.random.default_rng(seed)
+    alarms = blind_alarms = 0
+    machine = simulate.correlated(0.9, 0.03)
+    for _ in range(histories):
+        state = machine(rng, n)
+        reference = list(2e6 * np.exp(state) * (1 + np.abs(rng.normal(0, 0.002, n))))
+        factors = machine_factors(reference) or [1.0] * n
+        any_alarm = any_blind = False
+        for _k in range(kernels):
+            base = simulate.history(rng, noise, n)
+            shared = np.exp(state)
+            values = [v * m for v, m in zip(base.values, shared, strict=True)]
+            samples = [[x * m for x in s] for s, m in zip(base.samples or [], shared, strict=True)]
+            any_blind |= bool(analyse(Series(values, samples, base.floor)).steps)
+            divided = Series([v / f for v, f in zip(values, factors, strict=True)],
+                             [[x / f for x in s] for s, f in zip(samples, factors, strict=True)], base.floor)
+            any_alarm |= bool(analyse(divided).steps)
+        alarms += any_alarm
+        blind_alarms += any_blind
+    return alarms / histories, blind_alarms / histories
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(prog="bench_detection_grid.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("--scale", type=float, default=1.0, help="series per cell, relative to the default")
     ap.add_argument("--models", default=",".join(MODELS), help="comma-separated: " + ", ".join(MODELS))
     ap.add_argument("--lengths", default=",".join(map(str, LENGTHS)))
     ap.add_argument("--smallest", action="store_true", help="2 lengths, 2 steps, few series")
+    ap.add_argument("--family", type=int, default=40, help="histories of 100 kernels x 50 commits per model (0: none)")
+    ap.add_argument("--family-only", action="store_true", help="only the family-wise figure")
     args = ap.parse_args()
+    if args.smallest:
+        args.family = 2
+    for name, noise in (("indep2", simulate.independent(0.02)), ("ar1", simulate.correlated(0.9, 0.02))):
+        if not args.family:
+            break
+        rate, blind = family(noise, args.family, seed=7)
+        print(f"figure family_false_alarm_{name} {rate:.4f}  # target <= 0.05; {args.family} histories of 100 kernels "
+              f"x 50 commits; without the reference kernel divided out: {blind:.1%}", flush=True)
+    if args.family_only:
+        return
     lengths = [int(x) for x in args.lengths.split(",")]
     steps = STEPS
     if args.smallest:

@@ -16,6 +16,8 @@ warm run), regressions_cli_peak_mb_{commits}x{kernels} (the process' max residen
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import resource
 import statistics
 import subprocess
@@ -84,7 +86,6 @@ def run_cli(db: Path) -> tuple[float, float, int]:
                           capture_output=True, text=True, check=True)
     seconds = time.perf_counter() - started
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    import json
     report = json.loads(proc.stdout)
     return seconds, max(peak, before) / 1024, len(report["regressions"]) + len(report["common_shifts"])
 
@@ -96,7 +97,7 @@ def main() -> None:
     args = ap.parse_args()
     shapes = [(200, 1), (50, 5)] if args.smallest else list(TARGETS)
     for commits, kernels in shapes:
-        db = args.dir / f"bench-regressions-{commits}x{kernels}.db"
+        db = args.dir / f"bench-regressions-{commits}x{kernels}-{os.getpid()}.db"
         started = time.perf_counter()
         build(db, commits, kernels)
         print(f"built {db} in {time.perf_counter() - started:.1f} s", flush=True)
@@ -106,6 +107,7 @@ def main() -> None:
         figure(f"regressions_cli_seconds_{commits}x{kernels}", statistics.median(r[0] for r in runs),
                f"target <= {target} s; runs {', '.join(f'{r[0]:.2f}' for r in runs)}; {runs[0][2]} listed")
         figure(f"regressions_cli_peak_mb_{commits}x{kernels}", max(r[1] for r in runs), f"target <= {PEAK_MB} MB")
+        db.unlink()
 
 
 if __name__ == "__main__":

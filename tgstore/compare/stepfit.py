@@ -49,7 +49,7 @@ SPIKE_Z = 3.0  # a commit this many noise units off both neighbours (and they ne
 STANDARD = NormalDist()
 DF_SHARE = 0.6  # see degrees_of_freedom
 OTHER_STEP = 5.0  # see big_steps
-LISTED_UNITS = 5.0  # a change the runs back but too little history can judge is listed from this many noise units
+LISTED_UNITS = 3.0  # a change the runs back but too little history can judge is listed from this many noise units
 JUDGING_DF = 5.0  # fewer degrees of freedom (under ~6 commits a side): the history's spread is itself too uncertain
 
 
