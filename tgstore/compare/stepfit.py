@@ -82,9 +82,10 @@ class Step:
     after: float  # and after
     p_history: float  # the level change against the series' history (Bonferroni-adjusted)
     p_runs: float | None  # Mann-Whitney U over the nearest commits' runs, adjusted (None: no runs stored)
-    history_judged: bool = True  # False: a change of LISTED_UNITS or more that too few commits (or one commit on a
-    # side) leave the history test unable to judge: it could not call it even at the noise floor, or its windows
-    # give fewer than JUDGING_DF degrees of freedom (the spread estimated from so few commits is itself a guess)
+    history_judged: bool = True  # False: a change of LISTED_UNITS or more where the series' history runs out within
+    # a window (it starts or ends there) and is too short to judge it: the test could not call it even at the noise
+    # floor, its windows give fewer than JUDGING_DF degrees of freedom (a spread estimated from so few commits is
+    # itself a guess), or one side has one commit
     size: float = math.inf  # the change in noise units
     last_before: int | None = None  # the last commit of the level before (an index; None: index - 1)
     back_at: int | None = None  # an excursion: the index of the step that comes back
@@ -261,8 +262,11 @@ def analyse(series: Series, alpha: float = ALPHA) -> Analysis:
         at_floor = min(1.0, places * t_two_sided(abs(change) / math.sqrt(least), df)) if least else 0.0
         step.size = float(abs(change) / sigma) if sigma else math.inf
         step.last_before = kept[e0 - 1]
-        step.history_judged = step.size < LISTED_UNITS or (
-            at_floor < alpha and df >= JUDGING_DF and min(e0 - s0, e1 - s1) >= MIN_SIDE)
+        # the history runs out inside a window (the series starts or ends there): only then is it too short to
+        # judge; a short level inside a long history is the history's to judge (a random walk has many)
+        edge = (s0 == 0 and e0 - s0 < WINDOW) or (e1 == len(y) and e1 - s1 < WINDOW)
+        step.history_judged = bool(step.size < LISTED_UNITS or not edge or (
+            at_floor < alpha and df >= JUDGING_DF and min(e0 - s0, e1 - s1) >= MIN_SIDE))
         return step
 
     def kind(step: Step) -> str:
