@@ -88,6 +88,7 @@ class Step:
     # itself a guess), or one side has one commit
     size: float = math.inf  # the change in noise units
     last_before: int | None = None  # the last commit of the level before (an index; None: index - 1)
+    sides: int = MIN_SIDE  # commits on the shorter side (of the fit's levels)
     back_at: int | None = None  # an excursion: the index of the step that comes back
     excursion_from: int | None = None  # this step comes back from the excursion that started there
 
@@ -261,7 +262,7 @@ def analyse(series: Series, alpha: float = ALPHA) -> Analysis:
         # leave it under the test's threshold: its few commits give the t-test too few degrees of freedom
         at_floor = min(1.0, places * t_two_sided(abs(change) / math.sqrt(least), df)) if least else 0.0
         step.size = float(abs(change) / sigma) if sigma else math.inf
-        step.last_before = kept[e0 - 1]
+        step.last_before, step.sides = kept[e0 - 1], min(e0 - s0, e1 - s1)
         # the history runs out inside a window (the series starts or ends there): only then is it too short to
         # judge; a short level inside a long history is the history's to judge (a random walk has many)
         edge = (s0 == 0 and e0 - s0 < WINDOW) or (e1 == len(y) and e1 - s1 < WINDOW)
@@ -270,8 +271,8 @@ def analyse(series: Series, alpha: float = ALPHA) -> Analysis:
         return step
 
     def kind(step: Step) -> str:
-        if step.reported(alpha) and step.history_judged:
-            return "step"
+        if step.reported(alpha) and step.sides >= MIN_SIDE:
+            return "step"  # the history called it (whether or not it could have failed to)
         runs_back = step.p_runs is not None and step.p_runs < alpha
         if runs_back and not step.history_judged:
             return "short"  # the runs back it, the history is too short to judge: listed, re-timing decides

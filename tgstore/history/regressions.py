@@ -280,6 +280,7 @@ def find_regressions(conn: sqlite3.Connection, metric: str = "time", *, case: st
                                          [points[s.index].sha for s in analysis.unsure]))
         for step in sorted(analysis.steps + analysis.short, key=lambda st: st.index):
             found = regression(conn, metric, case_name, position, renderer, points, step, analysis, unit)
+            found.standing = "too little history" if step in analysis.short else "reported"
             found.machine = chosen
             found.confirmation = confirmed.get(found.key)
             found.triage = states.get(found.key, found.triage)
@@ -331,7 +332,6 @@ def regression(conn: sqlite3.Connection, metric: str, case: str, position: int |
                        round(step.ratio, 3), round(step.confidence, 6), step.p, step.p_history, step.p_runs,
                        step.evidence(), before.sha, after.sha, after.subject, exact, between, kind, detail,
                        round(analysis.noise, 4), len(points), unit)
-    found.standing = "reported" if step.history_judged else "too little history"
     found.back_at = points[step.back_at].sha if step.back_at is not None else None
     found.excursion_from = points[step.excursion_from].sha if step.excursion_from is not None else None
     return found
