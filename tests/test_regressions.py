@@ -361,6 +361,11 @@ def test_a_short_excursion_is_said_confirmed_triaged_and_reported(tmp_path, tiny
     proc = tgstore("ingest", "--db", db, "--repo", repo, "--rev", f"{shas[0]}..{line[-1]}", "--cases", cases,
                    "--renderers", "C", "--stages", "none", "--time", "--time-runs", "10")
     assert proc.returncode == 0, proc.stderr
+    import sqlite3
+
+    with sqlite3.connect(db) as conn:  # each session timed the reference kernel (a C loop) beside the kernels
+        references = [r[0] for r in conn.execute("SELECT reference_ns FROM timing_sessions")]
+    assert len(references) == 6 and all(r and r > 0 for r in references), references
     report = json.loads(tgstore("regressions", "--db", db, "--json").stdout)
     kernel = {(r["good"], r["bad"]): r for r in report["regressions"] if r["position"] == 2}
     assert set(kernel) == {(line[1], line[2]), (line[3], line[4])}, report

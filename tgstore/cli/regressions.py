@@ -57,7 +57,10 @@ def regressions(
     source changed there (codegen) or did not (same source: runtime, compiler, machine). Confirmed steps (re-timed
     with --confirm) are listed apart from unconfirmed ones, with their triage state (tgstore triage). Spikes (slower
     at one commit, back at the next) and the candidates only one test backs are listed too, and each series' noise
-    and the smallest step the detector finds there 90% of the time."""
+    and the smallest step the detector finds there 90% of the time. A step the runs back in a history too short to
+    judge is listed as 'unconfirmed: too little history' (--confirm decides it); an excursion's two steps say
+    'back at'; steps at one range in many kernels are one common shift (machine change, common code change or
+    unclassified); the reference kernel's machine states are divided out."""
     from tgstore.history.regressions import RegressionError, find_regressions
 
     def this_machine(backend: str) -> str:  # asked only where several machines timed (it runs the compiler)
