@@ -66,6 +66,9 @@ FIGURES = {
                   "mcp_call_seconds", "cli_runs_cpu_seconds"],
     "bench_regressions": ["false_alarm_ar1", "false_alarm_drift", "detection_step_110", "runs_only_drift",
                           "segment_seconds", "segment_peak_mb"],
+    "bench_regressions_cli": ["regressions_cli_seconds_200x1", "regressions_cli_peak_mb_200x1",
+                              "regressions_cli_seconds_50x5"],
+    "bench_detection_grid": ["detection_grid_worst_false_alarm", "family_false_alarm_indep2", "family_false_alarm_ar1"],
 }
 SLOW = {"bench_extract", "bench_rewrites", "bench_queries", "bench_sweep", "bench_timing", "bench_skip",
         "bench_compile_times"}  # 15 s or more, loaded

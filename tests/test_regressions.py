@@ -66,6 +66,37 @@ def test_mann_whitney_is_exact_against_published_tables():
     assert mann_whitney([], [1.0])[1] == 1.0
 
 
+def test_mann_whitney_and_the_t_tail_agree_with_scipy_stats():
+    """ranktest (no scipy.stats import: 1.6 s of a CLI run) against scipy's own: exact and permutation p for small
+    samples, tied or not; the normal approximation with tie and continuity corrections for large ones."""
+    from scipy.stats import PermutationMethod, mannwhitneyu
+    from scipy.stats import t as student_t
+
+    from tgstore.compare.ranktest import t_two_sided
+
+    rng = random.Random(11)
+    for _ in range(150):
+        n1, n2 = rng.randint(2, 9), rng.randint(2, 9)
+        resolution = rng.choice([1, 3, 1000])  # 1 and 3: ties, as a timer's resolution makes them
+        a = [rng.randint(0, 20 * resolution) // resolution for _ in range(n1)]
+        b = [rng.randint(0, 20 * resolution) // resolution + rng.randint(0, 4) for _ in range(n2)]
+        if len(set(a) | set(b)) == 1:
+            continue
+        tied = len(set(a) | set(b)) < n1 + n2
+        small = math.comb(n1 + n2, n1) <= 20_000
+        method = (PermutationMethod(n_resamples=math.inf) if tied else "exact") if small else "asymptotic"
+        expected = mannwhitneyu(a, b, alternative="two-sided", method=method)
+        assert mann_whitney(a, b) == (pytest.approx(expected.statistic), pytest.approx(expected.pvalue, rel=1e-6)), \
+            (a, b)
+    big_a = [rng.randint(0, 30) for _ in range(40)]
+    big_b = [rng.randint(5, 35) for _ in range(30)]
+    expected = mannwhitneyu(big_a, big_b, alternative="two-sided", method="asymptotic")
+    assert mann_whitney(big_a, big_b)[1] == pytest.approx(expected.pvalue, rel=1e-9)
+    for z, df in ((0.0, 3.0), (0.5, 1.2), (3.0, 2.4), (13.7, 2.4), (69.0, 1.2), (2.0, 30.0), (40.0, 50.0),
+                  (0.01, 500.0)):
+        assert t_two_sided(z, df) == pytest.approx(2 * student_t.sf(z, df), rel=1e-9)
+
+
 def brute_force(y: list[float], penalty: float) -> list[int]:
     best: tuple[float, list[int]] | None = None
     n = len(y)
@@ -299,3 +330,152 @@ def test_the_report_renders_the_analysis_json_escaped_in_html():
     html = render(report, {"b" * 40: "2026-07-22T19:01:08+03:00"}, "2026-07-20", "html")
     assert "&lt;script&gt;x&lt;/script&gt;" in html and "<script>" not in html
     assert "## Regressions (confirmed) (0)" in render(report, {"b" * 40: "2026-07-22"}, "2026-08-01", "md")
+
+
+@pytest.mark.slow
+@needs_clang
+def test_a_short_excursion_is_said_confirmed_triaged_and_reported(tmp_path, tinygrad_release):
+    """The issue's history: 6 commits of 0.14.0 trees, matmul compiled at -O0 (several times slower) at the third and
+    fourth, back at -O2 at the fifth; each level two commits, timed by `ingest --time`. Too little history for the
+    history test to call either step: both are listed as 'unconfirmed: too little history', linked as one excursion
+    ("back at"), re-timed by --confirm (A B A B) and then confirmed regressions like any other, triaged across
+    reruns and named in the report."""
+    repo = tmp_path / "repo"
+    shas = build_release_history(repo, [("0.14.0", "release")], tinygrad_release)
+    compiler = repo / "tinygrad" / "runtime" / "support" / "compiler_cpu.py"
+    optimised = compiler.read_text()
+    readme = repo / "README.md"
+
+    def docs(subject: str, day: int) -> str:
+        readme.write_text(readme.read_text() + subject + "\n")
+        return commit(repo, subject, day)
+
+    line = [docs("docs 0", 2), docs("docs 1", 2)]  # the release commit itself is the range's base, untimed
+    compiler.write_text(optimised.replace("'-O2'", "'-O0'"))
+    line += [commit(repo, "compile kernels without optimisation", 3), docs("docs 2", 4)]
+    compiler.write_text(optimised)
+    line += [commit(repo, "optimise again", 5), docs("docs 3", 6)]
+    cases = tmp_path / "cases.py"
+    cases.write_text(CASES)
+    db = tmp_path / "t.db"
+    proc = tgstore("ingest", "--db", db, "--repo", repo, "--rev", f"{shas[0]}..{line[-1]}", "--cases", cases,
+                   "--renderers", "C", "--stages", "none", "--time", "--time-runs", "10")
+    assert proc.returncode == 0, proc.stderr
+    import sqlite3
+
+    with sqlite3.connect(db) as conn:  # each session timed the reference kernel (a C loop) beside the kernels
+        references = [r[0] for r in conn.execute("SELECT reference_ns FROM timing_sessions")]
+    assert len(references) == 6 and all(r and r > 0 for r in references), references
+    report = json.loads(tgstore("regressions", "--db", db, "--json").stdout)
+    kernel = {(r["good"], r["bad"]): r for r in report["regressions"] if r["position"] == 2}
+    assert set(kernel) == {(line[1], line[2]), (line[3], line[4])}, report
+    slower, back = kernel[(line[1], line[2])], kernel[(line[3], line[4])]
+    assert slower["direction"] == "slower" and back["direction"] == "faster" and slower["ratio"] > 2
+    assert slower["back_at"] == line[4] and back["excursion_from"] == line[2]
+    for r in (slower, back):
+        assert r["confirmed"] == "unconfirmed: too little history" and r["standing"] == "too little history"
+        assert r["backed_by"] == ["runs"] and r["exact"]
+    assert report["common_shifts"] == []
+    text = tgstore("regressions", "--db", db).stdout
+    assert "unconfirmed: too little history" in text and f"back at {line[4][:10]}" in text
+    page_md = tgstore("report", "--since", "2025-01-01", "--db", db).stdout
+    assert page_md.count("too little history to judge") >= 2
+
+    triaged = tgstore("triage", f"{line[1][:10]}..{line[2][:10]}", "--state", "acknowledged", "--note", "-O0",
+                      "--case", "matmul", "--kernel", "2", "--db", db)
+    assert triaged.returncode == 0, triaged.stderr
+    confirmed = tgstore("regressions", "--db", db, "--confirm", "--repo", repo, "--cases", cases, "--json")
+    assert confirmed.returncode == 0, confirmed.stderr
+    after = {(r["good"], r["bad"]): r for r in json.loads(confirmed.stdout)["regressions"] if r["position"] == 2}
+    for key in ((line[1], line[2]), (line[3], line[4])):
+        assert after[key]["confirmed"] == "confirmed", after[key]
+        assert after[key]["backed_by"] == ["runs", "re-timing"]
+        assert min(after[key]["confirmation"]["bad_ns"]) != max(after[key]["confirmation"]["good_ns"])
+    assert after[(line[1], line[2])]["triage"] == {**after[(line[1], line[2])]["triage"], "state": "acknowledged",
+                                                   "note": "-O0"}
+    again = json.loads(tgstore("regressions", "--db", db, "--json").stdout)
+    kept = {(r["good"], r["bad"]): (r["confirmed"], r["triage"]["state"]) for r in again["regressions"]
+            if r["position"] == 2}
+    assert kept == {(line[1], line[2]): ("confirmed", "acknowledged"), (line[3], line[4]): ("confirmed", "new")}
+    md = tgstore("report", "--since", "2025-01-01", "--db", db).stdout
+    regressions_part = md.split("## Regressions (confirmed)")[1].split("## Improvements")[0]
+    improvements_part = md.split("## Improvements (confirmed)")[1].split("## Fixed")[0]
+    assert "**matmul #2**" in regressions_part and f"`{line[1][:10]}..{line[2][:10]}`" in regressions_part
+    assert f"back at `{line[4][:10]}`" in regressions_part and "triage: acknowledged (-O0)" in regressions_part
+    assert "**matmul #2**" in improvements_part and f"`{line[3][:10]}..{line[4][:10]}`" in improvements_part
+
+
+def timed_database(path: Path, levels: np.ndarray, reference: list[int | None], seed: int = 0) -> Path:
+    """A database whose timings are written as a sweep writes them (store.timings.store_timings, one session per
+    commit on one machine), of levels[commit, kernel] ns with 10 runs each, and the session's reference kernel time."""
+    from sqlalchemy import insert
+
+    from tgstore.bundle import Bundle
+    from tgstore.db import open_engine, upgrade
+    from tgstore.db.models.run_tables import Suite, TinygradCommit
+    from tgstore.store.commits import rank_commits
+    from tgstore.store.rows import case_ids, get_or_create
+    from tgstore.store.timings import store_timings
+
+    rng = np.random.default_rng(seed)
+    engine = open_engine(path)
+    upgrade(engine)
+    commits, kernels = levels.shape
+    machine = {"fingerprint": "test0000machine0", "hostname": "t", "cpu_model": "c", "cores": 2, "device": "CPU",
+               "compiler": "clang", "compiler_version": "14"}
+    with engine.begin() as conn:
+        conn.execute(insert(TinygradCommit), [{"sha": f"{i:040x}", "tree_hash": f"{i:064x}", "subject": f"c{i}",
+                                               "git_position": i, "committed_at": f"2026-01-{i % 28 + 1:02d}"}
+                                              for i in range(commits)])
+        rank_commits(conn)
+        ids = dict(conn.exec_driver_sql("SELECT sha, id FROM tinygrad_commits").fetchall())
+        suite_id = get_or_create(conn, Suite, {"hash": "s"}, {"name": "s"})
+        cases = case_ids(conn, ["k"])
+        for i in range(commits):
+            items = []
+            for k in range(kernels):
+                runs = sorted(int(v) for v in levels[i, k] * (1 + np.abs(rng.normal(0, 0.005, 10))))
+                items.append({"position": k, "nodes": [], "root_op": "SINK", "timing": {
+                    "status": "ok", "program": f"r_{k}", "ns_min": runs[0], "ns_median": runs[5], "ns_max": runs[-1],
+                    "spread": 0.01, "samples": runs}})
+            bundle = Bundle(path, {"backend": "CPU", "timing": {"machine": machine, "timer": "t", "runs": 10,
+                                                                "warmup": 2, "calibration_ns": 1000,
+                                                                "reference_ns": reference[i]}},
+                            cases=[{"name": "k", "schedule": items}], end={})
+            store_timings(conn, bundle, commit_id=ids[f"{i:040x}"], suite_id=suite_id, run_id=None, case_ids=cases,
+                          now="2026-01-01")
+    engine.dispose()
+    return path
+
+
+def test_a_step_in_every_kernel_at_one_commit_is_one_common_shift(tmp_path):
+    rng = np.random.default_rng(5)
+    commits, kernels = 30, 8
+    levels = 1e5 * np.exp(rng.normal(0, 0.02, (commits, kernels))) * np.where(np.arange(commits) >= 15, 1.5, 1.0)[
+        :, None]
+    db = timed_database(tmp_path / "t.db", levels, [2_000_000] * commits)
+    report = json.loads(tgstore("regressions", "--db", db, "--json").stdout)
+    (shift,) = report["common_shifts"]
+    assert (shift["good"], shift["bad"]) == (f"{14:040x}", f"{15:040x}") and shift["direction"] == "slower"
+    assert shift["kernel_count"] == kernels and shift["median_ratio"] == pytest.approx(1.5, rel=0.05)
+    assert shift["classification"] == "unclassified" and shift["good_side"]["reference_ns"] == 2_000_000
+    assert all(r["bad"] != f"{15:040x}" for r in report["regressions"])  # each series not repeated apart
+    text = tgstore("regressions", "--db", db).stdout
+    assert "== common shift: " in text and "8 kernels" in text and "unclassified" in text
+
+
+def test_a_persistent_machine_state_the_reference_kernel_shows_is_divided_out(tmp_path):
+    """Commits 10-19 timed in a state 15% slower (another host, a frequency state): every kernel and the reference
+    loop alike. With the reference stored it is divided out and nothing is reported; without it, it is a shift."""
+    rng = np.random.default_rng(6)
+    commits, kernels = 30, 8
+    state = np.where((np.arange(commits) >= 10) & (np.arange(commits) < 20), 1.15, 1.0)
+    levels = 1e5 * np.exp(rng.normal(0, 0.02, (commits, kernels))) * state[:, None]
+    reference = [int(2e6 * s * (1 + abs(rng.normal(0, 0.002)))) for s in state]
+    divided = json.loads(tgstore("regressions", "--db", timed_database(tmp_path / "a.db", levels, reference),
+                                 "--json").stdout)
+    assert divided["regressions"] == [] and divided["common_shifts"] == []
+    assert len(divided["adjusted_for_machine_state"]) == kernels + 1  # the kernels and the case's total
+    blind = json.loads(tgstore("regressions", "--db", timed_database(tmp_path / "b.db", levels, [None] * commits),
+                               "--json").stdout)
+    assert blind["common_shifts"] and blind["adjusted_for_machine_state"] == []

@@ -95,6 +95,7 @@ class TimingHeader(TypedDict):
     runs: int | None
     warmup: int | None
     calibration_ns: int | None
+    reference_ns: NotRequired[int | None]  # the reference kernel's best time (extract/child/reference.py)
 
 
 class Item(TypedDict):

@@ -3,6 +3,7 @@ history/regressions.py finds them (its Report's own JSON, wrapped: the statistic
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -36,7 +37,7 @@ def this_machine(backend: str = "CPU") -> str:
 
 
 def regressions(db: Reader, metric: str = "time", case: str | None = None, since: str | None = None,
-                machine: str | None = None, preferred: str | None = None) -> RegressionsAnswer:
+                machine: str | None = None, preferred: str | Callable[[], str] | None = None) -> RegressionsAnswer:
     """Steps in the stored kernel times (metric "time") or compile times ("compile") over history, on one machine
     (default: this one if it timed anything, else the machine with the most timings), with their commits, size,
     confidence, triage state and explanation; spikes, candidates not reported, and each series' noise. Nothing
@@ -49,7 +50,7 @@ def regressions(db: Reader, metric: str = "time", case: str | None = None, since
         return RegressionsAnswer(Report(metric, None, [], []), NOTHING_TIMED[metric])  # type: ignore[arg-type]
     try:
         report = find_regressions(db, metric, case=case, since=since, machine=machine,
-                                  preferred=preferred if preferred is not None else this_machine())
+                                  preferred=preferred if preferred is not None else this_machine)
     except RegressionError as exc:
         raise Unanswerable(str(exc)) from None
     return RegressionsAnswer(report)

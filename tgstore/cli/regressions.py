@@ -58,13 +58,16 @@ def regressions(
     source changed there (codegen) or did not (same source: runtime, compiler, machine). Confirmed steps (re-timed
     with --confirm) are listed apart from unconfirmed ones, with their triage state (tgstore triage). Spikes (slower
     at one commit, back at the next) and the candidates only one test backs are listed too, and each series' noise
-    and the smallest step the detector finds there 90% of the time."""
+    and the smallest step the detector finds there 90% of the time. A step the runs back in a history too short to
+    judge is listed as 'unconfirmed: too little history' (--confirm decides it); an excursion's two steps say
+    'back at'; steps at one range in many kernels are one common shift (machine change, common code change or
+    unclassified); the reference kernel's machine states are divided out."""
     from tgstore.answers.regressions import regressions as regressions_answer
     from tgstore.answers.regressions import this_machine
 
     def walk():
         return regressions_answer(open_reader(db), metric, case=case, since=since, machine=machine,
-                                  preferred=this_machine(backend))
+                                  preferred=lambda: this_machine(backend))
 
     if confirm:
         engine = open_db(db)  # a writer: the confirmations are stored
@@ -90,7 +93,7 @@ def run_confirmation(engine, report, repo: Path | None, cases, suite, backend: s
         raise fail("--confirm re-times run times: it needs --metric time")
     plan = make_plan(cases, backend, "C", 0, 900.0, suite=suite)
     names = set(read_case_names(plan.case_files))
-    strangers = sorted({r.case for r in report.regressions if r.case.split("@")[0] not in names})  # x@file: a twin
+    strangers = sorted({r.case for r in report.every_regression if r.case.split("@")[0] not in names})  # x@file: a twin
     if strangers:
         raise fail(f"--confirm times the suite the series came from: case {', '.join(strangers)} "
                    f"{'is' if len(strangers) == 1 else 'are'} not in "
@@ -108,8 +111,15 @@ def print_report(report) -> None:
 
     note(f"{report.metric} on machine {report.machine}: {len(report.series)} series walked"
          + (f", {len(report.skipped)} skipped (tgstore regressions --json says why)" if report.skipped else ""))
-    if not report.regressions:
-        emit("no step found")
+    if not report.regressions and not report.common_shifts:
+        emit("no step found" + (": set aside below, and why" if report.candidates else ""))
+    for shift in report.common_shifts:
+        emit(f"== common shift: {shift.good[:10]}..{shift.bad[:10]} {shift.direction}, {len(shift.kernels)} kernels "
+             f"(median {shift.median_ratio:.3f}x, spread {shift.spread:.3f}): {shift.classification}  "
+             f"{safe(shift.subject or '')}")
+        for line in shift.evidence:
+            emit(f"  {line}")
+        emit(f"  series: {', '.join(f'{r.title} {r.ratio:.3f}x' for r in shift.members)}")
     for title, chosen in (("confirmed by re-timing", report.confirmed),
                           ("unconfirmed (regressions --confirm re-times them)", report.unconfirmed)):
         if not chosen:
@@ -124,10 +134,11 @@ def print_report(report) -> None:
                          "explained by"],
                         [[r.title, r.kernel or "",
                           f"{format_value(r.before, r.unit)} -> {format_value(r.after, r.unit)}",
-                          f"{r.ratio:.3f}x {r.direction}",
-                          f"{r.evidence} (p {r.p_history:.1g}" + (f", {r.p_runs:.1g})" if r.p_runs is not None
-                                                                  else ")"),
-                          r.confirmation.detail if r.confirmation else r.confirmed,
+                          f"{r.ratio:.3f}x {r.direction}" + (f", back at {r.back_at[:10]}" if r.back_at else "")
+                          + (f", back from {r.excursion_from[:10]}" if r.excursion_from else ""),
+                          f"{' and '.join(r.backed_by) or 'neither'}: {r.evidence} (p {r.p_history:.1g}"
+                          + (f", {r.p_runs:.1g})" if r.p_runs is not None else ")"),
+                          f"{r.confirmed}: {r.confirmation.detail}" if r.confirmation else r.confirmed,
                           r.triage.state + (f": {r.triage.note}" if r.triage.note else ""),
                           f"{r.explanation}: {r.detail}"] for r in found])
             emit(f"  what changed: {first.diff_command()}")
@@ -139,6 +150,9 @@ def print_report(report) -> None:
              f"{s.back[:10]}  {safe(s.subject or '')}")
     for c in report.candidates:
         note(f"not reported: {c.title} at {c.at[:10]} ({c.ratio:.3f}x): {c.why}")
+    if report.candidates or any(r.confirmed != "confirmed" for r in report.every_regression):
+        note("to decide by re-timing (both commits, interleaved, on this machine): tgstore regressions --confirm "
+             "--repo TINYGRAD --cases FILE (the sweep's cases)")
     for s in report.series:
         if s.detectable is None or s.detectable > 0.2:
             note(f"noise: {s.title} varies {s.noise:.1%} per commit; " + (

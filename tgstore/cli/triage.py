@@ -57,11 +57,11 @@ def triage(
         raise fail(f"{db} does not exist: triage sets the state of regressions a timed database holds")
     engine = open_db(db, writer=True)
     report = _report(open_reader(db), metric, machine)
-    chosen = [r for r in report.regressions if r.good.startswith(good) and r.bad.startswith(bad)
+    chosen = [r for r in report.every_regression if r.good.startswith(good) and r.bad.startswith(bad)
               and (case is None or r.case == case)
               and (kernel is None or (r.position if r.position is not None else -1) == kernel)]
     if not chosen:
-        ranges = sorted({f"{r.good[:10]}..{r.bad[:10]}" for r in report.regressions})
+        ranges = sorted({f"{r.good[:10]}..{r.bad[:10]}" for r in report.every_regression})
         raise fail(f"no regression in {commits}" + (f" of case {case!r}" if case else "")
                    + (f"; the regressions are in: {', '.join(ranges)}" if ranges else "; none found"))
     with engine.begin() as conn:

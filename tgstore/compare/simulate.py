@@ -40,6 +40,17 @@ def correlated(rho: float = 0.9, sd: float = 0.02) -> Noise:
     return draw
 
 
+def student(df: float = 3.0, sd: float = 0.02) -> Noise:
+    """Independent heavy-tailed noise: Student's t with df degrees of freedom, scaled to this standard deviation."""
+    scale = sd / math.sqrt(df / (df - 2)) if df > 2 else sd
+    return lambda rng, n: scale * rng.standard_t(df, n)
+
+
+def random_walk(per_commit: float = 0.01, sd: float = 0.0) -> Noise:
+    """The level wanders: each commit moves it by N(0, per_commit), plus independent noise."""
+    return lambda rng, n: np.cumsum(rng.normal(0, per_commit, n)) + (rng.normal(0, sd, n) if sd else 0.0)
+
+
 def drifting(per_commit: float = 0.01, sd: float = 0.02) -> Noise:
     """The level moves by `per_commit` (relative) at every commit, plus independent noise."""
     return lambda rng, n: per_commit * np.arange(n) + rng.normal(0, sd, n)

@@ -10,7 +10,7 @@
      pairs that straddle neither this breakpoint nor another step of more than OTHER_STEP noise units), compared
      with Student's t (`degrees_of_freedom`: the spread is estimated from the series itself). Correlated noise and
      drift make the history's changes large, so they are not mistaken for a step;
-   - the runs: Mann-Whitney U (scipy's `mannwhitneyu`, exact for small samples) between the stored timed runs of the
+   - the runs: Mann-Whitney U (`ranktest.mann_whitney`, exact for small samples) between the stored timed runs of the
      NEAREST commits each side. Runs within one process agree with each other more than processes do, so the runs
      alone call a drift certain: they are needed, not enough.
    The breakpoint was chosen by the same data, as the most step-like place: each p-value is multiplied by the number
@@ -33,11 +33,10 @@ from dataclasses import dataclass, field
 from statistics import NormalDist
 
 import numpy as np
-from scipy.stats import PermutationMethod, mannwhitneyu
-from scipy.stats import t as student_t
 
 from tgstore.compare.detectable import detectable_step
 from tgstore.compare.noise_model import contrast_mean_square, level_change, variogram
+from tgstore.compare.ranktest import mann_whitney, t_two_sided
 from tgstore.compare.segment import pelt
 
 PENALTY = 3.0  # x sigma^2 ln(n): the cost of one more segment (BIC's is 2; candidates are tested after)
@@ -50,23 +49,8 @@ SPIKE_Z = 3.0  # a commit this many noise units off both neighbours (and they ne
 STANDARD = NormalDist()
 DF_SHARE = 0.6  # see degrees_of_freedom
 OTHER_STEP = 5.0  # see big_steps
-
-
-EXACT_UP_TO = 10  # samples a side up to which a tied pair is tested by exact permutation (C(20, 10) = 184,756)
-
-
-def mann_whitney(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
-    """(U of `a`, two-sided p) of the Mann-Whitney U test: scipy's, exact when both samples are small (its exact
-    distribution when untied; with ties, every permutation enumerated: timings at a timer's resolution tie, and the
-    normal approximation scipy falls back to then gives 0.011 for five rounds a side that do not overlap, where the
-    exact p is 2/252 = 0.0079), else the normal approximation with tie and continuity corrections. p is 1 when
-    either side is empty or every value is tied."""
-    if not len(a) or not len(b) or len(set(a) | set(b)) == 1:
-        return (len(a) * len(b) / 2 if len(a) and len(b) else 0.0), 1.0
-    tied = len(set(a) | set(b)) < len(a) + len(b)
-    method = PermutationMethod(n_resamples=math.inf) if tied and max(len(a), len(b)) <= EXACT_UP_TO else "auto"
-    result = mannwhitneyu(a, b, alternative="two-sided", method=method)
-    return float(result.statistic), float(result.pvalue)
+LISTED_UNITS = 3.0  # a change the runs back but too little history can judge is listed from this many noise units
+JUDGING_DF = 5.0  # fewer degrees of freedom (under ~6 commits a side): the history's spread is itself too uncertain
 
 
 def degrees_of_freedom(before: int, after: int) -> float:
@@ -98,6 +82,15 @@ class Step:
     after: float  # and after
     p_history: float  # the level change against the series' history (Bonferroni-adjusted)
     p_runs: float | None  # Mann-Whitney U over the nearest commits' runs, adjusted (None: no runs stored)
+    history_judged: bool = True  # False: a change of LISTED_UNITS or more where the series' history runs out within
+    # a window (it starts or ends there) and is too short to judge it: the test could not call it even at the noise
+    # floor, its windows give fewer than JUDGING_DF degrees of freedom (a spread estimated from so few commits is
+    # itself a guess), or one side has one commit
+    size: float = math.inf  # the change in noise units
+    last_before: int | None = None  # the last commit of the level before (an index; None: index - 1)
+    sides: int = MIN_SIDE  # commits on the shorter side (of the fit's levels)
+    back_at: int | None = None  # an excursion: the index of the step that comes back
+    excursion_from: int | None = None  # this step comes back from the excursion that started there
 
     @property
     def ratio(self) -> float:
@@ -112,12 +105,15 @@ class Step:
         return 1 - self.p
 
     def evidence(self, alpha: float = ALPHA) -> str:
-        """What it stands out from: 'history and runs', 'history (no runs stored)', 'runs only', 'history only',
+        """What it stands out from: 'history and runs', 'history (no runs stored)', 'runs only', 'runs (too little
+        history to judge)' (the history test could not have called it: re-timing decides), 'history only',
         'neither'."""
         history = self.p_history < alpha
         if self.p_runs is None:
             return "history (no runs stored)" if history else "neither"
         runs = self.p_runs < alpha
+        if runs and not history and not self.history_judged:
+            return "runs (too little history to judge)"
         return {(True, True): "history and runs", (True, False): "history only", (False, True): "runs only",
                 (False, False): "neither"}[(history, runs)]
 
@@ -159,6 +155,7 @@ class Analysis:
     set_aside: list[Step] = field(default_factory=list)  # a candidate only one test (or neither) backs
     spikes: list[Spike] = field(default_factory=list)  # one-commit excursions the history and their runs back
     commits: int = 0
+    short: list[Step] = field(default_factory=list)  # the runs back it; too little history to judge: to re-time
 
     @property
     def detectable(self) -> float:
@@ -247,27 +244,74 @@ def analyse(series: Series, alpha: float = ALPHA) -> Analysis:
             outliers.append(i)
     places = len(y) - 1  # where a breakpoint could have been chosen
     kept_samples = [series.samples[i] for i in kept] if series.samples is not None else None
-    steps: list[Step] = []
-    unsure: list[Step] = []
-    set_aside: list[Step] = []
-    for (s0, e0), (s1, e1) in zip(segments, segments[1:], strict=False):
+
+    def test(before_segment: tuple[int, int], after_segment: tuple[int, int]) -> Step:
+        (s0, e0), (s1, e1) = before_segment, after_segment
         before, after = range(max(s0, e0 - WINDOW), e0), range(s1, min(e1, s1 + WINDOW))
         gamma = variogram(y, len(before) + len(after), cut=sorted({*big, s1}))
         weights = level_change(before, after)
-        spread = math.sqrt(max(contrast_mean_square(weights, gamma),
-                               series.floor ** 2 * (1 / len(before) + 1 / len(after))))
+        least = series.floor ** 2 * (1 / len(before) + 1 / len(after))  # the spread at the noise floor
+        spread = math.sqrt(max(contrast_mean_square(weights, gamma), least))
         change = sum(w * y[i] for i, w in weights.items())
         z = change / spread if spread > 0 else (math.copysign(math.inf, change) if change else 0.0)
+        df = degrees_of_freedom(len(before), len(after))
         p_runs = _runs_p(kept_samples, range(max(s0, e0 - NEAREST), e0), range(s1, min(e1, s1 + NEAREST)), places)
         step = Step(kept[s1], math.exp(float(np.median(y[s0:e0]))), math.exp(float(np.median(y[s1:e1]))),
-                    min(1.0, places * 2 * float(student_t.sf(abs(z), degrees_of_freedom(len(before), len(after))))),
-                    p_runs)
-        if not step.reported(alpha):
-            if step.p_history < alpha or (step.p_runs is not None and step.p_runs < alpha):
-                set_aside.append(step)
-        elif min(e0 - s0, e1 - s1) < MIN_SIDE:
-            unsure.append(step)
-        else:
-            steps.append(step)
+                    min(1.0, places * t_two_sided(z, df)), p_runs)
+        # could the history have called this change at all? Not when even a series as quiet as the floor would
+        # leave it under the test's threshold: its few commits give the t-test too few degrees of freedom
+        at_floor = min(1.0, places * t_two_sided(abs(change) / math.sqrt(least), df)) if least else 0.0
+        step.size = float(abs(change) / sigma) if sigma else math.inf
+        step.last_before, step.sides = kept[e0 - 1], min(e0 - s0, e1 - s1)
+        # the history runs out inside a window (the series starts or ends there): only then is it too short to
+        # judge; a short level inside a long history is the history's to judge (a random walk has many)
+        edge = (s0 == 0 and e0 - s0 < WINDOW) or (e1 == len(y) and e1 - s1 < WINDOW)
+        step.history_judged = bool(step.size < LISTED_UNITS or not edge or (
+            at_floor < alpha and df >= JUDGING_DF and min(e0 - s0, e1 - s1) >= MIN_SIDE))
+        return step
+
+    def kind(step: Step) -> str:
+        if step.reported(alpha) and step.sides >= MIN_SIDE:
+            return "step"  # the history called it (whether or not it could have failed to)
+        runs_back = step.p_runs is not None and step.p_runs < alpha
+        if runs_back and not step.history_judged:
+            return "short"  # the runs back it, the history is too short to judge: listed, re-timing decides
+        if step.reported(alpha):
+            return "unsure"  # the history backs it with one commit on a side, no runs to say more
+        return "rejected"
+
+    # Each breakpoint tested; a rejected one is merged back into its neighbours and they are tested again (its
+    # segment had cut their windows short: a large step lost beside an odd commit), the weakest first
+    bounds = list(segments)
+    tested = [test(a, b) for a, b in zip(bounds, bounds[1:], strict=False)]
+    dropped: list[Step] = []
+    while True:
+        rejected = [k for k, step in enumerate(tested) if kind(step) == "rejected"]
+        if not rejected:
+            break
+        k = max(rejected, key=lambda j: (tested[j].p_history, -tested[j].size))
+        dropped.append(tested[k])
+        bounds[k:k + 2] = [(bounds[k][0], bounds[k + 1][1])]
+        del tested[k]
+        for j in (k - 1, k):
+            if 0 <= j < len(tested):
+                tested[j] = test(bounds[j], bounds[j + 1])
+    steps = [step for step in tested if kind(step) == "step"]
+    short = [step for step in tested if kind(step) == "short"]
+    unsure = [step for step in tested if kind(step) == "unsure"]
+    set_aside = [step for step in dropped if step.p_history < alpha or (step.p_runs is not None
+                                                                          and step.p_runs < alpha)]
+    link_excursions(steps + short)
+    segments = bounds
     return Analysis(steps, sigma, [(kept[s], kept[e - 1] + 1) for s, e in segments], outliers, unsure, set_aside,
-                    spikes, n)
+                    spikes, n, short)
+
+
+def link_excursions(steps: list[Step]) -> None:
+    """Two successive steps the opposite ways that come back to about the level before (their log ratios cancel to
+    within half the smaller): an excursion, "slower at X, back at Y", of any length. Each names the other."""
+    ordered = sorted(steps, key=lambda st: st.index)
+    for first, second in zip(ordered, ordered[1:], strict=False):
+        a, b = math.log(first.ratio), math.log(second.ratio)
+        if a * b < 0 and abs(a + b) <= min(abs(a), abs(b)) / 2 and first.back_at is None:
+            first.back_at, second.excursion_from = second.index, first.index

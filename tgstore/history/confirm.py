@@ -78,7 +78,7 @@ def confirm(engine: Engine, repo: Path, report, plan: ExtractionPlan, *, rounds:
             "nothing can be confirmed")
     timed = replace(timing_plan(plan), workers=1)  # the gate's timing plan, in one process: timings want the machine
     out: list[Confirmed] = []
-    for (good, bad), found in by_range(report.regressions).items():
+    for (good, bad), found in by_range(report.every_regression).items():
         try:
             per_commit = time_interleaved(repo, good, bad, timed, rounds, log)
         except (ExtractionFailed, GitError) as exc:

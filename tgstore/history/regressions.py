@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import math
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from tgstore.compare.machine_state import machine_factors
 from tgstore.compare.stepfit import ALPHA, MIN_NOISE, Analysis, Series, Spike, Step, analyse
 from tgstore.history.explain import explain
 from tgstore.history.series import (
@@ -27,7 +28,8 @@ from tgstore.history.series import (
     read_series,
     since_rank,
 )
-from tgstore.store.timings import MIN_KERNEL_NS  # shorter kernels are launch overhead: not judged
+from tgstore.history.shifts import CommonShift, group_shifts
+from tgstore.store.timing_limits import MIN_KERNEL_NS  # shorter kernels are launch overhead: not judged
 from tgstore.store.triage import Confirmation, Triage, confirmations, key_of, triage_states
 
 __all__ = ["RegressionError", "Regression", "Report", "find_regressions", "by_range", "series_title"]
@@ -66,6 +68,10 @@ class Regression:
     machine: str = ""
     confirmation: Confirmation | None = None  # the latest re-timing of good against bad
     triage: Triage = field(default_factory=lambda: Triage("new", "", None))
+    standing: str = "reported"  # reported | too little history (the runs back it; re-timing decides)
+    back_at: str | None = None  # an excursion: the first commit of the step that comes back ("back at Y")
+    excursion_from: str | None = None  # this step comes back from the excursion that started at this commit
+    shift: str | None = None  # "GOOD..BAD" of the common shift it belongs to (listed there, not apart)
 
     @property
     def title(self) -> str:
@@ -77,8 +83,20 @@ class Regression:
 
     @property
     def confirmed(self) -> str:
-        """confirmed | not confirmed | unconfirmed (never re-timed) | failed (the re-timing could not run)."""
-        return self.confirmation.verdict if self.confirmation else "unconfirmed"
+        """confirmed | not confirmed | unconfirmed (never re-timed) | unconfirmed: too little history (never
+        re-timed, and the series' history too short to judge it) | failed (the re-timing could not run)."""
+        if self.confirmation:
+            return self.confirmation.verdict
+        return "unconfirmed: too little history" if self.standing == "too little history" else "unconfirmed"
+
+    @property
+    def backed_by(self) -> list[str]:
+        """The evidence behind it, plainly: history (its own commit-to-commit changes), runs (the stored runs of the
+        commits beside it), re-timing (the two commits timed again, interleaved)."""
+        out = [] if self.p_history >= ALPHA else ["history"]
+        if self.p_runs is not None and self.p_runs < ALPHA:
+            out.append("runs")
+        return out + (["re-timing"] if self.confirmed == "confirmed" else [])
 
     def diff_command(self) -> str:
         return f"tgstore diff {self.good[:10]} {self.bad[:10]} --case {self.case} --stages"
@@ -97,7 +115,7 @@ class Regression:
 
     def as_json(self) -> dict[str, Any]:
         out = {k: v for k, v in asdict(self).items() if k not in ("confirmation", "triage")}
-        return {**out, "title": self.title, "confirmed": self.confirmed,
+        return {**out, "title": self.title, "confirmed": self.confirmed, "backed_by": self.backed_by,
                 "confirmation": self.confirmation.as_json() if self.confirmation else None,
                 "triage": self.triage.as_json(), "diff_command": self.diff_command(),
                 "bisect_command": self.bisect_command()}
@@ -121,6 +139,7 @@ class Candidate:
     p_history: float
     p_runs: float | None
     why: str
+    good: str = ""  # the last commit before it (--confirm re-times the two)
 
     @property
     def title(self) -> str:
@@ -189,6 +208,15 @@ class Report:
     candidates: list[Candidate] = field(default_factory=list)
     spikes: list[SpikeFound] = field(default_factory=list)
     alpha: float = ALPHA
+    common_shifts: list[CommonShift] = field(default_factory=list)  # one event each; their series not repeated
+    pending: list[Regression] = field(default_factory=list)  # the candidates as steps: --confirm re-times them
+    adjusted: list[str] = field(default_factory=list)  # series whose times the reference kernel's states divided
+
+    @property
+    def every_regression(self) -> list[Regression]:
+        """The regressions listed apart, those folded into a common shift and the candidates set aside: what
+        --confirm re-times and triage sets."""
+        return self.regressions + [r for shift in self.common_shifts for r in shift.members] + self.pending
 
     @property
     def confirmed(self) -> list[Regression]:
@@ -204,7 +232,9 @@ class Report:
                 "spikes": [{**asdict(s), "title": s.title, "direction": s.direction} for s in self.spikes],
                 "candidates": [{**asdict(c), "title": c.title} for c in self.candidates],
                 "noise": [{**asdict(s), "title": s.title} for s in self.series],
-                "skipped": [asdict(s) for s in self.skipped], "skipped_series": len(self.skipped)}
+                "skipped": [asdict(s) for s in self.skipped], "skipped_series": len(self.skipped),
+                "common_shifts": [shift.as_json() for shift in self.common_shifts],
+                "adjusted_for_machine_state": self.adjusted}
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -212,7 +242,8 @@ class Report:
 # ---------------------------------------------------------------------------------------------------------------------
 
 def find_regressions(conn: sqlite3.Connection, metric: str = "time", *, case: str | None = None,
-                     since: str | None = None, machine: str | None = None, preferred: str | None = None,
+                     since: str | None = None, machine: str | None = None,
+                     preferred: str | Callable[[], str] | None = None,
                      min_commits: int = 3) -> Report:
     if metric not in METRICS:
         raise RegressionError(f"--metric must be {' or '.join(METRICS)}, not {metric!r}")
@@ -235,26 +266,48 @@ def find_regressions(conn: sqlite3.Connection, metric: str = "time", *, case: st
                                           f"under {MIN_KERNEL_NS // 1000} us at every commit: launch overhead"))
             continue
         samples = [p.samples or [] for p in points] if metric == "time" and position is not None else None
-        analysis: Analysis = analyse(Series([p.value for p in points], samples, max(floor, MIN_NOISE)))
+        values = [p.value for p in points]
+        factors = machine_factors([p.reference_ns for p in points]) if metric == "time" else None
+        if factors and any(f != 1.0 for f in factors):  # a persistent machine state, measured: divided out
+            values = [v / f for v, f in zip(values, factors, strict=True)]
+            samples = [[v / f for v in s] for s, f in zip(samples, factors, strict=True)] if samples else None
+            report.adjusted.append(series_title(case_name, position, renderer))
+        analysis: Analysis = analyse(Series(values, samples, max(floor, MIN_NOISE)))
         kernel = points[-1].kernel_name
         detectable = round(analysis.detectable, 4) if math.isfinite(analysis.detectable) else None
         report.series.append(SeriesNoise(case_name, position, renderer, kernel, len(points), round(analysis.noise, 4),
                                          detectable, [points[i].sha for i in analysis.outliers],
                                          [points[s.index].sha for s in analysis.unsure]))
-        for step in analysis.steps:
+        for step in sorted(analysis.steps + analysis.short, key=lambda st: st.index):
             found = regression(conn, metric, case_name, position, renderer, points, step, analysis, unit)
+            found.standing = "too little history" if step in analysis.short else "reported"
             found.machine = chosen
             found.confirmation = confirmed.get(found.key)
             found.triage = states.get(found.key, found.triage)
             report.regressions.append(found)
         for step in analysis.set_aside + analysis.unsure:
+            as_step = regression(conn, metric, case_name, position, renderer, points, step, analysis, unit)
+            as_step.machine, as_step.standing = chosen, "set aside"
+            as_step.confirmation = confirmed.get(as_step.key)
+            as_step.triage = states.get(as_step.key, as_step.triage)
+            if as_step.confirmed == "confirmed":  # re-timing decided it: a regression like any other
+                report.regressions.append(as_step)
+                continue
             why = "one commit on one side: time more commits" if step in analysis.unsure else \
-                f"stands out from the {step.evidence().replace(' only', '')} only"
+                f"stands out from the {step.evidence().replace(' only', '')} only" + (
+                    "; within what the series' own history does from commit to commit"
+                    if step.evidence() == "runs only" else "")
+            if as_step.confirmation:
+                why += f"; re-timed: {as_step.confirmed} ({as_step.confirmation.detail})"
+            report.pending.append(as_step)
             report.candidates.append(Candidate(case_name, position, renderer, points[step.index].sha,
-                                               round(step.ratio, 3), step.p_history, step.p_runs, why))
+                                               round(step.ratio, 3), step.p_history, step.p_runs, why, as_step.good))
         report.spikes += [spike_found(case_name, position, renderer, points, s, unit) for s in analysis.spikes]
     report.regressions.sort(key=lambda r: (-abs(r.ratio - 1) if r.direction == "slower" else 1 - abs(1 / r.ratio - 1)))
     report.regressions.sort(key=lambda r: r.direction != "slower")
+    report.common_shifts = group_shifts(conn, report.regressions, len(report.series))
+    folded = {id(r) for shift in report.common_shifts for r in shift.members}
+    report.regressions = [r for r in report.regressions if id(r) not in folded]
     return report
 
 
@@ -267,19 +320,21 @@ def spike_found(case: str, position: int | None, renderer: str | None, points: l
 
 def regression(conn: sqlite3.Connection, metric: str, case: str, position: int | None, renderer: str | None,
                points: list[Point], step: Step, analysis: Analysis, unit: str) -> Regression:
-    end = max(e for _s, e in analysis.segments if e <= step.index)  # the level before the step ends here
-    before = points[end - 1]
+    before = points[step.last_before if step.last_before is not None else step.index - 1]
     after = points[step.index]
     kind, detail = explain(conn, metric, case, position, before, after)
     exact = before.git_position is not None and after.git_position is not None and \
         after.git_position - before.git_position == 1
     between = after.git_position - before.git_position - 1 if before.git_position is not None and \
         after.git_position is not None else None
-    return Regression(metric, case, position, renderer, after.kernel_name,
-                      "slower" if step.ratio > 1 else "faster", round(step.before), round(step.after),
-                      round(step.ratio, 3), round(step.confidence, 6), step.p, step.p_history, step.p_runs,
-                      step.evidence(), before.sha, after.sha, after.subject, exact, between, kind, detail,
-                      round(analysis.noise, 4), len(points), unit)
+    found = Regression(metric, case, position, renderer, after.kernel_name,
+                       "slower" if step.ratio > 1 else "faster", round(step.before), round(step.after),
+                       round(step.ratio, 3), round(step.confidence, 6), step.p, step.p_history, step.p_runs,
+                       step.evidence(), before.sha, after.sha, after.subject, exact, between, kind, detail,
+                       round(analysis.noise, 4), len(points), unit)
+    found.back_at = points[step.back_at].sha if step.back_at is not None else None
+    found.excursion_from = points[step.excursion_from].sha if step.excursion_from is not None else None
+    return found
 
 
 def by_range(regressions: Iterable[Regression]) -> dict[tuple[str, str], list[Regression]]:

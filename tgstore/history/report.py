@@ -26,13 +26,23 @@ and from the runs (p < {{ alpha }} each); confirmed ones were re-timed, interlea
 None.
 {% endif %}{% for r in section.items %}
 - **{{ r.title }}**{% if r.kernel %} `{{ r.kernel }}`{% endif %} {{ '%.3f'|format(r.ratio) }}x {{ r.direction }} \
+{% if r.back_at %}(back at `{{ r.back_at[:10] }}`) {% endif %}\
+{% if r.excursion_from %}(back from `{{ r.excursion_from[:10] }}`) {% endif %}\
 ({{ r.before_text }} -> {{ r.after_text }}), `{{ r.good[:10] }}..{{ r.bad[:10] }}`\
 {% if not r.exact %} (gap of {{ r.commits_between if r.commits_between is not none else '?' }}){% endif %} \
 {{ r.subject or '' }}
-  - {{ r.explanation }}: {{ r.detail }}; stands out from {{ r.evidence }}; {{ r.confirmation_text }}; \
+  - {{ r.explanation }}: {{ r.detail }}; backed by {{ (r.backed_by or ['neither'])|join(' and ') }} \
+({{ r.evidence }}); {{ r.confirmation_text }}; \
 triage: {{ r.triage.state }}{% if r.triage.note %} ({{ r.triage.note }}){% endif %}
   - `{{ r.diff_command }}`{% if r.bisect_command %} · `{{ r.bisect_command }}`{% endif %}
-{% endfor %}{% endfor %}"""
+{% endfor %}{% endfor %}
+## Common shifts ({{ shifts|length }})
+{% if not shifts %}
+None.
+{% endif %}{% for c in shifts %}
+- `{{ c.good[:10] }}..{{ c.bad[:10] }}` {{ c.direction }}, {{ c.kernel_count }} kernels, median \
+{{ '%.3f'|format(c.median_ratio) }}x: **{{ c.classification }}** ({{ c.evidence|join('; ') }}) {{ c.subject or '' }}
+{% endfor %}"""
 
 HTML = """\
 <!DOCTYPE html>
@@ -54,6 +64,11 @@ machine.</p>
 <code>{{ r.diff_command }}</code>{% if r.bisect_command %} · <code>{{ r.bisect_command }}</code>{% endif %}</li>
 {% endfor %}</ul>{% endif %}
 {% endfor %}
+<h2>Common shifts ({{ shifts|length }})</h2>
+{% if not shifts %}<p>None.</p>{% else %}<ul>{% for c in shifts %}<li><code>{{ c.good[:10] }}..{{ c.bad[:10] }}</code>
+{{ c.direction }}, {{ c.kernel_count }} kernels, median {{ '%.3f'|format(c.median_ratio) }}x:
+<strong>{{ c.classification }}</strong> ({{ c.evidence|join('; ') }}) {{ c.subject or '' }}</li>{% endfor %}</ul>
+{% endif %}
 </body></html>
 """
 
@@ -77,7 +92,9 @@ def sections(report: dict[str, Any], dates: dict[str, str], since: str) -> list[
     def item(r: dict[str, Any]) -> dict[str, Any]:
         c = r["confirmation"]
         text = f"confirmed: {c['detail']}" if c and c["verdict"] == "confirmed" else \
-            f"{c['verdict']}: {c['detail']}" if c else "not re-timed"
+            f"{c['verdict']}: {c['detail']}" if c else \
+            "not re-timed (too little history to judge: --confirm decides)" \
+            if r.get("confirmed") == "unconfirmed: too little history" else "not re-timed"
         return {**r, "before_text": format_value(r["before"], r["unit"]),
                 "after_text": format_value(r["after"], r["unit"]), "confirmation_text": text}
 
@@ -102,4 +119,5 @@ def render(report: dict[str, Any], dates: dict[str, str], since: str, fmt: str) 
     env = Environment(autoescape=fmt == "html", keep_trailing_newline=True)
     template = env.from_string(MARKDOWN if fmt == "md" else HTML)
     return template.render(metric=report["metric"], machine=report["machine"], since=since, alpha=report["alpha"],
-                           series=len(report["noise"]), sections=sections(report, dates, since))
+                           series=len(report["noise"]), sections=sections(report, dates, since),
+                           shifts=report.get("common_shifts", []))

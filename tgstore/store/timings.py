@@ -18,6 +18,7 @@ from tgstore.bundle import Bundle
 from tgstore.db.models.timing_tables import KernelTiming, Machine, TimingSession
 from tgstore.extract.child.machine import codegen_thread_env, machine
 from tgstore.store.rows import get_or_create, insert_returning_id, kernel_rows
+from tgstore.store.timing_limits import MIN_KERNEL_NS  # noqa: F401 (its callers' name for it)
 
 
 class TimingError(Exception):
@@ -40,6 +41,7 @@ def store_timings(conn: Connection, bundle: Bundle, *, commit_id: int, suite_id:
         commit_id=commit_id, suite_id=suite_id, backend=bundle.header["backend"], run_id=run_id,
         machine_id=machine_id, timer=header.get("timer"), runs=header.get("runs"), warmup=header.get("warmup"),
         calibration_ns=header.get("calibration_ns"), calibration_end_ns=(bundle.end or {}).get("calibration_end_ns"),
+        reference_ns=header.get("reference_ns"),
         started_at=bundle.header.get("started_at"), ingested_at=now)
     hashes = {id(item): kernel_rows(item)[0] for case in bundle.cases for item in case["schedule"]
               if item.get("timing")}
@@ -198,7 +200,6 @@ def comparable(conn: Connection, case: str, sha: str, against: str, machine: str
     return timed, case_times(conn, case, against, fingerprint)
 
 
-MIN_KERNEL_NS = 10_000  # kernels faster than this at the base are launch overhead and noise, not compared alone
 
 
 def slower_kernels(base: CaseTimes, other: CaseTimes, threshold: float,

@@ -8,11 +8,10 @@ import json
 import sqlite3
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, insert, text
-
-from tgstore.db.models.triage_tables import RegressionConfirmation
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
 
 STATES = ("new", "acknowledged", "fixed", "ignored")
 
@@ -83,6 +82,8 @@ def confirmations(conn: sqlite3.Connection, machine: str, metric: str) -> dict[K
 
 def set_triage(conn: Connection, key: Key, state: str, note: str) -> None:
     """Store (or replace) the triage state of `key`."""
+    from sqlalchemy import text  # writes only: the analysis reads through sqlite3 without the ORM
+
     if state not in STATES:
         raise ValueError(f"state must be one of {', '.join(STATES)}, not {state!r}")
     names = KEY_COLUMNS.split(", ")
@@ -94,6 +95,10 @@ def set_triage(conn: Connection, key: Key, state: str, note: str) -> None:
 
 
 def store_confirmation(conn: Connection, key: Key, found: Confirmation) -> None:
+    from sqlalchemy import insert
+
+    from tgstore.db.models.triage_tables import RegressionConfirmation
+
     names = KEY_COLUMNS.split(", ")
     conn.execute(insert(RegressionConfirmation), [{
         **dict(zip(names, key, strict=True)), "rounds": found.rounds, "good_ns": json.dumps(found.good_ns),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from sqlalchemy import (
     Float,
     ForeignKey,
+    Index,
     Integer,
     String,
     Text,
@@ -36,6 +37,8 @@ class TimingSession(Base):
     the run it timed); the latest session per commit and machine answers queries."""
 
     __tablename__ = "timing_sessions"
+    # the views' latest-session-per-commit subquery seeks here (migration 0025)
+    __table_args__ = (Index("ix_timing_sessions_commit_machine", "commit_id", "machine_id", "backend", "id"),)
     id: Mapped[int] = mapped_column(primary_key=True)
     commit_id: Mapped[int] = mapped_column(ForeignKey("tinygrad_commits.id"), index=True)
     suite_id: Mapped[int] = mapped_column(ForeignKey("suites.id"))
@@ -49,6 +52,7 @@ class TimingSession(Base):
     calibration_end_ns: Mapped[int | None] = mapped_column(Integer)
     started_at: Mapped[str | None] = mapped_column(String(40))
     ingested_at: Mapped[str] = mapped_column(String(40))
+    reference_ns: Mapped[int | None] = mapped_column(Integer)  # the reference kernel's best time (extract/child)
 
 
 class KernelTiming(Base):

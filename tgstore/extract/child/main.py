@@ -26,6 +26,7 @@ from .inputs import InputWatch
 from .lifetime import die_with_parent
 from .lower import selected_renderers
 from .machine import calibrate, codegen_thread_env, machine
+from .reference import reference_ns
 from .text import BundleWriter, error_text, now, set_root
 from .timing import WARMUP
 from .workers import Emit, can_fork, run_in_workers
@@ -273,11 +274,13 @@ def settle_heap() -> None:
 
 
 def timing_header(ex: Extractor, args: argparse.Namespace) -> dict[str, Any]:
-    """The header's `timing` block: the machine, tinygrad's timer in this era, and the calibration figure."""
+    """The header's `timing` block: the machine, tinygrad's timer in this era, the calibration figure and the
+    reference kernel's time (reference.py)."""
     threads = ex.timer.threads if ex.timer else None
     return {"machine": machine(args.backend, threads=threads), "timer": ex.timer.kind if ex.timer else None,
             "runs": args.time_runs, "warmup": WARMUP if args.time else None,  # None: compile times only
-            "calibration_ns": calibrate() if (ex.timer and ex.timer.kind) or args.compile_times else None}
+            "calibration_ns": calibrate() if (ex.timer and ex.timer.kind) or args.compile_times else None,
+            "reference_ns": reference_ns() if ex.timer and ex.timer.kind else None}
 
 
 def end_record(ex: Extractor, cases: int, failed: int) -> dict[str, Any]:
