@@ -36,12 +36,14 @@ from tgstore.store.content import ContentStore
 from tgstore.store.rows import case_ids, insert_returning_id, now_iso
 from tgstore.svod.parity_store import INGEST_PAIRS, forget, refresh
 from tgstore.svod.readers import InterleavedTests, Problem, Stage, SvodLog, read_runs
+from tgstore.svod.readers.hints import nothing_printed
 from tgstore.svod.readers.sessions import case_from_test, variant_of
 from tgstore.svod.tree import text_hash
 
-PARSER_VERSION = 5  # 2: kernel boundaries from Svod's emission order; 3: a run per test, threads, failures;
+PARSER_VERSION = 6  # 2: kernel boundaries from Svod's emission order; 3: a run per test, threads, failures;
 # 4: pattern matches and the kernel cut's events; 5: stages on kernels by proof only (hash-consed ids are none),
-# split lines put back, nextest, BEAM candidates, captured output, Metal code, a run's schedules
+# split lines put back, nextest, BEAM candidates, captured output, Metal code, a run's schedules; 6: Rust 1.88+
+# panics, tracing's text formats, programs without a harness, ONNX and unknown skip lines, captured runs stored
 MAX_FILE_BYTES = 512 * 1024 * 1024
 EVENT_CHUNK = 1000
 
@@ -178,21 +180,10 @@ class _FileBlobKeeper:
         return named
 
 
-def _has_svod(log: SvodLog) -> bool:
-    svod_events = [e for e in log.events if (e.target or "").startswith(("svod", "morok"))]
-    return bool(svod_events or log.kernels or log.schedule_stages or log.unplaced or log.unattributed
-                or log.dump_headers or log.outcome == "skipped")
-
-
 def _check(runs: list[SvodLog], where: str) -> None:
-    tests = [log for log in runs if log.test is not None]  # a log that shows no test shows no runner's capture
-    if tests and all(log.captured for log in tests) and not any(_has_svod(log) for log in runs):
-        raise SvodLogError(f"{where}: the test runner kept every test's output (libtest without -- --nocapture, or "
-                           "nextest without --success-output immediate): no Svod output to read; rerun with -- "
-                           "--nocapture; nothing stored")
-    if not any(_has_svod(log) for log in runs):
-        raise SvodLogError(f"{where}: no Svod tracing events, stage lines, trees or dumps found (not Svod output? "
-                           "run the test with RUST_LOG=...=debug and -- --nocapture); nothing stored")
+    why = nothing_printed(runs)
+    if why is not None:
+        raise SvodLogError(f"{where}: {why}; nothing stored")
 
 
 def refresh_stage_map(conn: Connection) -> None:

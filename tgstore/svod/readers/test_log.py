@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from tgstore.spelling.svod import maps
+from tgstore.svod.readers import tracing_text
 from tgstore.svod.readers.dumps import Dumps
 from tgstore.svod.readers.model import Event, Problem, Stage, SvodLog, load_json, strip_ansi, tree_stage
 from tgstore.svod.readers.pieces import (
@@ -104,6 +105,10 @@ class LineReader:
                     continue
                 if line.startswith(BEAM_LINES):
                     self.tracker.marker(_beam_marker(line))
+            elif (record := tracing_text.parse(line)) is not None:  # tracing's Full or Compact text
+                self.torn_before = False
+                _record_event(self.log, self.tracker, self.file, line_no, record, self.stream)
+                continue
             elif PIECES.match(line) and (self.torn_before or not line.strip().isdigit()):
                 self.tracker.lost(line_no, {("*", "per-stage")}, Problem(
                     self.file, line_no, "pieces of [per-stage] lines without their start (writes torn by another "
@@ -307,6 +312,12 @@ def _event(log: SvodLog, tracker: Segmenter, file: int, line_no: int, line: str,
     if not isinstance(record, dict) or not isinstance(record.get("fields"), dict):
         log.problems.append(Problem(file, line_no, "a JSON line without the tracing `fields` object", line))
         return
+    return _record_event(log, tracker, file, line_no, record, stream)
+
+
+def _record_event(log: SvodLog, tracker: Segmenter, file: int, line_no: int, record: dict[str, Any],
+                  stream: int = 0) -> Event:
+    """One tracing event, whichever formatter printed it (JSON, or a text format read by tracing_text)."""
     event = Event(file, line_no, record)
     log.events.append(event)
     fields = record["fields"]
