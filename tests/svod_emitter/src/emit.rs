@@ -34,7 +34,7 @@ fn stage_record(source: &str, label: &str, message: Option<&str>, node_count: us
     let context = current();
     record(
         source,
-        json!({"test": context.test, "kernel": context.kernel, "label": label, "message": message,
+        json!({"test": context.test, "kernel": context.kernel, "schedule": context.schedule, "label": label, "message": message,
                "node_count": node_count, "level": level}),
     );
     truth::CURRENT.with(|c| c.borrow_mut().last_stage = Some(label.to_owned()));
@@ -70,7 +70,7 @@ pub fn rangeify_event(message: &'static str, tree: String, node_count: usize) {
     }
     tracing::debug!(target: RANGEIFY, { uop.tree = tree, node_count = node_count, elapsed_ms = 0u64 }, "{}", message);
     let context = current();
-    record("schedule-event", json!({"test": context.test, "message": message, "node_count": node_count}));
+    record("schedule-event", json!({"test": context.test, "schedule": context.schedule, "message": message, "node_count": node_count}));
     drop(out);
 }
 
@@ -95,7 +95,8 @@ pub fn code_event(backend: crate::pipeline::Backend, name: &str, code: String) {
         crate::pipeline::Backend::Clang => tracing::trace!(target: C, generated_c = code, "c codegen: final generated code"),
     }
     let context = current();
-    record("code", json!({"test": context.test, "kernel": context.kernel, "name": name, "target": target}));
+    record("code", json!({"test": context.test, "kernel": context.kernel, "schedule": context.schedule, "name": name,
+                           "target": target}));
     drop(out);
 }
 

@@ -24,7 +24,7 @@ pub fn test_name(module_path: &str, variant: &str) -> String {
 /// A test body as Svod's tests run one: tracing set up, the test recorded as started and, if it returns, ended ok.
 pub fn run_test(name: &str, body: impl FnOnce(&str)) {
     setup::setup_test_tracing();
-    truth::set_current(truth::Context { test: Some(name.to_owned()), kernel: None, last_stage: None });
+    truth::set_current(truth::Context { test: Some(name.to_owned()), kernel: None, schedule: 0, last_stage: None });
     truth::record("test-start", json!({"test": name}));
     body(name);
     truth::record("test-end", json!({"test": name, "outcome": "ok"}));
@@ -33,7 +33,7 @@ pub fn run_test(name: &str, body: impl FnOnce(&str)) {
 /// A GPU variant without its device: Svod's skip line on stderr, and the test passes.
 pub fn skip_test(name: &str, line: &str) {
     setup::setup_test_tracing();
-    truth::set_current(truth::Context { test: Some(name.to_owned()), kernel: None, last_stage: None });
+    truth::set_current(truth::Context { test: Some(name.to_owned()), kernel: None, schedule: 0, last_stage: None });
     truth::record("test-start", json!({"test": name}));
     emit::skip_line(line);
     truth::record("test-end", json!({"test": name, "outcome": "skipped", "skip_line": line}));

@@ -277,7 +277,7 @@ fn map_on_threads<T: Send, R: Send>(threads: usize, items: Vec<T>, f: impl Fn(T)
 pub fn realize(test: Option<&str>, program: &Program, schedule: usize) -> Vec<String> {
     let test = test.map(str::to_owned);
     let threads = thread_budget();
-    truth::set_current(Context { test: test.clone(), kernel: None, last_stage: None });
+    truth::set_current(Context { test: test.clone(), kernel: None, schedule, last_stage: None });
     record("realize", json!({"test": test, "schedule": schedule, "threads": threads,
                              "kernels": program.kernels.len()}));
     let asts: Vec<Arc<UOp>> = program.kernels.iter().map(|s| Kernel::new(s).sink(false, &[])).collect();
@@ -289,7 +289,7 @@ pub fn realize(test: Option<&str>, program: &Program, schedule: usize) -> Vec<St
     let panic_at = &program.panic_at;
     let within = |index: usize, work: &dyn Fn() -> Arc<UOp>| {
         let before = truth::current();
-        truth::set_current(Context { test: test.clone(), kernel: Some(index), last_stage: None });
+        truth::set_current(Context { test: test.clone(), kernel: Some(index), schedule, last_stage: None });
         let result = work();
         truth::set_current(before);
         result

@@ -31,6 +31,7 @@ fn file() -> &'static Option<Mutex<File>> {
 pub struct Context {
     pub test: Option<String>,
     pub kernel: Option<usize>,
+    pub schedule: usize,
     pub last_stage: Option<String>,
 }
 
@@ -83,7 +84,7 @@ pub fn install_panic_hook() {
             let context = current();
             record(
                 "panic",
-                json!({"test": context.test, "kernel": context.kernel, "last_stage": context.last_stage,
+                json!({"test": context.test, "kernel": context.kernel, "schedule": context.schedule, "last_stage": context.last_stage,
                        "location": location, "message": message}),
             );
             default(info)

@@ -1,0 +1,309 @@
+"""The real-emitter corpus (issue 44): builds tests/svod_emitter (a Rust crate printing what Svod prints through the
+real tracing-subscriber, rayon, libtest and panic hook), runs its scenarios, and reads each log's truth.
+
+A scenario is one row of SCENARIOS: the cargo command, its environment, how stdout and stderr are written (one file
+or two), and whether the process is killed mid-line. `run` writes the log(s) and returns them with the truth the
+program wrote (`SVOD_EMITTER_TRUTH`, see tests/svod_emitter/src/truth.rs) and what libtest printed. `Expected`
+turns a truth into the runs, outcomes, panics and kernels a reader must store, and `locate` finds, for every stage the
+program printed, the file and line it landed on (each stream keeps its order: the k-th event in stdout is the k-th
+event record; see truth.rs), so a test can check the kernel each stored stage was filed under.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+CRATE = REPO / "tests" / "svod_emitter"
+TARGET = REPO / ".cache" / "svod_emitter" / "target"
+CARGO_HOME_BIN = Path("/root/.cargo/bin")
+TRACE = "svod_schedule::optimizer=trace,svod_schedule::rangeify=debug,svod_codegen=trace"
+ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[=>]")
+
+
+class CargoMissing(RuntimeError):
+    """No cargo: the corpus cannot be built. A failure, never a skip (CI installs it: .ci/tools)."""
+
+
+def cargo() -> str:
+    found = shutil.which("cargo") or (str(CARGO_HOME_BIN / "cargo") if (CARGO_HOME_BIN / "cargo").exists() else None)
+    if found is None:
+        raise CargoMissing("cargo is not installed: the Svod emitter corpus cannot be built (run .ci/tools)")
+    return found
+
+
+def base_env() -> dict[str, str]:
+    """The environment without the knobs a scenario sets (so this shell's RUST_BACKTRACE or RUST_LOG leaks in
+    nowhere)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RUST_", "SVOD_", "CARGO_TERM", "NO_COLOR"))}
+    env["CARGO_TARGET_DIR"] = str(TARGET)
+    env["PATH"] = f"{Path(cargo()).parent}:{env.get('PATH', '')}"
+    return env
+
+
+@dataclass
+class Build:
+    """The built corpus: each test binary and example by name, and how long the build took."""
+
+    binaries: dict[str, Path]
+    seconds: float
+
+
+def build() -> Build:
+    """`cargo test --no-run` and `cargo build --examples`, offline (the crate's .cargo/config.toml), into .cache."""
+    started = time.monotonic()
+    binaries: dict[str, Path] = {}
+    for args in (["test", "--no-run"], ["build", "--examples"]):
+        proc = subprocess.run([cargo(), *args, "--message-format=json"], cwd=CRATE, env=base_env(),
+                              capture_output=True, text=True, timeout=1800, stdin=subprocess.DEVNULL)
+        if proc.returncode != 0:
+            raise RuntimeError(f"cargo {' '.join(args)} failed:\n{proc.stderr[-4000:]}")
+        for line in proc.stdout.splitlines():
+            message = json.loads(line)
+            if message.get("reason") == "compiler-artifact" and message.get("executable"):
+                kinds = message["target"]["kind"]
+                key = ("example:" if "example" in kinds else "") + message["target"]["name"]
+                binaries[key] = Path(message["executable"])
+    return Build(binaries, time.monotonic() - started)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One way to run the corpus. `command`: cargo's arguments (`test --test ops sum_rows -- --nocapture`) or, with
+    `binary`, the built binary's own arguments; `join`: `merged` (2>&1 into one file) or `apart` (two files)."""
+
+    name: str
+    command: tuple[str, ...]
+    env: dict[str, str] = field(default_factory=dict)
+    join: str = "merged"
+    kill: bool = False  # SIGKILL the process group once it stalls (SVOD_EMITTER_STALL) mid-line
+    binary: str | None = None  # run this built binary directly instead of cargo
+    program: str | None = None  # an example: one run named after the program
+
+    @property
+    def captured(self) -> bool:
+        """libtest keeps passing tests' output (no --nocapture)."""
+        return self.program is None and "--nocapture" not in self.command
+
+
+def _test(filters: str, *libtest: str, test: str = "ops") -> tuple[str, ...]:
+    return ("test", "--test", test, *([filters] if filters else []), "--", *libtest)
+
+
+ON = {"RUST_LOG": TRACE, "SVOD_PER_STAGE_UOPS": "1"}
+SCENARIOS = [
+    Scenario("ops-one-thread", _test("sum_rows", "--nocapture", "--test-threads=1"), ON | {"SVOD_THREADS": "1"}),
+    Scenario("ops-default-threads", _test("sum_rows", "--nocapture", "--test-threads=1"), ON),
+    Scenario("ops-libtest-threads", _test("", "--nocapture"), ON | {"SVOD_THREADS": "1"}),
+    Scenario("ops-dump-stage", _test("two_programs::llvm", "--nocapture", "--test-threads=1"),
+             ON | {"SVOD_DUMP_STAGE": "1", "SVOD_THREADS": "2"}),
+    Scenario("ops-apart", _test("sum_rows", "--nocapture", "--test-threads=1"), ON | {"SVOD_THREADS": "2"},
+             join="apart"),
+    Scenario("ops-debug-level", _test("sum_rows::llvm", "--nocapture", "--test-threads=1"),
+             {"RUST_LOG": "svod_schedule::optimizer=debug", "SVOD_THREADS": "1"}),
+    Scenario("ops-full-format", _test("sum_rows::clang", "--nocapture", "--test-threads=1"),
+             ON | {"SVOD_THREADS": "1", "SVOD_EMITTER_FORMAT": "full"}),
+    Scenario("ops-compact-thread-ids", _test("sum_rows::llvm", "--nocapture", "--test-threads=1"),
+             ON | {"SVOD_THREADS": "2", "SVOD_EMITTER_FORMAT": "compact+ids+names-ansi"}),
+    Scenario("ops-json-thread-names", _test("sum_rows::llvm", "--nocapture", "--test-threads=1"),
+             ON | {"SVOD_THREADS": "2", "SVOD_EMITTER_FORMAT": "json+ids+names"}),
+    Scenario("ops-captured", _test("", "--test-threads=1"), ON | {"SVOD_THREADS": "1"}),
+    Scenario("ops-captured-threads", _test(""), ON),
+    Scenario("onnx-skips", _test("", "--nocapture", "--test-threads=1", test="onnx_light"),
+             ON | {"SVOD_THREADS": "1"}),
+    Scenario("failures-one-thread", _test("", "--nocapture", "--test-threads=1", test="failures"),
+             ON | {"SVOD_THREADS": "1"}),
+    Scenario("failures-worker-panic", _test("optimizer_panic", "--nocapture", "--test-threads=1", test="failures"),
+             ON | {"SVOD_THREADS": "2"}),
+    Scenario("failures-backtrace", _test("", "--nocapture", "--test-threads=1", test="failures"),
+             ON | {"SVOD_THREADS": "2", "RUST_BACKTRACE": "1"}),
+    Scenario("failures-backtrace-full", _test("assert_body", "--nocapture", test="failures"),
+             ON | {"SVOD_THREADS": "1", "RUST_BACKTRACE": "full"}),
+    Scenario("failures-captured", _test("", test="failures"), ON | {"SVOD_THREADS": "1"}),
+    Scenario("example-full-ansi", ("run", "--example", "realize"), ON | {"SVOD_THREADS": "1"}, program="realize"),
+    Scenario("example-default-threads", ("run", "--example", "realize"), ON, program="realize"),
+    Scenario("example-main-panic", ("run", "--example", "realize"),
+             ON | {"SVOD_THREADS": "2", "SVOD_EMITTER_PANIC": "main"}, program="realize"),
+    Scenario("example-worker-panic", ("run", "--example", "realize"),
+             ON | {"SVOD_THREADS": "2", "SVOD_EMITTER_PANIC": "optimizer", "RUST_BACKTRACE": "1"},
+             program="realize"),
+    Scenario("killed-mid-line", _test("sum_rows::llvm", "--nocapture", "--test-threads=1"),
+             ON | {"SVOD_THREADS": "1", "SVOD_EMITTER_STALL": "30"}, kill=True),
+]
+BY_NAME = {s.name: s for s in SCENARIOS}
+
+
+@dataclass
+class Result:
+    scenario: Scenario
+    logs: list[Path]  # one file (merged) or stdout then stderr
+    truth: list[dict]
+    returncode: int
+    libtest: dict[str, str]  # test -> ok | FAILED | ignored, as the runner printed it
+
+    def texts(self) -> list[str]:
+        return [p.read_text(encoding="utf-8", errors="replace") for p in self.logs]
+
+
+def run(scenario: Scenario, where: Path, build: Build | None = None, seed: int | None = None) -> Result:
+    """Run `scenario` once, its log(s) and truth under `where`."""
+    where.mkdir(parents=True, exist_ok=True)
+    truth_path = where / f"{scenario.name}.truth.jsonl"
+    truth_path.unlink(missing_ok=True)
+    env = base_env() | scenario.env | {"SVOD_EMITTER_TRUTH": str(truth_path)}
+    if seed is not None:
+        env["SVOD_EMITTER_SEED"] = str(seed)
+    if scenario.binary is not None:
+        assert build is not None
+        argv = [str(build.binaries[scenario.binary]), *scenario.command]
+    else:
+        argv = [cargo(), *scenario.command]
+    if scenario.join == "merged":
+        logs = [where / f"{scenario.name}.log"]
+        out = open(logs[0], "wb")  # noqa: SIM115
+        err = subprocess.STDOUT
+    else:
+        logs = [where / f"{scenario.name}.stdout.log", where / f"{scenario.name}.stderr.log"]
+        out, err = open(logs[0], "wb"), open(logs[1], "wb")  # noqa: SIM115
+    try:
+        proc = subprocess.Popen(argv, cwd=CRATE, env=env, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+                                start_new_session=True)
+        if scenario.kill:
+            deadline = time.monotonic() + 300
+            while not _stalled(truth_path):
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"{scenario.name}: the program never reached its stall point")
+                time.sleep(0.02)
+            os.killpg(proc.pid, signal.SIGKILL)
+        returncode = proc.wait(timeout=600)
+    finally:
+        out.close()
+        if err is not subprocess.STDOUT:
+            err.close()
+    truth = [json.loads(line) for line in truth_path.read_text().splitlines() if line.strip()]
+    text = "".join(p.read_text(encoding="utf-8", errors="replace") for p in logs)
+    return Result(scenario, logs, truth, returncode, libtest_results(text))
+
+
+def _stalled(truth: Path) -> bool:
+    return truth.exists() and '"kind":"stall"' in truth.read_text()
+
+
+RESULT = re.compile(r"^test (\S+) \.\.\. (ok|FAILED|ignored)$")
+STARTED = re.compile(r"^test (\S+) \.\.\. ")
+WORD = re.compile(r"^(ok|FAILED|ignored)$")
+
+
+def libtest_results(text: str) -> dict[str, str]:
+    """What libtest said of each test: `test NAME ... RESULT`, or under one test thread with `--nocapture`,
+    `test NAME ... ` then the test's own output, then the result word on a line of its own."""
+    results: dict[str, str] = {}
+    pending: str | None = None
+    for raw in text.splitlines():
+        line = ANSI.sub("", raw)
+        if m := RESULT.match(line):
+            results[m.group(1)] = m.group(2)
+            pending = None
+        elif m := STARTED.match(line):
+            pending = m.group(1)
+        elif pending is not None and (m := WORD.match(line)):
+            results[pending] = m.group(1)
+            pending = None
+    return results
+
+
+# ---------------------------------------------------------------------------------------------- what must be stored
+
+
+@dataclass
+class Run:
+    """One run the reader must store: a test (or the program), how it ended, its panic, its kernels."""
+
+    test: str
+    outcome: str | None  # ok | FAILED | skipped | None (killed inside it)
+    panic: dict | None = None  # the truth's panic record
+    kernels: dict[tuple[int, int], str | None] = field(default_factory=dict)  # (schedule, index) -> final name
+    skip_line: str | None = None
+
+
+def expected(result: Result) -> dict[str, Run]:
+    """The runs of the log, from the truth (and, for the outcome, libtest's word where it printed one)."""
+    runs: dict[str, Run] = {}
+    program = result.scenario.program
+    for record in result.truth:
+        test = record.get("test") or program
+        kind = record["kind"]
+        if kind in ("test-start", "program-start"):
+            runs[test] = Run(test, None)
+        elif kind in ("test-end", "program-end"):
+            runs[test].outcome = record["outcome"]
+            runs[test].skip_line = record.get("skip_line")
+        elif kind == "panic" and test in runs and runs[test].panic is None:
+            runs[test].panic = record
+            runs[test].outcome = "FAILED"
+        elif kind == "kernel":
+            runs[test].kernels[(record["schedule"], record["index"])] = record["name"]
+        elif kind in ("event", "per-stage", "dump-stage") and record.get("kernel") is not None:
+            runs[test].kernels.setdefault((record["schedule"], record["kernel"]), None)
+    for test, said in result.libtest.items():
+        if test in runs and said == "FAILED":
+            runs[test].outcome = "FAILED"
+    return runs
+
+
+# ------------------------------------------------------------------------------ where each printed stage landed
+
+EVENT_START = re.compile(r'\{"timestamp":"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z\s+(?:TRACE|DEBUG|INFO|WARN|ERROR)\s')
+PER_STAGE = re.compile(r"\[per-stage\] ")
+DUMP_HEADER = re.compile(r"\[dump-stage\] \S+ :(?! end)")
+TOKENS = {"out": [("events", EVENT_START)], "err": [("per-stage", PER_STAGE), ("dump-stage", DUMP_HEADER)]}
+RECORD_KINDS = {"events": ("event", "schedule-event", "code"), "per-stage": ("per-stage",),
+                "dump-stage": ("dump-stage",)}
+
+
+@dataclass(frozen=True)
+class Landed:
+    record: dict
+    file: int  # position among the ingested paths
+    line: int  # 1-based
+
+
+def _starts(text: str, pattern: re.Pattern[str]) -> list[int]:
+    lines = []
+    for number, raw in enumerate(text.split("\n"), start=1):
+        line = ANSI.sub("", raw) if "\x1b" in raw else raw
+        lines += [number] * len(pattern.findall(line))
+    return lines
+
+
+def locate(result: Result) -> list[Landed]:
+    """Each printed record's file and line, in a log where everything printed reached the file (`--nocapture` or a
+    program). Checks the corpus itself: as many starts of each kind in the file(s) as the truth has records."""
+    texts = result.texts()
+    landed: list[Landed] = []
+    for kind_name, pattern in [*TOKENS["out"], *TOKENS["err"]]:
+        stream = "out" if (kind_name, pattern) in TOKENS["out"] else "err"
+        position = 0 if result.scenario.join == "merged" or stream == "out" else 1
+        starts = _starts(texts[position], pattern)
+        records = [r for r in result.truth if r["kind"] in RECORD_KINDS[kind_name]]
+        if result.scenario.kill and kind_name == "per-stage":
+            starts = starts[:len(records)]  # the cut line's record was never written (it stalled inside it)
+        if len(starts) != len(records):
+            raise AssertionError(f"{result.scenario.name}: {len(starts)} {kind_name} starts in the log but "
+                                 f"{len(records)} in the truth: the corpus or its harness is wrong")
+        landed += [Landed(r, position, line) for r, line in zip(records, starts, strict=True)]
+    return landed
+
+
+def stage_records(landed: Iterable[Landed]) -> list[Landed]:
+    return [entry for entry in landed if entry.record["kind"] in ("event", "per-stage", "dump-stage")
+            and entry.record.get("kernel") is not None]
