@@ -83,7 +83,8 @@ class SvodIngestReport:
         log = self.log
         return {"svod_run": self.run_id, "case": self.case, "skipped": self.skipped,
                 "test": log.test if log else None, "outcome": log.outcome if log else None,
-                "panic": {"location": log.panic.location, "message": log.panic.message} if log and log.panic
+                "panic": {"thread": log.panic.thread, "location": log.panic.location, "message": log.panic.message}
+                if log and log.panic
                 else None, "failed_kernel": log.failed_kernel if log else None,
                 "last_stage": log.last_stage if log else None,
                 "unattributed_stages": len(log.unattributed) if log else 0,
@@ -250,8 +251,11 @@ class _Writer:
     def write(self) -> None:
         log, store = self.log, self.store
         stages = [(None, s) for s in log.schedule_stages] + [(k.index, s) for k in log.kernels for s in k.stages]
-        unattributed = {id(s) for s in log.unattributed}
-        stages += [(None, s) for s in log.unattributed]
+        # stages no kernel or schedule holds: unattributed rows (an unplaced one, of no stage Svod emits or a dump body
+        # of blocks open at once, is kept at its line too, with its problem)
+        loose = [*log.unattributed, *log.unplaced]
+        unattributed = {id(s) for s in loose}
+        stages += [(None, s) for s in loose]
         tree_hashes = self.trees([s for _k, s in stages])
         doc_hashes = self.canonical([s for _k, s in stages])
         store.blobs([s.tree_text for _k, s in stages] + [k.code for k in log.kernels])
@@ -295,6 +299,7 @@ def _counts(log: SvodLog) -> dict[str, int]:
             "test": log.test, "variant": variant_of(log.test), "outcome": log.outcome,
             "panic_location": log.panic.location if log.panic else None,
             "panic_message": log.panic.message if log.panic else None, "failed_kernel": log.failed_kernel,
+            "panic_thread": log.panic.thread[:500] if log.panic else None,
             "last_stage": log.last_stage, "output_captured": log.captured, "schedule_count": log.schedules}
 
 

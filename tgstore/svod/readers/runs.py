@@ -15,14 +15,15 @@ from __future__ import annotations
 from types import ModuleType
 
 from tgstore.nogc import gc_paused
-from tgstore.svod.readers import capture, extract_ir, gpu_ir, linear, llvm_ir, nextest_log, outcomes, test_log
+from tgstore.svod.readers import apart, capture, extract_ir, gpu_ir, linear, llvm_ir, nextest_log, outcomes, test_log
 from tgstore.svod.readers.model import Kernel, Problem, Stage, SvodLog, load_json, tree_stage
 from tgstore.svod.readers.segment import Segmenter
 from tgstore.svod.readers.sessions import Panic, TestPart
 from tgstore.svod.tree import TreeError, parse_tree
 
 READERS: tuple[ModuleType, ...] = (gpu_ir, llvm_ir, linear, capture, extract_ir, nextest_log, test_log)
-TEST_DIRS = ("test", "tests", "testing")  # a panic located in a test's own file fails the test, not a kernel
+TEST_DIRS = ("test", "tests", "testing", "examples", "benches")  # a panic in a test's or program's own file fails
+# the test or program, not a kernel
 
 
 def reader_for(name: str, text: str) -> ModuleType:
@@ -42,10 +43,12 @@ def _read_runs(files: list[tuple[str, str]]) -> list[SvodLog]:
     kinds = [(name, reader_for(name.rsplit("/", 1)[-1], text), text) for name, text in files]
     listing = [(name, reader.KIND, text) for name, reader, text in kinds]
     groups: dict[str | None, list[tuple[int, TestPart, ModuleType]]] = {}
-    for index, (_name, reader, text) in enumerate(kinds):
-        if hasattr(reader, "parts"):
-            for part in reader.parts(text):
-                groups.setdefault(part.name, []).append((index, part, reader))
+    by_file = {index: reader.parts(text) for index, (_name, reader, text) in enumerate(kinds)
+               if hasattr(reader, "parts")}
+    apart.split_streams(by_file)
+    for index, file_parts in by_file.items():
+        for part in file_parts:
+            groups.setdefault(part.name, []).append((index, part, kinds[index][1]))
     runs: list[tuple[SvodLog, Segmenter]] = []
     for test, parts in (groups or {None: []}).items():
         log = SvodLog(files=list(listing), test=test)

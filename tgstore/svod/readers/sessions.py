@@ -206,6 +206,7 @@ class TestPart:
     sectioned: bool = False  # its output came from libtest's `---- NAME stdout ----` section
     live: bool = False  # it printed while it ran (`--nocapture`)
     unknown_skip: tuple[int, str] | None = None  # a `... skipped ...` line of a form outcomes.SKIP_LINES lacks
+    stream: int = 0  # 0: the log's one stream; 1 stdout, 2 stderr where they were written to two files
     program: bool = False  # no test harness: a program's one run, named after it (cargo's `Running` line)
 
     @property
@@ -396,8 +397,11 @@ def unknown_skip_of(lines: Lines | None) -> tuple[int, str] | None:
     return None
 
 
-def _has_output(part: TestPart) -> bool:
+def has_output(part: TestPart) -> bool:
     return part.lines.any_starts(("{", "[per-stage]", "[dump-"))
+
+
+_has_output = has_output
 
 
 def _assign_outside(outside: TestPart, tests: list[TestPart]) -> None:

@@ -58,7 +58,7 @@ def parts(text: str) -> list[TestPart]:
 
 
 def read_part(log: SvodLog, tracker: Segmenter, file: int, part: TestPart) -> None:
-    read_lines(log, tracker, file, part.lines)
+    read_lines(log, tracker, file, part.lines, stream=part.stream)
 
 
 class LineReader:
