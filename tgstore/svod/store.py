@@ -123,8 +123,8 @@ def _text(path: Path, keep: Callable[[bytes, str], Callable[[str], None]] | None
     return text
 
 
-def read_path(path: Path, keep: Callable[[bytes, str], Callable[[str], None]] | None = None
-              ) -> list[tuple[str, str]]:
+def read_path(path: Path, keep: Callable[[bytes, str], Callable[[str], None]] | None = None,
+              empty_ok: bool = False) -> list[tuple[str, str]]:
     """(name, text) of the file at `path`, or of every regular file in the directory at `path` (sorted by name).
     `keep(data, str(file))`: called with each file's bytes (ingest stores the text from them), its result with the
     text."""
@@ -139,7 +139,7 @@ def read_path(path: Path, keep: Callable[[bytes, str], Callable[[str], None]] | 
     if not path.is_file():
         raise SvodLogError(f"{path}: not a regular file (a device or a pipe?); nothing stored")
     text = _text(path, keep)
-    if not text.strip():
+    if not text.strip() and not empty_ok:  # beside other paths an empty file is an empty stream (2>err.log)
         raise SvodLogError(f"{path}: the file is empty; nothing stored")
     return [(path.name, text)]
 
@@ -326,7 +326,8 @@ def ingest_svod_runs(engine: Engine, path: Path | str | list[Path], case: str | 
         keep = _FileBlobKeeper(conn, store)
         files: list[tuple[str, str]] = []
         for one in paths:
-            files += [(str(one / name) if one.is_dir() else str(one), text) for name, text in read_path(one, keep)]
+            files += [(str(one / name) if one.is_dir() else str(one), text)
+                      for name, text in read_path(one, keep, empty_ok=len(paths) > 1)]
         path = paths[0] if len(paths) == 1 else Path(os.path.commonpath([os.path.abspath(p) for p in paths]))
         digest = keep.source.hexdigest()  # the files' source hash (_FileBlobKeeper)
         try:

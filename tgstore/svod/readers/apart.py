@@ -24,6 +24,9 @@ def split_streams(by_file: dict[int, list[TestPart]]) -> None:
         return
     tests = [p for p in by_file[tested[0]] if p.name is not None]
     (outside,) = by_file[loose[0]]
+    if not has_output(outside) and not any(outcomes.skip_line(text) or PANIC.match(text) for _n, text in outside.lines):
+        by_file[loose[0]] = []  # an empty stream, or one holding nothing of Svod's: no run of its own
+        return
     anchors: list[tuple[int, int, str]] = []  # (index in stderr's lines, test index, skip | panic)
     at = 0
     for n, (_number, text) in enumerate(outside.lines):
