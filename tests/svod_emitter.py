@@ -264,8 +264,8 @@ def expected(result: Result) -> dict[str, Run]:
 
 EVENT_START = re.compile(r'\{"timestamp":"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z\s+(?:TRACE|DEBUG|INFO|WARN|ERROR)\s')
 PER_STAGE = re.compile(r"\[per-stage\] ")
-DUMP_HEADER = re.compile(r"\[dump-stage\] \S+ :(?! end)")
-TOKENS = {"out": [("events", EVENT_START)], "err": [("per-stage", PER_STAGE), ("dump-stage", DUMP_HEADER)]}
+DUMP = re.compile(r"\[dump-stage\] ")
+TOKENS = {"out": [("events", EVENT_START)], "err": [("per-stage", PER_STAGE), ("dump-stage", DUMP)]}
 RECORD_KINDS = {"events": ("event", "schedule-event", "code"), "per-stage": ("per-stage",),
                 "dump-stage": ("dump-stage",)}
 
@@ -278,11 +278,26 @@ class Landed:
 
 
 def _starts(text: str, pattern: re.Pattern[str]) -> list[int]:
-    lines = []
-    for number, raw in enumerate(text.split("\n"), start=1):
-        line = ANSI.sub("", raw) if "\x1b" in raw else raw
-        lines += [number] * len(pattern.findall(line))
-    return lines
+    lines = [ANSI.sub("", raw) if "\x1b" in raw else raw for raw in text.split("\n")]
+    if pattern is DUMP:
+        return _dump_headers(lines)
+    return [number for number, line in enumerate(lines, start=1) for _ in pattern.findall(line)]
+
+
+def _dump_headers(lines: list[str]) -> list[int]:
+    """The lines `[dump-stage] LABEL :` starts on (not its `: end`). `eprintln!` writes `[dump-stage] `, the label
+    and ` :` apart, so another thread's whole event line can come between them: that event is cut out and the
+    header read on across the line break."""
+    headers = []
+    for number, line in enumerate(lines, start=1):
+        for m in DUMP.finditer(line):
+            tail, following = line[m.end():], number
+            while (cut := EVENT_START.search(tail)) and following < len(lines):
+                tail = tail[:cut.start()] + lines[following]
+                following += 1
+            if re.match(r"\S+ :\s*$", tail) or (re.match(r"\S+ :", tail) and not re.match(r"\S+ : end", tail)):
+                headers.append(number)
+    return headers
 
 
 def locate(result: Result) -> list[Landed]:
