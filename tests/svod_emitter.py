@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import re
 import shutil
 import signal
@@ -322,3 +323,28 @@ def locate(result: Result) -> list[Landed]:
 def stage_records(landed: Iterable[Landed]) -> list[Landed]:
     return [entry for entry in landed if entry.record["kind"] in ("event", "per-stage", "dump-stage")
             and entry.record.get("kernel") is not None]
+
+
+# -------------------------------------------------------------------------------------------- random scenarios
+
+
+def draw(seed: int) -> Scenario:
+    """A scenario drawn from `seed`, run on the built `random` test binary directly (no cargo): Svod's switches,
+    the subscriber's format, thread counts, capture, how the streams are written, RUST_BACKTRACE. The binary draws
+    its program from the same seed (tests/svod_emitter/tests/random.rs: kernels, backend, two programs, failure)."""
+    rng = random.Random(seed)
+    env = {"SVOD_THREADS": str(rng.choice([1, 2, 4])),
+           "RUST_LOG": rng.choice([TRACE] * 6 + ["svod_schedule::optimizer=debug", "svod_schedule::optimizer=trace"])}
+    if rng.random() < 0.6:
+        env["SVOD_PER_STAGE_UOPS"] = "1"
+    if (dump := rng.choice([None] * 6 + ["1", "2", ""])) is not None:
+        env["SVOD_DUMP_STAGE"] = dump
+    if (fmt := rng.choice([None] * 6 + ["full", "compact", "json+ids+names", "full+ids+names-ansi"])) is not None:
+        env["SVOD_EMITTER_FORMAT"] = fmt
+    if (backtrace := rng.choice([None, None, "1", "full"])) is not None:
+        env["RUST_BACKTRACE"] = backtrace
+    libtest = ["--exact", "seeded::program_under_test", "--test-threads=1"]
+    if rng.random() < 0.8:
+        libtest.append("--nocapture")
+    return Scenario(f"random-{seed}", tuple(libtest), env, join=rng.choice(["merged"] * 3 + ["apart"]),
+                    binary="random")
