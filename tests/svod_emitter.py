@@ -89,10 +89,14 @@ class Scenario:
     kill: bool = False  # SIGKILL the process group once it stalls (SVOD_EMITTER_STALL) mid-line
     binary: str | None = None  # run this built binary directly instead of cargo
     program: str | None = None  # an example: one run named after the program
+    nextest: str | None = None  # `cargo nextest run` as that era prints it (NEXTEST_ERAS), over `binary`'s tests
+    success_output: bool = True  # nextest's --success-output immediate (else passing tests' output is hidden)
 
     @property
     def captured(self) -> bool:
-        """libtest keeps passing tests' output (no --nocapture)."""
+        """The runner kept passing tests' output (libtest without --nocapture; nextest without success output)."""
+        if self.nextest is not None:
+            return not self.success_output
         return self.program is None and "--nocapture" not in self.command
 
 
@@ -137,6 +141,12 @@ SCENARIOS = [
     Scenario("example-worker-panic", ("run", "--example", "realize"),
              ON | {"SVOD_THREADS": "2", "SVOD_EMITTER_PANIC": "optimizer", "RUST_BACKTRACE": "1"},
              program="realize"),
+    Scenario("nextest-current", ("sum_rows", "optimizer_panic"), ON | {"SVOD_THREADS": "2"}, nextest="current",
+             binary="ops+failures"),
+    Scenario("nextest-old", ("sum_rows", "optimizer_panic"), ON | {"SVOD_THREADS": "2"}, nextest="old",
+             binary="ops+failures"),
+    Scenario("nextest-failures-only", ("sum_rows", "assert_body"), ON | {"SVOD_THREADS": "1"}, nextest="current",
+             binary="ops+failures", success_output=False),
     Scenario("killed-mid-line", _test("sum_rows::llvm", "--nocapture", "--test-threads=1"),
              ON | {"SVOD_THREADS": "1", "SVOD_EMITTER_STALL": "30"}, kill=True),
 ]
@@ -163,6 +173,9 @@ def run(scenario: Scenario, where: Path, build: Build | None = None, seed: int |
     env = base_env() | scenario.env | {"SVOD_EMITTER_TRUTH": str(truth_path)}
     if seed is not None:
         env["SVOD_EMITTER_SEED"] = str(seed)
+    if scenario.nextest is not None:
+        assert build is not None
+        return _nextest(scenario, where, build, env, truth_path)
     if scenario.binary is not None:
         assert build is not None
         argv = [str(build.binaries[scenario.binary]), *scenario.command]
@@ -348,3 +361,67 @@ def draw(seed: int) -> Scenario:
         libtest.append("--nocapture")
     return Scenario(f"random-{seed}", tuple(libtest), env, join=rng.choice(["merged"] * 3 + ["apart"]),
                     binary="random")
+
+
+# ------------------------------------------------------------------------------------------------------ nextest
+# nextest is not packaged here: its report is laid out from its source around the emitter's real test processes,
+# run as nextest runs them (one process per test, `BIN --exact NAME --nocapture`, stdout and stderr captured apart).
+# Formats (facts from nextest-rs/nextest, nextest-runner/src/reporter/displayer/imp.rs):
+# * current: bdb177eb9b314648ca3271d2536f28b6dfec12c2, `output_spec_for_finished`: `  stdout ───` / `  stderr ───`
+#   headers, the output indented four spaces by indent_write (no indent on an empty line); status lines
+#   `        PASS [   0.450s] (1/5) BINARY-ID TEST` (status right-aligned in 12), `    Starting N tests across M
+#   binaries`, `     Summary [   1.005s] N tests run: P passed, F failed, S skipped`.
+# * older: 000c2a46343cfcdb57732d6c404f7ebaae9dd610 (as tests/svod_runners.py read it), `output_spec_for_test`: a
+#   four-wide bar, `STDOUT:` padded to 19, then the binary id and the test (`──── STDOUT:             BIN TEST`),
+#   the output unindented.
+# Both end a block with an empty line (unit_output.rs `write_child_execution_output`).
+NEXTEST_ERAS = ("current", "old")
+
+
+def _nextest_header(era: str, stream: str, binary: str, test: str) -> str:
+    if era == "old":
+        return f"──── {stream.upper() + ':':<19} {binary} {test}"
+    return f"  {stream} ───"
+
+
+def _nextest_body(era: str, text: str) -> list[str]:
+    lines = text.rstrip("\n").split("\n") if text else []
+    return lines if era == "old" else ["    " + line if line else "" for line in lines]
+
+
+def _nextest(scenario: Scenario, where: Path, build: Build, env: dict[str, str], truth_path: Path) -> Result:
+    """Each test of the binaries (`ops+failures`) whose name contains one of `scenario.command`, one process each,
+    then the report nextest prints of them."""
+    tests: list[tuple[str, Path, str]] = []  # (binary id, binary, test)
+    for name in (scenario.binary or "").split("+"):
+        listed = subprocess.run([str(build.binaries[name]), "--list", "--format", "terse"], capture_output=True,
+                                text=True, env=env, cwd=CRATE, timeout=120).stdout
+        for line in listed.splitlines():
+            test = line.removesuffix(": test")
+            if line.endswith(": test") and any(f in test for f in scenario.command):
+                tests.append((f"svod_emitter::{name}", build.binaries[name], test))
+    width = len(str(len(tests)))
+    report = [f"    Starting {len(tests)} tests across {len({b for b, _p, _t in tests})} binaries"]
+    results: dict[str, str] = {}
+    for n, (binary_id, binary, test) in enumerate(tests, start=1):
+        proc = subprocess.run([str(binary), "--exact", test, "--nocapture"], capture_output=True, env=env,
+                              cwd=CRATE, timeout=300)
+        passed = proc.returncode == 0
+        results[test] = "ok" if passed else "FAILED"
+        status = "PASS" if passed else "FAIL"
+        report.append(f"{status:>12} [   0.{400 + n:03d}s] ({n:>{width}}/{len(tests)}) {binary_id} {test}")
+        if scenario.success_output or not passed:
+            for stream, data in (("stdout", proc.stdout), ("stderr", proc.stderr)):
+                report.append(_nextest_header(scenario.nextest or "current", stream, binary_id, test))
+                report += _nextest_body(scenario.nextest or "current", data.decode("utf-8", "replace"))
+            report.append("")
+    failed = [t for t, r in results.items() if r == "FAILED"]
+    report += ["────────────", f"     Summary [   1.{len(tests):03d}s] {len(tests)} tests run: "
+               f"{len(tests) - len(failed)} passed, {len(failed)} failed, 0 skipped"]
+    for n, (binary_id, _binary, test) in enumerate(tests, start=1):
+        if test in failed:
+            report.append(f"{'FAIL':>12} [   0.{400 + n:03d}s] ({n:>{width}}/{len(tests)}) {binary_id} {test}")
+    log = where / f"{scenario.name}.log"
+    log.write_text("\n".join(report) + "\n", encoding="utf-8")
+    truth = [json.loads(line) for line in truth_path.read_text().splitlines() if line.strip()]
+    return Result(scenario, [log], truth, 1 if failed else 0, results)

@@ -194,6 +194,7 @@ def _scenario(scenario: corpus.Scenario, built: corpus.Build, tmp_path: Path) ->
     return mismatches(result, tmp_path / "emitter.db")
 
 
+@pytest.mark.slow  # ~30 real runs, each ingested by a fresh tgstore process
 @pytest.mark.parametrize("scenario", corpus.SCENARIOS, ids=[s.name for s in corpus.SCENARIOS])
 def test_scenario_is_read_right(scenario: corpus.Scenario, built: corpus.Build, tmp_path: Path) -> None:
     found = _scenario(scenario, built, tmp_path)
