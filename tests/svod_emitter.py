@@ -26,7 +26,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 CRATE = REPO / "tests" / "svod_emitter"
 TARGET = REPO / ".cache" / "svod_emitter" / "target"
-CARGO_HOME_BIN = Path("/root/.cargo/bin")
+CARGO_HOME_BIN = Path(os.environ.get("CARGO_HOME", Path.home() / ".cargo")) / "bin"  # rustup's
 TRACE = "svod_schedule::optimizer=trace,svod_schedule::rangeify=debug,svod_codegen=trace"
 ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[=>]")
 
