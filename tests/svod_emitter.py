@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import re
 import shutil
 import signal
@@ -25,7 +26,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 CRATE = REPO / "tests" / "svod_emitter"
 TARGET = REPO / ".cache" / "svod_emitter" / "target"
-CARGO_HOME_BIN = Path("/root/.cargo/bin")
+CARGO_HOME_BIN = Path(os.environ.get("CARGO_HOME", Path.home() / ".cargo")) / "bin"  # rustup's
 TRACE = "svod_schedule::optimizer=trace,svod_schedule::rangeify=debug,svod_codegen=trace"
 ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[=>]")
 
@@ -88,10 +89,14 @@ class Scenario:
     kill: bool = False  # SIGKILL the process group once it stalls (SVOD_EMITTER_STALL) mid-line
     binary: str | None = None  # run this built binary directly instead of cargo
     program: str | None = None  # an example: one run named after the program
+    nextest: str | None = None  # `cargo nextest run` as that era prints it (NEXTEST_ERAS), over `binary`'s tests
+    success_output: bool = True  # nextest's --success-output immediate (else passing tests' output is hidden)
 
     @property
     def captured(self) -> bool:
-        """libtest keeps passing tests' output (no --nocapture)."""
+        """The runner kept passing tests' output (libtest without --nocapture; nextest without success output)."""
+        if self.nextest is not None:
+            return not self.success_output
         return self.program is None and "--nocapture" not in self.command
 
 
@@ -129,13 +134,25 @@ SCENARIOS = [
     Scenario("failures-backtrace-full", _test("assert_body", "--nocapture", test="failures"),
              ON | {"SVOD_THREADS": "1", "RUST_BACKTRACE": "full"}),
     Scenario("failures-captured", _test("", test="failures"), ON | {"SVOD_THREADS": "1"}),
+    # rayon's workers inherit the capture of the test thread that started the pool (std::thread::spawn passes the
+    # output capture on): what they print goes to that test's buffer, whichever test is running
+    Scenario("failures-captured-threads", _test("", "--test-threads=1", test="failures"), ON | {"SVOD_THREADS": "2"}),
+    Scenario("failures-libtest-threads", _test("", "--nocapture", test="failures"), ON | {"SVOD_THREADS": "2"}),
     Scenario("example-full-ansi", ("run", "--example", "realize"), ON | {"SVOD_THREADS": "1"}, program="realize"),
     Scenario("example-default-threads", ("run", "--example", "realize"), ON, program="realize"),
+    Scenario("example-apart", ("run", "--example", "realize"), ON | {"SVOD_THREADS": "2"}, join="apart",
+             program="realize"),
     Scenario("example-main-panic", ("run", "--example", "realize"),
              ON | {"SVOD_THREADS": "2", "SVOD_EMITTER_PANIC": "main"}, program="realize"),
     Scenario("example-worker-panic", ("run", "--example", "realize"),
              ON | {"SVOD_THREADS": "2", "SVOD_EMITTER_PANIC": "optimizer", "RUST_BACKTRACE": "1"},
              program="realize"),
+    Scenario("nextest-current", ("sum_rows", "optimizer_panic"), ON | {"SVOD_THREADS": "2"}, nextest="current",
+             binary="ops+failures"),
+    Scenario("nextest-old", ("sum_rows", "optimizer_panic"), ON | {"SVOD_THREADS": "2"}, nextest="old",
+             binary="ops+failures"),
+    Scenario("nextest-failures-only", ("sum_rows", "assert_body"), ON | {"SVOD_THREADS": "1"}, nextest="current",
+             binary="ops+failures", success_output=False),
     Scenario("killed-mid-line", _test("sum_rows::llvm", "--nocapture", "--test-threads=1"),
              ON | {"SVOD_THREADS": "1", "SVOD_EMITTER_STALL": "30"}, kill=True),
 ]
@@ -162,6 +179,9 @@ def run(scenario: Scenario, where: Path, build: Build | None = None, seed: int |
     env = base_env() | scenario.env | {"SVOD_EMITTER_TRUTH": str(truth_path)}
     if seed is not None:
         env["SVOD_EMITTER_SEED"] = str(seed)
+    if scenario.nextest is not None:
+        assert build is not None
+        return _nextest(scenario, where, build, env, truth_path)
     if scenario.binary is not None:
         assert build is not None
         argv = [str(build.binaries[scenario.binary]), *scenario.command]
@@ -239,6 +259,7 @@ def expected(result: Result) -> dict[str, Run]:
     """The runs of the log, from the truth (and, for the outcome, libtest's word where it printed one)."""
     runs: dict[str, Run] = {}
     program = result.scenario.program
+    text = ANSI.sub("", "".join(result.texts()))
     for record in result.truth:
         test = record.get("test") or program
         kind = record["kind"]
@@ -248,7 +269,9 @@ def expected(result: Result) -> dict[str, Run]:
             runs[test].outcome = record["outcome"]
             runs[test].skip_line = record.get("skip_line")
         elif kind == "panic" and test in runs and runs[test].panic is None:
-            runs[test].panic = record
+            # a panic whose message never reached the log (a rayon worker writing into the capture of the test
+            # that started the pool, after that test ended) is a failure the log cannot place
+            runs[test].panic = record if f"' ({record['tid']}) panicked at {record['location']}:" in text else None
             runs[test].outcome = "FAILED"
         elif kind == "kernel":
             runs[test].kernels[(record["schedule"], record["index"])] = record["name"]
@@ -264,8 +287,8 @@ def expected(result: Result) -> dict[str, Run]:
 
 EVENT_START = re.compile(r'\{"timestamp":"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z\s+(?:TRACE|DEBUG|INFO|WARN|ERROR)\s')
 PER_STAGE = re.compile(r"\[per-stage\] ")
-DUMP_HEADER = re.compile(r"\[dump-stage\] \S+ :(?! end)")
-TOKENS = {"out": [("events", EVENT_START)], "err": [("per-stage", PER_STAGE), ("dump-stage", DUMP_HEADER)]}
+DUMP = re.compile(r"\[dump-stage\] ")
+TOKENS = {"out": [("events", EVENT_START)], "err": [("per-stage", PER_STAGE), ("dump-stage", DUMP)]}
 RECORD_KINDS = {"events": ("event", "schedule-event", "code"), "per-stage": ("per-stage",),
                 "dump-stage": ("dump-stage",)}
 
@@ -278,11 +301,26 @@ class Landed:
 
 
 def _starts(text: str, pattern: re.Pattern[str]) -> list[int]:
-    lines = []
-    for number, raw in enumerate(text.split("\n"), start=1):
-        line = ANSI.sub("", raw) if "\x1b" in raw else raw
-        lines += [number] * len(pattern.findall(line))
-    return lines
+    lines = [ANSI.sub("", raw) if "\x1b" in raw else raw for raw in text.split("\n")]
+    if pattern is DUMP:
+        return _dump_headers(lines)
+    return [number for number, line in enumerate(lines, start=1) for _ in pattern.findall(line)]
+
+
+def _dump_headers(lines: list[str]) -> list[int]:
+    """The lines `[dump-stage] LABEL :` starts on (not its `: end`). `eprintln!` writes `[dump-stage] `, the label
+    and ` :` apart, so another thread's whole event line can come between them: that event is cut out and the
+    header read on across the line break."""
+    headers = []
+    for number, line in enumerate(lines, start=1):
+        for m in DUMP.finditer(line):
+            tail, following = line[m.end():], number
+            while (cut := EVENT_START.search(tail)) and following < len(lines):
+                tail = tail[:cut.start()] + lines[following]
+                following += 1
+            if re.match(r"\S+ :\s*$", tail) or (re.match(r"\S+ :", tail) and not re.match(r"\S+ : end", tail)):
+                headers.append(number)
+    return headers
 
 
 def locate(result: Result) -> list[Landed]:
@@ -307,3 +345,92 @@ def locate(result: Result) -> list[Landed]:
 def stage_records(landed: Iterable[Landed]) -> list[Landed]:
     return [entry for entry in landed if entry.record["kind"] in ("event", "per-stage", "dump-stage")
             and entry.record.get("kernel") is not None]
+
+
+# -------------------------------------------------------------------------------------------- random scenarios
+
+
+def draw(seed: int) -> Scenario:
+    """A scenario drawn from `seed`, run on the built `random` test binary directly (no cargo): Svod's switches,
+    the subscriber's format, thread counts, capture, how the streams are written, RUST_BACKTRACE. The binary draws
+    its program from the same seed (tests/svod_emitter/tests/random.rs: kernels, backend, two programs, failure)."""
+    rng = random.Random(seed)
+    env = {"SVOD_THREADS": str(rng.choice([1, 2, 4])),
+           "RUST_LOG": rng.choice([TRACE] * 6 + ["svod_schedule::optimizer=debug", "svod_schedule::optimizer=trace"])}
+    if rng.random() < 0.6:
+        env["SVOD_PER_STAGE_UOPS"] = "1"
+    if (dump := rng.choice([None] * 6 + ["1", "2", ""])) is not None:
+        env["SVOD_DUMP_STAGE"] = dump
+    if (fmt := rng.choice([None] * 6 + ["full", "compact", "json+ids+names", "full+ids+names-ansi"])) is not None:
+        env["SVOD_EMITTER_FORMAT"] = fmt
+    if (backtrace := rng.choice([None, None, "1", "full"])) is not None:
+        env["RUST_BACKTRACE"] = backtrace
+    libtest = ["--exact", "seeded::program_under_test", "--test-threads=1"]
+    if rng.random() < 0.8:
+        libtest.append("--nocapture")
+    return Scenario(f"random-{seed}", tuple(libtest), env, join=rng.choice(["merged"] * 3 + ["apart"]),
+                    binary="random")
+
+
+# ------------------------------------------------------------------------------------------------------ nextest
+# nextest is not packaged here: its report is laid out from its source around the emitter's real test processes,
+# run as nextest runs them (one process per test, `BIN --exact NAME --nocapture`, stdout and stderr captured apart).
+# Formats (facts from nextest-rs/nextest, nextest-runner/src/reporter/displayer/imp.rs):
+# * current: bdb177eb9b314648ca3271d2536f28b6dfec12c2, `output_spec_for_finished`: `  stdout ───` / `  stderr ───`
+#   headers, the output indented four spaces by indent_write (no indent on an empty line); status lines
+#   `        PASS [   0.450s] (1/5) BINARY-ID TEST` (status right-aligned in 12), `    Starting N tests across M
+#   binaries`, `     Summary [   1.005s] N tests run: P passed, F failed, S skipped`.
+# * older: 000c2a46343cfcdb57732d6c404f7ebaae9dd610 (as tests/svod_runners.py read it), `output_spec_for_test`: a
+#   four-wide bar, `STDOUT:` padded to 19, then the binary id and the test (`──── STDOUT:             BIN TEST`),
+#   the output unindented.
+# Both end a block with an empty line (unit_output.rs `write_child_execution_output`).
+NEXTEST_ERAS = ("current", "old")
+
+
+def _nextest_header(era: str, stream: str, binary: str, test: str) -> str:
+    if era == "old":
+        return f"──── {stream.upper() + ':':<19} {binary} {test}"
+    return f"  {stream} ───"
+
+
+def _nextest_body(era: str, text: str) -> list[str]:
+    lines = text.rstrip("\n").split("\n") if text else []
+    return lines if era == "old" else ["    " + line if line else "" for line in lines]
+
+
+def _nextest(scenario: Scenario, where: Path, build: Build, env: dict[str, str], truth_path: Path) -> Result:
+    """Each test of the binaries (`ops+failures`) whose name contains one of `scenario.command`, one process each,
+    then the report nextest prints of them."""
+    tests: list[tuple[str, Path, str]] = []  # (binary id, binary, test)
+    for name in (scenario.binary or "").split("+"):
+        listed = subprocess.run([str(build.binaries[name]), "--list", "--format", "terse"], capture_output=True,
+                                text=True, env=env, cwd=CRATE, timeout=120).stdout
+        for line in listed.splitlines():
+            test = line.removesuffix(": test")
+            if line.endswith(": test") and any(f in test for f in scenario.command):
+                tests.append((f"svod_emitter::{name}", build.binaries[name], test))
+    width = len(str(len(tests)))
+    report = [f"    Starting {len(tests)} tests across {len({b for b, _p, _t in tests})} binaries"]
+    results: dict[str, str] = {}
+    for n, (binary_id, binary, test) in enumerate(tests, start=1):
+        proc = subprocess.run([str(binary), "--exact", test, "--nocapture"], capture_output=True, env=env,
+                              cwd=CRATE, timeout=300)
+        passed = proc.returncode == 0
+        results[test] = "ok" if passed else "FAILED"
+        status = "PASS" if passed else "FAIL"
+        report.append(f"{status:>12} [   0.{400 + n:03d}s] ({n:>{width}}/{len(tests)}) {binary_id} {test}")
+        if scenario.success_output or not passed:
+            for stream, data in (("stdout", proc.stdout), ("stderr", proc.stderr)):
+                report.append(_nextest_header(scenario.nextest or "current", stream, binary_id, test))
+                report += _nextest_body(scenario.nextest or "current", data.decode("utf-8", "replace"))
+            report.append("")
+    failed = [t for t, r in results.items() if r == "FAILED"]
+    report += ["────────────", f"     Summary [   1.{len(tests):03d}s] {len(tests)} tests run: "
+               f"{len(tests) - len(failed)} passed, {len(failed)} failed, 0 skipped"]
+    for n, (binary_id, _binary, test) in enumerate(tests, start=1):
+        if test in failed:
+            report.append(f"{'FAIL':>12} [   0.{400 + n:03d}s] ({n:>{width}}/{len(tests)}) {binary_id} {test}")
+    log = where / f"{scenario.name}.log"
+    log.write_text("\n".join(report) + "\n", encoding="utf-8")
+    truth = [json.loads(line) for line in truth_path.read_text().splitlines() if line.strip()]
+    return Result(scenario, [log], truth, 1 if failed else 0, results)

@@ -10,6 +10,7 @@ failure (tests/svod_emitter.py raises), never a skip."""
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -35,9 +36,24 @@ def _rows(db: Path, sql: str) -> list[sqlite3.Row]:
         return conn.execute(sql).fetchall()
 
 
-def mismatches(result: corpus.Result, db: Path) -> list[str]:
+def ingest_in_process(result: corpus.Result, db: Path) -> tuple[int, str]:
+    """What `ingest-svod` does, without a process per log (the random test ingests hundreds)."""
+    from tgstore.cli.common import open_db
+    from tgstore.svod.store import SvodLogError, ingest_svod_runs
+
+    engine = open_db(db)
+    try:
+        ingest_svod_runs(engine, list(result.logs), "emitter")
+    except SvodLogError as exc:
+        return 1, str(exc)
+    finally:
+        engine.dispose()
+    return 0, ""
+
+
+def mismatches(result: corpus.Result, db: Path, read=ingest) -> list[str]:
     """Every way what was stored differs from the truth (empty: read right)."""
-    code, stderr = ingest(result, db)
+    code, stderr = read(result, db)
     name = result.scenario.name
     if code != 0:
         return [f"{name}: refused (exit {code}): {stderr.strip()[-600:]}"]
@@ -130,6 +146,8 @@ def _attribution(name: str, result: corpus.Result, db: Path, runs: dict, kernels
         source = SOURCES[record["kind"]]
         found = stages.get((landed.file, landed.line, source)) or (
             stages.get((landed.file, landed.line + 1, source)) if source == "dump-stage" else None)
+        if not found and source == "dump-stage" and _said(db, landed, record["label"]):
+            continue  # a body no proof ties to its block (other threads' blocks open): kept as text, a problem says so
         if not found:
             lost += 1
             if lost <= 3:
@@ -139,7 +157,7 @@ def _attribution(name: str, result: corpus.Result, db: Path, runs: dict, kernels
         stage = found[0]
         truth_key = (record.get("test") or result.scenario.program, record["schedule"], record["kernel"])
         run = runs[stage["run_id"]]
-        if run["test"] != truth_key[0]:
+        if run["test"] != truth_key[0] and not (result.scenario.program and len(runs) == 1):
             wrong += 1
             if wrong <= 3:
                 out.append(f"{name}: stage at line {landed.line} stored in run {run['test']!r}, truth test "
@@ -165,11 +183,18 @@ def _attribution(name: str, result: corpus.Result, db: Path, runs: dict, kernels
     return out
 
 
+def _said(db: Path, landed: corpus.Landed, label: str) -> bool:
+    """A problem at or after the header's line names the block's label."""
+    return any(label in p["message"] for p in _rows(db, "SELECT * FROM svod_problems")
+               if p["file_position"] == landed.file and p["line_no"] >= landed.line)
+
+
 def _scenario(scenario: corpus.Scenario, built: corpus.Build, tmp_path: Path) -> list[str]:
     result = corpus.run(scenario, tmp_path / "logs", built)
     return mismatches(result, tmp_path / "emitter.db")
 
 
+@pytest.mark.slow  # ~30 real runs, each ingested by a fresh tgstore process
 @pytest.mark.parametrize("scenario", corpus.SCENARIOS, ids=[s.name for s in corpus.SCENARIOS])
 def test_scenario_is_read_right(scenario: corpus.Scenario, built: corpus.Build, tmp_path: Path) -> None:
     found = _scenario(scenario, built, tmp_path)
@@ -245,3 +270,24 @@ def test_truth_of_each_json_line_names_its_kernel(built, tmp_path) -> None:
     assert {e.get("threadName") for e in events} == {"sum_rows::llvm", None}
     landed = corpus.locate(result)
     assert {e.record["kind"] for e in landed} >= {"event", "per-stage", "code"}
+
+
+@pytest.mark.slow  # about a minute: 200 real runs, each ingested
+def test_random_scenarios_from_the_real_emitter(built, tmp_path) -> None:
+    """200 scenarios drawn at random (tests/svod_emitter.py `draw`), each a real run of the built test binary and
+    its truth, ingested and compared like the table's scenarios."""
+    template = tmp_path / "template.db"
+    from tgstore.cli.common import open_db
+    open_db(template).dispose()
+    found: dict[int, list[str]] = {}
+    for seed in range(200):
+        scenario = corpus.draw(seed)
+        result = corpus.run(scenario, tmp_path / "logs", built, seed=seed)
+        db = tmp_path / "draw.db"
+        shutil.copyfile(template, db)
+        if problems := mismatches(result, db, ingest_in_process):
+            found[seed] = [f"{p} [{' '.join(f'{k}={v}' for k, v in sorted(scenario.env.items()))} "
+                           f"{scenario.join} {' '.join(scenario.command)}]" for p in problems]
+        db.unlink()
+    lines = [p for seed in sorted(found) for p in found[seed][:2]]
+    assert not found, f"{len(found)} of 200 draws read wrong:\n" + "\n".join(lines[:40])

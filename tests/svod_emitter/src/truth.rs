@@ -82,10 +82,14 @@ pub fn install_panic_hook() {
                 .map(|s| s.to_string())
                 .or_else(|| payload.downcast_ref::<String>().cloned());
             let context = current();
+            // the `(TID)` Rust 1.95 prints: the OS thread id (Linux: /proc/thread-self -> PID/task/TID)
+            let tid = std::fs::read_link("/proc/thread-self")
+                .ok()
+                .and_then(|p| p.file_name().and_then(|n| n.to_str()).and_then(|n| n.parse::<u64>().ok()));
             record(
                 "panic",
                 json!({"test": context.test, "kernel": context.kernel, "schedule": context.schedule, "last_stage": context.last_stage,
-                       "location": location, "message": message}),
+                       "location": location, "message": message, "tid": tid}),
             );
             default(info)
         }));
