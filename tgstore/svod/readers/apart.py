@@ -18,6 +18,13 @@ RAN = (outcomes.OK, outcomes.FAILED, None)
 
 def split_streams(by_file: dict[int, list[TestPart]]) -> None:
     """Give each test its stderr lines from a file of no tests beside a file of tests (in place)."""
+    programs = [i for i, parts in by_file.items() if len(parts) == 1 and parts[0].program]
+    loose = [i for i, parts in by_file.items() if parts and all(p.name is None for p in parts)]
+    if len(programs) == 1 and len(loose) == 1 and len(by_file) == 2:
+        # `cargo run` apart: cargo's `Running` line (and the panic, the exit status) on stderr, the events on stdout
+        (program,), (out,) = by_file[programs[0]], by_file[loose[0]]
+        out.name, out.program, out.outcome, out.stream, program.stream = program.name, True, program.outcome, 1, 2
+        return
     tested = [i for i, parts in by_file.items() if any(p.name is not None and not p.program for p in parts)]
     loose = [i for i, parts in by_file.items() if parts and all(p.name is None for p in parts)]
     if len(tested) != 1 or len(loose) != 1:
@@ -27,7 +34,7 @@ def split_streams(by_file: dict[int, list[TestPart]]) -> None:
     if not has_output(outside) and not any(outcomes.skip_line(text) or PANIC.match(text) for _n, text in outside.lines):
         by_file[loose[0]] = []  # an empty stream, or one holding nothing of Svod's: no run of its own
         return
-    anchors: list[tuple[int, int, str]] = []  # (index in stderr's lines, test index, skip | panic)
+    anchors: list = []  # (index in stderr's lines, test index, skip | panic)
     at = 0
     for n, (_number, text) in enumerate(outside.lines):
         skip = outcomes.skip_line(text)
@@ -43,13 +50,15 @@ def split_streams(by_file: dict[int, list[TestPart]]) -> None:
             if found is not None:
                 anchors.append((n, found, "panic"))
                 at = found + 1
+    anchors = _with_messages(anchors, outside.lines)
     if not anchors and len(tests) > 1:
         return
     lines = outside.lines
     given: dict[int, Lines] = {}
     left = Lines(lines.file)
-    bounds = [(-1, -1, "start"), *anchors, (len(lines), len(tests), "end")]
-    for (start, low, low_kind), (end, high, high_kind) in zip(bounds, bounds[1:], strict=False):
+    ends = {n: last for n, _k, _kind, last in anchors}
+    bounds = [(-1, -1, "start", -1), *anchors, (len(lines), len(tests), "end", len(lines))]
+    for (_start, low, low_kind, start), (end, high, high_kind, _last) in zip(bounds, bounds[1:], strict=False):
         first = low + 1 if low_kind != "start" else 0
         last = high + 1 if high_kind == "panic" else high
         can = [k for k in range(first, last) if tests[k].outcome in RAN]
@@ -57,7 +66,8 @@ def split_streams(by_file: dict[int, list[TestPart]]) -> None:
         for n in range(start + 1, end):
             _add(given.setdefault(owner, Lines(lines.file)) if owner is not None else left, lines, n)
         if high_kind in ("skip", "panic"):
-            _add(given.setdefault(high, Lines(lines.file)), lines, end)
+            for n in range(end, ends.get(end, end) + 1):  # a panic with its message and backtrace
+                _add(given.setdefault(high, Lines(lines.file)), lines, n)
             if high_kind == "skip":
                 tests[high].outcome = outcomes.SKIPPED
     for test in tests:
@@ -71,6 +81,22 @@ def split_streams(by_file: dict[int, list[TestPart]]) -> None:
     outside.lines = left
     outside.stream = 2
     by_file[loose[0]] = ([outside] if has_output(outside) else []) + parts
+
+
+MESSAGE_ENDS = ("[per-stage]", "[dump-", "{", "thread '")
+
+
+def _with_messages(anchors: list[tuple[int, int, str]], lines: Lines) -> list[tuple[int, int, str, int]]:
+    """Each anchor with the index of its last line: a panic's message, `note:` and backtrace lines are its."""
+    out = []
+    for n, test, kind in anchors:
+        last = n
+        if kind == "panic":
+            while last + 1 < len(lines) and not lines[last + 1][1].startswith(MESSAGE_ENDS) \
+                    and outcomes.skip_line(lines[last + 1][1]) is None:
+                last += 1
+        out.append((n, test, kind, last))
+    return out
 
 
 def _add(target: Lines, lines: Lines, n: int) -> None:

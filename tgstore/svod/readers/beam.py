@@ -108,17 +108,17 @@ def _own_initial(opt: list[Stage], start: int, end: int) -> set[int]:
 
 
 def _no_more_lines_than_events(log: SvodLog, opt: list[Stage]) -> bool:
-    """Whether stderr holds no more `[per-stage]` lines of a label than the run's stdout holds events of it: a
+    """Whether stderr holds no more `[per-stage]` lines (or dumps) of a label than the run's stdout has events of: a
     kernel's own post-optimization prints one of each (print_stage, schedule/src/optimizer/mod.rs), a BEAM candidate
     only the line (no tracing in svod-beam-worker), so with streams apart that count is what tells candidates are
     there. (Streams apart, stderr's lines all fall in the run's last program: the events are counted over the run.)"""
-    lines = Counter(s.label for s in opt if s.source == "per-stage")
-    if not lines:
+    kinds = [Counter(s.label for s in opt if s.source == source) for source in ("per-stage", "dump-stage")]
+    if not any(kinds):
         return False
     labels = _message_labels()
     events = Counter(labels.get(e.message or "") for e in log.events)
     events["00-initial"] = events.pop("kernel initial", 0) // 2  # emitted twice per kernel, the second is 00-initial
-    return all(count <= events[label] for label, count in lines.items())
+    return all(count <= events[label] for lines in kinds for label, count in lines.items())
 
 
 def _message_labels() -> dict[str, str]:

@@ -94,7 +94,7 @@ class LineReader:
                 continue
             if first == "[":
                 if line.startswith(PIECE_STARTS):
-                    cut = line.find(EVENT_START)
+                    cut = _event_at(line)
                     if cut > 0:
                         self._split(line_no, line[:cut], line[cut:])
                     else:
@@ -128,10 +128,10 @@ class LineReader:
             self.pending = None
 
     def _continue(self, line_no: int, line: str) -> None:
-        if line.startswith(EVENT_START):
+        if line.startswith(EVENT_START) or TEXT_EVENT_START.match(line):
             self.event(line_no, line)  # another thread's whole event between two pieces
             return
-        cut = line.find(EVENT_START)
+        cut = _event_at(line)
         self.pending += line[:cut] if cut > 0 else line
         if cut > 0:
             self.event(line_no, line[cut:])
@@ -184,9 +184,31 @@ class LineReader:
         self.dumps.close()
 
     def event(self, line_no: int, line: str) -> None:
+        if not line.startswith("{"):  # tracing's Full or Compact text, cut into a stderr line
+            record = tracing_text.parse(line)
+            if record is not None:
+                _record_event(self.log, self.tracker, self.file, line_no, record, self.stream)
+            else:
+                self.log.problems.append(Problem(self.file, line_no, "not a tracing event", line[:2000]))
+                self.tracker.lost(line_no, {("*", "event")})
+            return
         event = _event(self.log, self.tracker, self.file, line_no, line, self.stream)
         if event is not None and isinstance(self.lines, Lines):
             _keep_in_file(event, line, self.lines.file)
+
+
+# where a text-format event starts inside a stderr piece line: its timestamp (SystemTime's, tracing_text.HEAD)
+TEXT_EVENT_START = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z +(?:TRACE|DEBUG|INFO|WARN|ERROR) ")
+
+
+def _event_at(line: str) -> int:
+    """Where another thread's event starts inside a `[per-stage]`/dump line: JSON's `{"timestamp"` or a text
+    format's timestamp; -1 when none does."""
+    cut = line.find(EVENT_START)
+    if cut < 0 and "Z " in line:
+        m = TEXT_EVENT_START.search(line, 1)
+        cut = m.start() if m else -1
+    return cut
 
 
 def _beam_marker(line: str) -> str:
