@@ -111,6 +111,10 @@ SCENARIOS = [
     Scenario("ops-libtest-threads", _test("", "--nocapture"), ON | {"SVOD_THREADS": "1"}),
     Scenario("ops-dump-stage", _test("two_programs::llvm", "--nocapture", "--test-threads=1"),
              ON | {"SVOD_DUMP_STAGE": "1", "SVOD_THREADS": "2"}),
+    Scenario("ops-canonical", _test("sum_rows::llvm", "--nocapture", "--test-threads=1"),
+             ON | {"SVOD_DUMP_CANONICAL_STAGE": "", "SVOD_THREADS": "1"}),
+    Scenario("ops-canonical-threads", _test("sum_rows::clang", "--nocapture", "--test-threads=1"),
+             ON | {"SVOD_DUMP_CANONICAL_STAGE": "", "SVOD_DUMP_STAGE": "", "SVOD_THREADS": "2"}),
     Scenario("ops-apart", _test("sum_rows", "--nocapture", "--test-threads=1"), ON | {"SVOD_THREADS": "2"},
              join="apart"),
     Scenario("ops-debug-level", _test("sum_rows::llvm", "--nocapture", "--test-threads=1"),
@@ -288,9 +292,11 @@ def expected(result: Result) -> dict[str, Run]:
 EVENT_START = re.compile(r'\{"timestamp":"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z\s+(?:TRACE|DEBUG|INFO|WARN|ERROR)\s')
 PER_STAGE = re.compile(r"\[per-stage\] ")
 DUMP = re.compile(r"\[dump-stage\] ")
-TOKENS = {"out": [("events", EVENT_START)], "err": [("per-stage", PER_STAGE), ("dump-stage", DUMP)]}
+CANONICAL = re.compile(r"\[dump-canonical\] ")
+TOKENS = {"out": [("events", EVENT_START)],
+          "err": [("per-stage", PER_STAGE), ("dump-stage", DUMP), ("dump-canonical", CANONICAL)]}
 RECORD_KINDS = {"events": ("event", "schedule-event", "code"), "per-stage": ("per-stage",),
-                "dump-stage": ("dump-stage",)}
+                "dump-stage": ("dump-stage",), "dump-canonical": ("dump-canonical",)}
 
 
 @dataclass(frozen=True)
@@ -302,18 +308,18 @@ class Landed:
 
 def _starts(text: str, pattern: re.Pattern[str]) -> list[int]:
     lines = [ANSI.sub("", raw) if "\x1b" in raw else raw for raw in text.split("\n")]
-    if pattern is DUMP:
-        return _dump_headers(lines)
+    if pattern in (DUMP, CANONICAL):
+        return _dump_headers(lines, pattern)
     return [number for number, line in enumerate(lines, start=1) for _ in pattern.findall(line)]
 
 
-def _dump_headers(lines: list[str]) -> list[int]:
+def _dump_headers(lines: list[str], pattern: re.Pattern[str]) -> list[int]:
     """The lines `[dump-stage] LABEL :` starts on (not its `: end`). `eprintln!` writes `[dump-stage] `, the label
     and ` :` apart, so another thread's whole event line can come between them: that event is cut out and the
     header read on across the line break."""
     headers = []
     for number, line in enumerate(lines, start=1):
-        for m in DUMP.finditer(line):
+        for m in pattern.finditer(line):
             tail, following = line[m.end():], number
             while (cut := EVENT_START.search(tail)) and following < len(lines):
                 tail = tail[:cut.start()] + lines[following]
@@ -343,7 +349,7 @@ def locate(result: Result) -> list[Landed]:
 
 
 def stage_records(landed: Iterable[Landed]) -> list[Landed]:
-    return [entry for entry in landed if entry.record["kind"] in ("event", "per-stage", "dump-stage")
+    return [entry for entry in landed if entry.record["kind"] in ("event", "per-stage", "dump-stage", "dump-canonical")
             and entry.record.get("kernel") is not None]
 
 
@@ -361,6 +367,8 @@ def draw(seed: int) -> Scenario:
         env["SVOD_PER_STAGE_UOPS"] = "1"
     if (dump := rng.choice([None] * 6 + ["1", "2", ""])) is not None:
         env["SVOD_DUMP_STAGE"] = dump
+    if rng.random() < 0.15:
+        env["SVOD_DUMP_CANONICAL_STAGE"] = rng.choice(["", "o", "p", "f", "l", "1"])
     if (fmt := rng.choice([None] * 6 + ["full", "compact", "json+ids+names", "full+ids+names-ansi"])) is not None:
         env["SVOD_EMITTER_FORMAT"] = fmt
     if (backtrace := rng.choice([None, None, "1", "full"])) is not None:

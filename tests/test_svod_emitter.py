@@ -128,7 +128,7 @@ def _kernels(name: str, test: str, run: sqlite3.Row, truth: corpus.Run, kernels:
     return out
 
 
-SOURCES = {"event": "event", "per-stage": "per-stage", "dump-stage": "dump-stage"}
+SOURCES = {"event": "event", "per-stage": "per-stage", "dump-stage": "dump-stage", "dump-canonical": "dump-canonical"}
 
 
 def _attribution(name: str, result: corpus.Result, db: Path, runs: dict, kernels: dict, problems: Counter) \
@@ -145,8 +145,8 @@ def _attribution(name: str, result: corpus.Result, db: Path, runs: dict, kernels
         record = landed.record
         source = SOURCES[record["kind"]]
         found = stages.get((landed.file, landed.line, source)) or (
-            stages.get((landed.file, landed.line + 1, source)) if source == "dump-stage" else None)
-        if not found and source == "dump-stage" and _said(db, landed, record["label"]):
+            stages.get((landed.file, landed.line + 1, source)) if source.startswith("dump-") else None)
+        if not found and source.startswith("dump-") and _said(db, landed, record["label"]):
             continue  # a body no proof ties to its block (other threads' blocks open): kept as text, a problem says so
         if not found:
             lost += 1

@@ -203,8 +203,12 @@ fn optimize(index: usize, spec: &KernelSpec, panic_at: &Option<(usize, String)>)
         }
     }
     graph = kernel.sink(true, &marks);
+    let bare = spec.bare();
+    // PADTO is in the same optimizer transaction: `optimized` and `postrange` are one boundary
+    emit::dump_canonical("optimized", &graph, Some(&bare));
+    emit::dump_canonical("postrange", &graph, Some(&bare));
     emit::stage_event(Field::Initial, "kernel initial", "kernel-initial-post", graph.tree(), graph.node_count(), 0);
-    emit::print_stage("00-initial", || graph.tree(), graph.node_count());
+    emit::print_stage("00-initial", &graph, &bare);
     for (step, (label, message)) in POST.iter().enumerate() {
         let t = std::time::Instant::now();
         if rng.chance(0.5) {
@@ -217,8 +221,17 @@ fn optimize(index: usize, spec: &KernelSpec, panic_at: &Option<(usize, String)>)
             }
         }
         emit::stage_event(Field::Optimized, message, label, graph.tree(), graph.node_count(), elapsed(t));
-        emit::print_stage(label, || graph.tree(), graph.node_count());
+        emit::print_stage(label, &graph, &bare);
+        if let Some(after) = match *label {
+            "09-pre_expand" => Some("expanded"),
+            "17-bottom_up_ew_image" => Some("coalesced"),
+            "19e-move_gates_from_index" => Some("gated"),
+            _ => None,
+        } {
+            emit::dump_canonical(after, &graph, Some(&bare));
+        }
     }
+    emit::dump_canonical("final_rewrite", &graph, Some(&bare));
     let _ = &kernel.spec;
     graph
 }
@@ -282,9 +295,12 @@ pub fn realize(test: Option<&str>, program: &Program, schedule: usize) -> Vec<St
                              "kernels": program.kernels.len()}));
     let asts: Vec<Arc<UOp>> = program.kernels.iter().map(|s| Kernel::new(s).sink(false, &[])).collect();
     let whole = uop("SINK", VOID, None, asts.clone());
+    emit::dump_canonical("tensor", &whole, None);
     for message in ["earliest rewrites complete", "Stage 0: range assignment + apply rangeify complete"] {
         emit::rangeify_event(message, whole.tree(), whole.node_count());
     }
+    emit::dump_canonical("rangeified", &whole, None);
+    emit::dump_canonical("kernel_ast", &whole, None);
     let jobs: Vec<(usize, KernelSpec)> = program.kernels.iter().cloned().enumerate().collect();
     let panic_at = &program.panic_at;
     let within = |index: usize, work: &dyn Fn() -> Arc<UOp>| {
@@ -311,6 +327,9 @@ pub fn realize(test: Option<&str>, program: &Program, schedule: usize) -> Vec<St
     let compile: Vec<(usize, String)> = names.iter().cloned().enumerate().collect();
     map_on_threads(threads, compile, |(index, name)| {
         within(index, &|| {
+            // `program_from_sink` and `do_linearize` (codegen/src/program_pipeline.rs), named finally
+            emit::dump_canonical("program", &optimized[index], Some(&name));
+            emit::dump_canonical("linearized", &optimized[index], Some(&name));
             emit::code_event(program.backend, &name, render(program.backend, &name, &program.kernels[index]));
             optimized[index].clone()
         })
