@@ -281,6 +281,9 @@ def expected(result: Result) -> dict[str, Run]:
             runs[test].kernels[(record["schedule"], record["index"])] = record["name"]
         elif kind in ("event", "per-stage", "dump-stage") and record.get("kernel") is not None:
             runs[test].kernels.setdefault((record["schedule"], record["kernel"]), None)
+    for run in runs.values():  # a skip line the runner kept (captured output) is not in the log: the log says ok
+        if run.outcome == "skipped" and run.skip_line and run.skip_line not in text:
+            run.outcome = "ok"
     for test, said in result.libtest.items():
         if test in runs and said == "FAILED":
             runs[test].outcome = "FAILED"
