@@ -111,6 +111,9 @@ SCENARIOS = [
     Scenario("ops-libtest-threads", _test("", "--nocapture"), ON | {"SVOD_THREADS": "1"}),
     Scenario("ops-dump-stage", _test("two_programs::llvm", "--nocapture", "--test-threads=1"),
              ON | {"SVOD_DUMP_STAGE": "1", "SVOD_THREADS": "2"}),
+    # libtest's --color=always (terminfo's setaf/sgr0 around ok/FAILED) and cargo's coloured status lines
+    Scenario("ops-color-always", _test("sum_rows", "--nocapture", "--test-threads=1", "--color=always"),
+             ON | {"SVOD_THREADS": "1", "CARGO_TERM_COLOR": "always"}),
     Scenario("ops-canonical", _test("sum_rows::llvm", "--nocapture", "--test-threads=1"),
              ON | {"SVOD_DUMP_CANONICAL_STAGE": "", "SVOD_THREADS": "1"}),
     Scenario("ops-canonical-threads", _test("sum_rows::clang", "--nocapture", "--test-threads=1"),
