@@ -130,6 +130,9 @@ SCENARIOS = [
              ON | {"SVOD_THREADS": "2", "SVOD_EMITTER_FORMAT": "json+ids+names"}),
     Scenario("ops-captured", _test("", "--test-threads=1"), ON | {"SVOD_THREADS": "1"}),
     Scenario("ops-captured-threads", _test(""), ON),
+    # every test binary in one log: one `Running` section per process, each with its own name counter
+    Scenario("all-binaries", ("test", "--no-fail-fast", "--", "--nocapture", "--test-threads=1"),
+             ON | {"SVOD_THREADS": "1"}),
     Scenario("onnx-skips", _test("", "--nocapture", "--test-threads=1", test="onnx_light"),
              ON | {"SVOD_THREADS": "1"}),
     Scenario("failures-one-thread", _test("", "--nocapture", "--test-threads=1", test="failures"),
@@ -448,3 +451,15 @@ def _nextest(scenario: Scenario, where: Path, build: Build, env: dict[str, str],
     log.write_text("\n".join(report) + "\n", encoding="utf-8")
     truth = [json.loads(line) for line in truth_path.read_text().splitlines() if line.strip()]
     return Result(scenario, [log], truth, 1 if failed else 0, results)
+
+
+def bench_log(where: Path, kernels: int = 300, threads: int | None = None, build: Build | None = None) -> Path:
+    """A log of real size from the emitter (for bench/bench_svod_log.py): one test realizing `kernels` kernels at
+    trace level with `[per-stage]` lines and every stage dumped, `SVOD_THREADS=threads` (None: Svod's default)."""
+    env = {"RUST_LOG": TRACE, "SVOD_PER_STAGE_UOPS": "1", "SVOD_DUMP_STAGE": "", "SVOD_EMITTER_KERNELS": str(kernels)}
+    if threads is not None:
+        env["SVOD_THREADS"] = str(threads)
+    scenario = Scenario(f"bench-{kernels}-{threads or 'default'}",
+                        ("--exact", "seeded::program_under_test", "--nocapture", "--test-threads=1"), env,
+                        binary="random")
+    return run(scenario, where, build or globals()["build"](), seed=1).logs[0]

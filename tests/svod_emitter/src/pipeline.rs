@@ -123,7 +123,6 @@ const VOID: &str = "Scalar(Void)";
 
 /// One kernel's graph builders: the nodes every stage shares, and the sink of a stage.
 struct Kernel {
-    spec: KernelSpec,
     out: Arc<UOp>,
     value: Arc<UOp>,
     value_opt: Arc<UOp>,
@@ -154,7 +153,7 @@ impl Kernel {
         let split = uop("Mul", WEAK, Some("[]"), vec![r0a.clone(), int(4, WEAK)]);
         let value_opt = loaded(uop("Add", WEAK, Some("[]"), vec![split, r2.clone()]));
         let out = uop("INDEX", F32, Some("[]"), vec![p0, r1.clone()]);
-        Kernel { spec: spec.clone(), out, value, value_opt, r0, r0a, r1, r2 }
+        Kernel { out, value, value_opt, r0, r0a, r1, r2 }
     }
 
     fn sink(&self, optimized: bool, marks: &[(&'static str, i64)]) -> Arc<UOp> {
@@ -232,7 +231,6 @@ fn optimize(index: usize, spec: &KernelSpec, panic_at: &Option<(usize, String)>)
         }
     }
     emit::dump_canonical("final_rewrite", &graph, Some(&bare));
-    let _ = &kernel.spec;
     graph
 }
 
