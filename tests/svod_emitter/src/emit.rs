@@ -112,7 +112,9 @@ impl fmt::Display for Count {
 }
 
 /// `print_stage`: the `[per-stage]` line and the `[dump-stage]` block, as the environment asks.
-pub fn print_stage(label: &str, tree: impl Fn() -> String, node_count: usize) {
+pub fn print_stage(label: &str, graph: &crate::ir::UOp, bare: &str) {
+    let node_count = graph.node_count();
+    let tree = || graph.tree();
     if std::env::var("SVOD_PER_STAGE_UOPS").is_ok() {
         let err = std::io::stderr().lock();
         eprintln!("[per-stage] {} : node_count={}", label, Count(node_count));
@@ -131,6 +133,28 @@ pub fn print_stage(label: &str, tree: impl Fn() -> String, node_count: usize) {
             eprintln!("[dump-stage] {} : end", label);
         }
     }
+    dump_canonical(label, graph, Some(bare));
+}
+
+/// `dump_canonical_stage`: `[dump-canonical] STAGE :`, the document, `[dump-canonical] STAGE : end`, three
+/// `eprintln!`s (only the header recorded under the lock, as for `[dump-stage]`). `name`: the kernel's name as the
+/// document knows it (bare in the optimize phase, final in `program`/`linearized`); None for schedule documents.
+pub fn dump_canonical(stage: &str, graph: &crate::ir::UOp, name: Option<&str>) {
+    let Ok(prefix) = std::env::var("SVOD_DUMP_CANONICAL_STAGE") else { return };
+    if !stage.starts_with(prefix.as_str()) {
+        return;
+    }
+    let err = std::io::stderr().lock();
+    eprintln!("[dump-canonical] {stage} :");
+    let context = current();
+    record(
+        "dump-canonical",
+        json!({"test": context.test, "kernel": context.kernel, "schedule": context.schedule, "label": stage,
+               "name": name, "node_count": graph.node_count()}),
+    );
+    drop(err);
+    eprintln!("{}", crate::ir::canonical(stage, graph, name));
+    eprintln!("[dump-canonical] {stage} : end");
 }
 
 /// A line on stderr that is not a stage (a skip line), recorded.

@@ -84,3 +84,73 @@ impl UOp {
         seen.len()
     }
 }
+
+/// The canonical document of a graph (`ir/src/uop/canonical.rs`, npatsakula/svod 3e06443b, schema 6: `CanonicalGraph`
+/// {schema_version, stage, roots, nodes}, each node {id, op, dtype, shape, arg, src} in dependency-first order with
+/// dense ids, serde's field order, `serde_json::to_string_pretty`). The SINK names its kernel (`name`).
+pub fn canonical(stage: &str, root: &UOp, name: Option<&str>) -> String {
+    use serde_json::{json, Value};
+    let mut order: Vec<&UOp> = Vec::new();
+    let mut ids: HashMap<u64, usize> = HashMap::new();
+    fn visit<'a>(node: &'a UOp, order: &mut Vec<&'a UOp>, ids: &mut HashMap<u64, usize>) {
+        if ids.contains_key(&node.id) {
+            return;
+        }
+        for child in &node.src {
+            visit(child, order, ids);
+        }
+        ids.insert(node.id, order.len());
+        order.push(node);
+    }
+    visit(root, &mut order, &mut ids);
+    let dtype = |d: &str| -> Value {
+        let inner = d.trim_start_matches("Scalar(").trim_end_matches(')');
+        json!({"kind": "scalar", "name": inner.to_lowercase()})
+    };
+    let nodes: Vec<Value> = order
+        .iter()
+        .map(|node| {
+            let head = node.head.as_str();
+            let (op, arg) = if let Some(rest) = head.strip_prefix("CONST(") {
+                let inner = rest.trim_end_matches(')');
+                let value = if let Some(i) = inner.strip_prefix("Int(") {
+                    json!({"kind": "int", "value": i.trim_end_matches(')').parse::<i64>().unwrap_or(0)})
+                } else {
+                    let f: f64 = inner.trim_start_matches("Float(").trim_end_matches(')').parse().unwrap_or(0.0);
+                    json!({"kind": "float", "bits": format!("0x{:016x}", f.to_bits())})
+                };
+                ("CONST", json!({"kind": "const", "value": value}))
+            } else if let Some(rest) = head.strip_prefix("PARAM(slot=") {
+                let slot: i64 = rest.trim_end_matches(')').parse().unwrap_or(0);
+                ("PARAM", json!({"kind": "param", "slot": slot, "dtype": dtype(node.dtype), "vmin_vmax": null,
+                                 "multiple_of": null, "name": null, "address_space": null, "axis": null,
+                                 "device": null, "volatile": false}))
+            } else if let Some(rest) = head.strip_prefix("RANGE(R") {
+                let (axis, kind) = rest.trim_end_matches(')').split_once(", ").unwrap_or(("0", "Loop"));
+                ("RANGE", json!({"kind": "range", "axis": [axis.parse::<usize>().unwrap_or(0)], "renumbered": false,
+                                 "axis_type": kind.to_lowercase()}))
+            } else if let Some(rest) = head.strip_prefix("REDUCE(") {
+                let num_axes: usize = rest.split("num_axes=").nth(1).and_then(|s| s.split(',').next())
+                    .and_then(|s| s.parse().ok()).unwrap_or(0);
+                ("REDUCE", json!({"kind": "reduce", "op": "add", "axes": null, "num_axes": num_axes}))
+            } else if head == "SINK[KERNEL]" {
+                ("SINK", json!({"kind": "sink", "name": name, "opts_to_apply": null, "applied_opts": [],
+                                "dont_use_locals": false}))
+            } else {
+                let op = match head { "Add" => "ADD", "Mul" => "MUL", "Max" => "MAX", other => other };
+                (op, json!({"kind": "none"}))
+            };
+            let shape = match &node.shape {
+                Some(s) if s.starts_with("[Const(") => {
+                    json!([{"kind": "const", "value": s[7..s.len() - 2].parse::<usize>().unwrap_or(0)}])
+                }
+                _ => Value::Null,
+            };
+            let src: Vec<usize> = node.src.iter().map(|c| ids[&c.id]).collect();
+            json!({"id": ids[&node.id], "op": op, "dtype": dtype(node.dtype), "shape": shape, "arg": arg,
+                   "src": src})
+        })
+        .collect();
+    let doc = json!({"schema_version": 6, "stage": stage, "roots": [ids[&root.id]], "nodes": nodes});
+    serde_json::to_string_pretty(&doc).unwrap()
+}

@@ -123,7 +123,6 @@ const VOID: &str = "Scalar(Void)";
 
 /// One kernel's graph builders: the nodes every stage shares, and the sink of a stage.
 struct Kernel {
-    spec: KernelSpec,
     out: Arc<UOp>,
     value: Arc<UOp>,
     value_opt: Arc<UOp>,
@@ -154,7 +153,7 @@ impl Kernel {
         let split = uop("Mul", WEAK, Some("[]"), vec![r0a.clone(), int(4, WEAK)]);
         let value_opt = loaded(uop("Add", WEAK, Some("[]"), vec![split, r2.clone()]));
         let out = uop("INDEX", F32, Some("[]"), vec![p0, r1.clone()]);
-        Kernel { spec: spec.clone(), out, value, value_opt, r0, r0a, r1, r2 }
+        Kernel { out, value, value_opt, r0, r0a, r1, r2 }
     }
 
     fn sink(&self, optimized: bool, marks: &[(&'static str, i64)]) -> Arc<UOp> {
@@ -203,8 +202,12 @@ fn optimize(index: usize, spec: &KernelSpec, panic_at: &Option<(usize, String)>)
         }
     }
     graph = kernel.sink(true, &marks);
+    let bare = spec.bare();
+    // PADTO is in the same optimizer transaction: `optimized` and `postrange` are one boundary
+    emit::dump_canonical("optimized", &graph, Some(&bare));
+    emit::dump_canonical("postrange", &graph, Some(&bare));
     emit::stage_event(Field::Initial, "kernel initial", "kernel-initial-post", graph.tree(), graph.node_count(), 0);
-    emit::print_stage("00-initial", || graph.tree(), graph.node_count());
+    emit::print_stage("00-initial", &graph, &bare);
     for (step, (label, message)) in POST.iter().enumerate() {
         let t = std::time::Instant::now();
         if rng.chance(0.5) {
@@ -217,9 +220,17 @@ fn optimize(index: usize, spec: &KernelSpec, panic_at: &Option<(usize, String)>)
             }
         }
         emit::stage_event(Field::Optimized, message, label, graph.tree(), graph.node_count(), elapsed(t));
-        emit::print_stage(label, || graph.tree(), graph.node_count());
+        emit::print_stage(label, &graph, &bare);
+        if let Some(after) = match *label {
+            "09-pre_expand" => Some("expanded"),
+            "17-bottom_up_ew_image" => Some("coalesced"),
+            "19e-move_gates_from_index" => Some("gated"),
+            _ => None,
+        } {
+            emit::dump_canonical(after, &graph, Some(&bare));
+        }
     }
-    let _ = &kernel.spec;
+    emit::dump_canonical("final_rewrite", &graph, Some(&bare));
     graph
 }
 
@@ -282,9 +293,12 @@ pub fn realize(test: Option<&str>, program: &Program, schedule: usize) -> Vec<St
                              "kernels": program.kernels.len()}));
     let asts: Vec<Arc<UOp>> = program.kernels.iter().map(|s| Kernel::new(s).sink(false, &[])).collect();
     let whole = uop("SINK", VOID, None, asts.clone());
+    emit::dump_canonical("tensor", &whole, None);
     for message in ["earliest rewrites complete", "Stage 0: range assignment + apply rangeify complete"] {
         emit::rangeify_event(message, whole.tree(), whole.node_count());
     }
+    emit::dump_canonical("rangeified", &whole, None);
+    emit::dump_canonical("kernel_ast", &whole, None);
     let jobs: Vec<(usize, KernelSpec)> = program.kernels.iter().cloned().enumerate().collect();
     let panic_at = &program.panic_at;
     let within = |index: usize, work: &dyn Fn() -> Arc<UOp>| {
@@ -311,6 +325,9 @@ pub fn realize(test: Option<&str>, program: &Program, schedule: usize) -> Vec<St
     let compile: Vec<(usize, String)> = names.iter().cloned().enumerate().collect();
     map_on_threads(threads, compile, |(index, name)| {
         within(index, &|| {
+            // `program_from_sink` and `do_linearize` (codegen/src/program_pipeline.rs), named finally
+            emit::dump_canonical("program", &optimized[index], Some(&name));
+            emit::dump_canonical("linearized", &optimized[index], Some(&name));
             emit::code_event(program.backend, &name, render(program.backend, &name, &program.kernels[index]));
             optimized[index].clone()
         })

@@ -21,10 +21,9 @@ pub struct Format {
 }
 
 impl Format {
-    pub fn from_env(default: &str) -> Option<Format> {
+    pub fn from_env() -> Option<Format> {
         let spec = std::env::var("SVOD_EMITTER_FORMAT").ok();
         let spec = spec.as_deref().filter(|s| !s.is_empty())?;
-        let _ = default;
         let kind = match spec.split(['+', '-']).next().unwrap_or("") {
             "json" => Kind::Json,
             "full" => Kind::Full,
@@ -38,7 +37,7 @@ impl Format {
 /// `setup_test_tracing`, or the format `SVOD_EMITTER_FORMAT` names (on the test writer).
 pub fn setup_test_tracing() {
     static INIT: std::sync::Once = std::sync::Once::new();
-    INIT.call_once(|| match Format::from_env("json") {
+    INIT.call_once(|| match Format::from_env() {
         None => tracing_subscriber::fmt()
             .json()
             .with_current_span(false)
@@ -65,7 +64,7 @@ pub fn setup_test_tracing() {
 
 /// An example's `tracing_subscriber::fmt::init()`, or the format `SVOD_EMITTER_FORMAT` names (on stdout).
 pub fn example_tracing() {
-    match Format::from_env("full") {
+    match Format::from_env() {
         None => tracing_subscriber::fmt::init(),
         Some(f) => {
             let b = tracing_subscriber::fmt()
