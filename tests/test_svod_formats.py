@@ -172,3 +172,42 @@ def test_an_example_program_is_one_run_named_after_it(layout: str) -> None:
         "kill)\n"
     (run,) = read(killed)
     assert run.outcome is None and any("program sum_rows has no end" in p.message for p in run.problems)
+
+
+# ------------------------------------------------------------------------------ stdout and stderr in two files
+
+
+def _apart(text: str) -> tuple[str, str]:
+    """A `--test-threads=1` log as `>out.log 2>err.log` writes it: Svod's stderr lines in the second file."""
+    out, err = [], []
+    for line in text.split("\n"):
+        if line.startswith("test ") and " ... " in line and not line.endswith((" ... ok", " ... FAILED")):
+            start, _sep, line = line.partition(" ... ")
+            out.append(start + " ... ")
+            if not line:
+                continue
+        (err if line.startswith(("[per-stage]", "[dump-", "amd codegen", "thread '", "note: ", "assertion", "  left",
+                                 " right")) else out).append(line)
+    return "\n".join(out), "\n".join(err) + "\n"
+
+
+def test_a_session_in_two_files_gives_each_test_its_stderr() -> None:
+    """A skipped GPU variant, a test with kernels, and a test whose own assertion failed: the skip line and the panic
+    (with its message) anchor the stderr file to their tests; the [per-stage] lines between go to the one test that
+    ran there, not to BEAM's candidates or a run of no test."""
+    text, _truth = generate(9, ONE, kernels=2)
+    head, rest = text.split("test ops::program_9::llvm ... ", 1)
+    body = rest[:rest.index("ok\n\ntest result")]
+    session = (head + "test ops::p::amd ... amd codegen_tests variant: skipped (no supported AMD GPU)\nok\n"
+               "test ops::p::llvm ... " + body + "ok\ntest ops::q::llvm ... \nthread 'ops::q::llvm' (77) panicked at "
+               "tests/ops.rs:9:5:\nassertion `left == right` failed\n  left: 1\n right: 2\nFAILED\n\n"
+               "test result: FAILED. 2 passed; 1 failed\n")
+    out, err = _apart(session)
+    runs = read_runs([("out.log", out), ("err.log", err)])
+    assert [(r.test, r.outcome) for r in runs] == [("ops::p::amd", "skipped"), ("ops::p::llvm", "ok"),
+                                                   ("ops::q::llvm", "FAILED")]
+    amd, llvm, failed = runs
+    per_stage = [s for k in llvm.kernels for s in k.stages if s.source == "per-stage"]
+    assert len(per_stage) == 2 * 20 and all(s.file == 1 for s in per_stage) and llvm.beam_candidates == 0
+    assert (failed.panic.thread, failed.panic.location) == ("ops::q::llvm", "tests/ops.rs:9:5")
+    assert failed.panic.message == "assertion `left == right` failed\n  left: 1\n right: 2"

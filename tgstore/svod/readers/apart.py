@@ -4,7 +4,8 @@ naming a test. Under `--test-threads=1` the tests ran one after another, so stde
 order; lines that name their test anchor it: a skip line names its variant (outcomes.SKIP_LINES: the k-th `amd`
 skip line is the k-th `::amd` test's), a panic its thread (libtest names a test's thread after the test). The
 stretch between two anchors goes to the one test that can have printed it (the only test between them that ran);
-where several could have, it stays outside every test (a run of its own, its problem saying why).
+where several could have, the ones whose stdout holds Svod's events (a `[per-stage]` line follows its stage's event,
+schedule/src/optimizer/mod.rs `print_stage`, at any level that prints events), else it stays outside every test.
 """
 
 from __future__ import annotations
@@ -62,6 +63,9 @@ def split_streams(by_file: dict[int, list[TestPart]]) -> None:
         first = low + 1 if low_kind != "start" else 0
         last = high + 1 if high_kind == "panic" else high
         can = [k for k in range(first, last) if tests[k].outcome in RAN]
+        printing = [k for k in can if has_output(tests[k])]
+        if printing and any(has_output(t) for t in tests):  # Svod's stderr lines follow its events (print_stage)
+            can = printing
         owner = can[0] if len(can) == 1 else None
         for n in range(start + 1, end):
             _add(given.setdefault(owner, Lines(lines.file)) if owner is not None else left, lines, n)
