@@ -15,7 +15,9 @@ shifted ids in every kernel, 36 MB), `--small` the older, smaller one (three sta
 
 `--log PATH` (repeatable) measures the same figures on a log written elsewhere as well, after the bench's own: the
 real-emitter corpus's (tests/svod_emitter.py writes a scenario's log: `run(BY_NAME[NAME], DIR, build())`), a real
-Svod log. Each log's figures carry its file name (`figure svod_log_ingest_cpu_ratio[NAME]`).
+Svod log. Each log's figures carry its file name (`figure svod_log_ingest_cpu_ratio[NAME]`). `--emitter KERNELS`
+(repeatable) writes a log of that size with the real emitters first (tests/svod_emitter.py `bench_log`: Svod's
+default threads; 90 kernels is about 20 MB, 300 about 66 MB) and measures it: issue 44's logs of real size.
 """
 
 from __future__ import annotations
@@ -128,6 +130,20 @@ def main(kernels: int, small: bool = False, uniform: bool = False, threads: int 
         report(measure(log), log.stat().st_size / 1e6, str(log), f"[{log.name}]")
 
 
+def emitter(sizes: list[int]) -> None:
+    """Logs of real size written by the real emitters (tests/svod_emitter.py `bench_log`: the Rust crate through
+    tracing-subscriber, rayon and libtest, Svod's default threads): the same figures on each."""
+    sys.path.insert(0, str(TESTS))
+    import svod_emitter
+
+    build = svod_emitter.build()
+    with tempfile.TemporaryDirectory() as tmp:
+        for kernels in sizes:
+            log = svod_emitter.bench_log(Path(tmp) / str(kernels), kernels, None, build)
+            report(measure(log), log.stat().st_size / 1e6, f"emitter, {kernels} kernels, default threads",
+                   f"[emitter_{kernels}]")
+
+
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--child"]:
         child(sys.argv[2], sys.argv[3])
@@ -143,6 +159,11 @@ if __name__ == "__main__":
         ap.add_argument("--log", type=Path, action="append", default=[],
                         help="also measure this log (the emitter corpus's, a real Svod log); repeatable")
         ap.add_argument("--only-logs", action="store_true", help="measure the --log files only, not the bench's own")
+        ap.add_argument("--emitter", type=int, action="append", default=[], metavar="KERNELS",
+                        help="also measure a real-emitter log of KERNELS kernels at Svod's default threads (90: about "
+                             "20 MB, 300: about 66 MB; builds tests/svod_emitter); repeatable")
         args = ap.parse_args()
         main(3 if args.smallest else args.kernels, args.small, args.uniform, args.threads, args.log,
              own=not args.only_logs)
+        if args.emitter:
+            emitter(args.emitter)
