@@ -314,7 +314,7 @@ def split_tests(text: str) -> list[TestPart]:
             program = program_name(running.group("path"))
         if owner is outside and (exited := CARGO_EXIT.match(line)):
             exit_status = exited.group("how")
-        if owner.panic_at is None and PANIC.match(line):
+        if owner.panic_at is None and (PANIC.match(line) or line.startswith("thread '") and _torn_at(line) > 0):
             owner.panic_at = len(owner.lines)
         owner.lines.add(number, None if line == raw else line)
     (section or current or outside).lines.add_range(plain_from, len(file.starts) + 1)
@@ -359,10 +359,15 @@ def _panic(part: TestPart) -> Panic | None:
 def _panic_at(lines: Lines, i: int) -> Panic | None:
     number, line = lines[i]
     m = PANIC.match(line)
+    after = i + 1
+    if not m and (cut := _torn_at(line)) > 0 and i + 1 < len(lines):
+        # the hook writes its line in pieces: another thread's `[per-stage]` line can land inside it
+        m = PANIC.match(line[:cut] + lines[i + 1][1])
+        after = i + 2
     if not m:
         return None
     message = [(number, m.group("rest"))] if m.group("rest") else []
-    for later_number, later in lines[i + 1:]:
+    for later_number, later in lines[after:]:
         if PANIC_END.match(later) or later.strip() in RESULTS or LIBTEST_TAIL.match(later) \
                 or tracing_text.parse(later) is not None:
             break
@@ -370,6 +375,11 @@ def _panic_at(lines: Lines, i: int) -> Panic | None:
     while message and not message[-1][1].strip():
         message.pop()
     return Panic(number, m.group("thread"), m.group("location"), "\n".join(t for _n, t in message), message)
+
+
+def _torn_at(line: str) -> int:
+    """Where a Svod stderr line starts inside a line that another write began (a panic's first line): -1 if none."""
+    return max(line.find("[per-stage] "), line.find("[dump-"))
 
 
 def find_panic(lines: Lines) -> Panic | None:

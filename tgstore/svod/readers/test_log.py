@@ -105,6 +105,9 @@ class LineReader:
                     continue
                 if line.startswith(BEAM_LINES):
                     self.tracker.marker(_beam_marker(line))
+            elif first == "t" and line.startswith("thread '") and (cut := line.find("[per-stage] ")) > 0:
+                n = self._piece(line_no, line[cut:], lines, n)  # a panic's first line another thread cut into
+                continue
             elif (record := tracing_text.parse(line)) is not None:  # tracing's Full or Compact text
                 self.torn_before = False
                 _record_event(self.log, self.tracker, self.file, line_no, record, self.stream)
