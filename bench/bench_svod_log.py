@@ -11,7 +11,13 @@ the tree, so few trees repeat: about 39 MB. `--threads N` prints it as N optimiz
 only on proof), `--uniform` builds issue 27's log (tests/svod_emission.py: the worked example's four trees with
 shifted ids in every kernel, 36 MB), `--small` the older, smaller one (three stages per kernel, 9.8 MB).
 
-    .venv/bin/python bench/bench_svod_log.py [KERNELS=300] [--threads N] [--uniform | --small]
+    .venv/bin/python bench/bench_svod_log.py [KERNELS=300] [--threads N] [--uniform | --small] [--log PATH]...
+
+`--log PATH` (repeatable) measures the same figures on a log written elsewhere as well, after the bench's own: the
+real-emitter corpus's (tests/svod_emitter.py writes a scenario's log: `run(BY_NAME[NAME], DIR, build())`), a real
+Svod log. Each log's figures carry its file name (`figure svod_log_ingest_cpu_ratio[NAME]`). `--emitter KERNELS`
+(repeatable) writes a log of that size with the real emitters first (tests/svod_emitter.py `bench_log`: Svod's
+default threads; 90 kernels is about 20 MB, 300 about 66 MB) and measures it: issue 44's logs of real size.
 """
 
 from __future__ import annotations
@@ -89,27 +95,53 @@ def build_log(kernels: int, small: bool, uniform: bool = False, threads: int = 1
     return Run(every_stage, kernels).build()[0]
 
 
-def main(kernels: int, small: bool = False, uniform: bool = False, threads: int = 1) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "big.log"
-        path.write_text(build_log(kernels, small, uniform, threads), encoding="utf-8")
-        size = path.stat().st_size / 1e6
-        runs: dict[str, dict[str, float]] = {}
-        for _round in range(ROUNDS):  # interleaved, the least of each: the machine is shared
-            for what in ("baseline", "ingest"):
-                proc = subprocess.run([sys.executable, __file__, "--child", what, str(path)], check=True,
-                                      capture_output=True, text=True)
-                got = json.loads(proc.stdout)
-                runs[what] = {k: min(v, runs.get(what, got)[k]) for k, v in got.items()}
+def measure(path: Path) -> dict[str, dict[str, float]]:
+    runs: dict[str, dict[str, float]] = {}
+    for _round in range(ROUNDS):  # interleaved, the least of each: the machine is shared
+        for what in ("baseline", "ingest"):
+            proc = subprocess.run([sys.executable, __file__, "--child", what, str(path)], check=True,
+                                  capture_output=True, text=True)
+            got = json.loads(proc.stdout)
+            runs[what] = {k: min(v, runs.get(what, got)[k]) for k, v in got.items()}
+    return runs
+
+
+def report(runs: dict[str, dict[str, float]], size: float, what: str, tag: str = "") -> None:
     ratio = runs["ingest"]["seconds"] / runs["baseline"]["seconds"]
-    print(f"{kernels} kernels, {size:.1f} MB (least of {ROUNDS}): read + json.loads "
+    print(f"{what}, {size:.1f} MB (least of {ROUNDS}): read + json.loads "
           f"{runs['baseline']['seconds']:.2f} s; ingest {runs['ingest']['seconds']:.2f} s")
     cpu_ratio = runs["ingest"]["cpu_seconds"] / runs["baseline"]["cpu_seconds"]
-    print(f"figure svod_log_ingest_ratio {ratio:.4g}  # target <= 8 (ingest over read + json.loads of its event lines)")
-    print(f"figure svod_log_ingest_cpu_ratio {cpu_ratio:.4g}  # the same in CPU seconds: less moved by a shared "
+    print(f"figure svod_log_ingest_ratio{tag} {ratio:.4g}  # target <= 8 (ingest over read + json.loads of its event "
+          "lines)")
+    print(f"figure svod_log_ingest_cpu_ratio{tag} {cpu_ratio:.4g}  # the same in CPU seconds: less moved by a shared "
           "machine's load")
-    print(f"figure svod_log_peak_mb {runs['ingest']['peak_mb']:.4g}  # target <= 250")
-    print(f"figure svod_log_mb {size:.4g}")
+    print(f"figure svod_log_peak_mb{tag} {runs['ingest']['peak_mb']:.4g}  # target <= 250")
+    print(f"figure svod_log_mb{tag} {size:.4g}")
+
+
+def main(kernels: int, small: bool = False, uniform: bool = False, threads: int = 1, logs: list[Path] | None = None,
+         own: bool = True) -> None:
+    if own:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "big.log"
+            path.write_text(build_log(kernels, small, uniform, threads), encoding="utf-8")
+            report(measure(path), path.stat().st_size / 1e6, f"{kernels} kernels")
+    for log in logs or []:
+        report(measure(log), log.stat().st_size / 1e6, str(log), f"[{log.name}]")
+
+
+def emitter(sizes: list[int]) -> None:
+    """Logs of real size written by the real emitters (tests/svod_emitter.py `bench_log`: the Rust crate through
+    tracing-subscriber, rayon and libtest, Svod's default threads): the same figures on each."""
+    sys.path.insert(0, str(TESTS))
+    import svod_emitter
+
+    build = svod_emitter.build()
+    with tempfile.TemporaryDirectory() as tmp:
+        for kernels in sizes:
+            log = svod_emitter.bench_log(Path(tmp) / str(kernels), kernels, None, build)
+            report(measure(log), log.stat().st_size / 1e6, f"emitter, {kernels} kernels, default threads",
+                   f"[emitter_{kernels}]")
 
 
 if __name__ == "__main__":
@@ -124,5 +156,14 @@ if __name__ == "__main__":
         ap.add_argument("--uniform", action="store_true", help="issue 27's log: the same four trees in every kernel")
         ap.add_argument("--threads", type=int, default=1, help="optimizing threads the log is printed with")
         ap.add_argument("--smallest", action="store_true", help="3 kernels: a check that the bench still runs")
+        ap.add_argument("--log", type=Path, action="append", default=[],
+                        help="also measure this log (the emitter corpus's, a real Svod log); repeatable")
+        ap.add_argument("--only-logs", action="store_true", help="measure the --log files only, not the bench's own")
+        ap.add_argument("--emitter", type=int, action="append", default=[], metavar="KERNELS",
+                        help="also measure a real-emitter log of KERNELS kernels at Svod's default threads (90: about "
+                             "20 MB, 300: about 66 MB; builds tests/svod_emitter); repeatable")
         args = ap.parse_args()
-        main(3 if args.smallest else args.kernels, args.small, args.uniform, args.threads)
+        main(3 if args.smallest else args.kernels, args.small, args.uniform, args.threads, args.log,
+             own=not args.only_logs)
+        if args.emitter:
+            emitter(args.emitter)

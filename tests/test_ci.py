@@ -70,7 +70,8 @@ def test_when_apt_get_fails_ci_stops_with_its_reason(tmp_path: Path) -> None:
 
 def test_the_tools_step_checks_what_apt_get_installed(tmp_path: Path) -> None:
     repo = ci_copy(tmp_path)
-    tools = bin_dir(tmp_path, ["bash"], {"apt-get": APT_INSTALLS_NOTHING, "chromium": "#!/bin/sh\n"})
+    tools = bin_dir(tmp_path, ["bash"], {"apt-get": APT_INSTALLS_NOTHING, "chromium": "#!/bin/sh\n",
+                                         "cargo": "#!/bin/sh\n"})
     proc = run(["bash", str(repo / ".ci" / "tools")], tools, repo)
     assert (proc.returncode, proc.stderr) == (1, "error: apt-get installed clang, but there is still no clang on "
                                                  "PATH\n")
@@ -79,3 +80,13 @@ def test_the_tools_step_checks_what_apt_get_installed(tmp_path: Path) -> None:
     proc = run(["bash", str(repo / ".ci" / "tools")], tools, repo)
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
     assert os.access(repo / ".ci" / "tools", os.X_OK) and os.access(repo / ".ci" / "run", os.X_OK)
+
+
+def test_without_cargo_the_tools_step_stops_with_one_line(tmp_path: Path) -> None:
+    """The emitter corpus needs cargo (rustup's, not apt's): missing, CI stops here, not at a failing test."""
+    repo = ci_copy(tmp_path)
+    tools = bin_dir(tmp_path, ["bash"], {"clang": "#!/bin/sh\n", "chromium": "#!/bin/sh\n"})
+    proc = run(["bash", str(repo / ".ci" / "tools")], tools, repo)
+    assert (proc.returncode, proc.stdout) == (1, "")
+    assert proc.stderr.splitlines() == ["error: cargo not found (the Svod emitter corpus, tests/svod_emitter, is "
+                                        "built with it): install Rust with rustup, then run this again"]

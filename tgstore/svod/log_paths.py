@@ -40,8 +40,8 @@ def _text(path: Path, keep: Callable[[bytes, str], Callable[[str], None]] | None
     return text
 
 
-def read_path(path: Path, keep: Callable[[bytes, str], Callable[[str], None]] | None = None
-              ) -> list[tuple[str, str]]:
+def read_path(path: Path, keep: Callable[[bytes, str], Callable[[str], None]] | None = None,
+              empty_ok: bool = False) -> list[tuple[str, str]]:
     """(name, text) of the file at `path`, or of every regular file in the directory at `path` (sorted by name).
     `keep(data, str(file))`: called with each file's bytes (ingest stores the text from them), its result with the
     text."""
@@ -56,7 +56,7 @@ def read_path(path: Path, keep: Callable[[bytes, str], Callable[[str], None]] | 
     if not path.is_file():
         raise SvodLogError(f"{path}: not a regular file (a device or a pipe?); nothing stored")
     text = _text(path, keep)
-    if not text.strip():
+    if (not text or text.isspace()) and not empty_ok:  # beside other paths an empty file is an empty stream (2>err.log)
         raise SvodLogError(f"{path}: the file is empty; nothing stored")
     return [(path.name, text)]
 
@@ -64,7 +64,8 @@ def read_path(path: Path, keep: Callable[[bytes, str], Callable[[str], None]] | 
 def precheck(paths: Iterable[Path]) -> None:
     """Refuse, before the database is opened, the paths `read_path` would refuse: each file or directory as it is,
     and the text of each file small enough to read twice cheaply."""
-    for path in map(Path, paths):
+    paths = [Path(p) for p in paths]
+    for path in paths:
         if path.is_dir():
             files = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith("."))
             if not files:
@@ -72,4 +73,4 @@ def precheck(paths: Iterable[Path]) -> None:
             for one in (f for f in files if f.stat().st_size <= PRECHECK_BYTES):
                 _text(one)
         elif not (path.is_file() and path.stat().st_size > PRECHECK_BYTES):
-            read_path(path)  # missing, not a regular file, empty, not text: refused here
+            read_path(path, empty_ok=len(paths) > 1)  # missing, not a regular file, empty, not text: refused here

@@ -37,12 +37,14 @@ from tgstore.store.rows import case_ids, insert_returning_id, now_iso
 from tgstore.svod.log_paths import MAX_FILE_BYTES, SvodLogError, read_path  # noqa: F401 - re-exported
 from tgstore.svod.parity_store import INGEST_PAIRS, forget, refresh
 from tgstore.svod.readers import InterleavedTests, Problem, Stage, SvodLog, read_runs
+from tgstore.svod.readers.hints import nothing_printed
 from tgstore.svod.readers.sessions import case_from_test, variant_of
 from tgstore.svod.tree import text_hash
 
-PARSER_VERSION = 5  # 2: kernel boundaries from Svod's emission order; 3: a run per test, threads, failures;
+PARSER_VERSION = 6  # 2: kernel boundaries from Svod's emission order; 3: a run per test, threads, failures;
 # 4: pattern matches and the kernel cut's events; 5: stages on kernels by proof only (hash-consed ids are none),
-# split lines put back, nextest, BEAM candidates, captured output, Metal code, a run's schedules
+# split lines put back, nextest, BEAM candidates, captured output, Metal code, a run's schedules; 6: Rust 1.88+
+# panics, tracing's text formats, programs without a harness, ONNX and unknown skip lines, captured runs stored
 EVENT_CHUNK = 1000
 
 
@@ -77,7 +79,8 @@ class SvodIngestReport:
         log = self.log
         return {"svod_run": self.run_id, "case": self.case, "skipped": self.skipped,
                 "test": log.test if log else None, "outcome": log.outcome if log else None,
-                "panic": {"location": log.panic.location, "message": log.panic.message} if log and log.panic
+                "panic": {"thread": log.panic.thread, "location": log.panic.location, "message": log.panic.message}
+                if log and log.panic
                 else None, "failed_kernel": log.failed_kernel if log else None,
                 "last_stage": log.last_stage if log else None,
                 "unattributed_stages": len(log.unattributed) if log else 0,
@@ -128,21 +131,10 @@ class _FileBlobKeeper:
         return named
 
 
-def _has_svod(log: SvodLog) -> bool:
-    svod_events = [e for e in log.events if (e.target or "").startswith(("svod", "morok"))]
-    return bool(svod_events or log.kernels or log.schedule_stages or log.unplaced or log.unattributed
-                or log.dump_headers or log.outcome == "skipped")
-
-
 def _check(runs: list[SvodLog], where: str) -> None:
-    tests = [log for log in runs if log.test is not None]  # a log that shows no test shows no runner's capture
-    if tests and all(log.captured for log in tests) and not any(_has_svod(log) for log in runs):
-        raise SvodLogError(f"{where}: the test runner kept every test's output (libtest without -- --nocapture, or "
-                           "nextest without --success-output immediate): no Svod output to read; rerun with -- "
-                           "--nocapture; nothing stored")
-    if not any(_has_svod(log) for log in runs):
-        raise SvodLogError(f"{where}: no Svod tracing events, stage lines, trees or dumps found (not Svod output? "
-                           "run the test with RUST_LOG=...=debug and -- --nocapture); nothing stored")
+    why = nothing_printed(runs)
+    if why is not None:
+        raise SvodLogError(f"{where}: {why}; nothing stored")
 
 
 def refresh_stage_map(conn: Connection) -> None:
@@ -209,8 +201,11 @@ class _Writer:
     def write(self) -> None:
         log, store = self.log, self.store
         stages = [(None, s) for s in log.schedule_stages] + [(k.index, s) for k in log.kernels for s in k.stages]
-        unattributed = {id(s) for s in log.unattributed}
-        stages += [(None, s) for s in log.unattributed]
+        # stages no kernel or schedule holds: unattributed rows (an unplaced one, of no stage Svod emits or a dump body
+        # of blocks open at once, is kept at its line too, with its problem)
+        loose = [*log.unattributed, *log.unplaced]
+        unattributed = {id(s) for s in loose}
+        stages += [(None, s) for s in loose]
         tree_hashes = self.trees([s for _k, s in stages])
         doc_hashes = self.canonical([s for _k, s in stages])
         store.blobs([s.tree_text for _k, s in stages] + [k.code for k in log.kernels])
@@ -254,6 +249,7 @@ def _counts(log: SvodLog) -> dict[str, int]:
             "test": log.test, "variant": variant_of(log.test), "outcome": log.outcome,
             "panic_location": log.panic.location if log.panic else None,
             "panic_message": log.panic.message if log.panic else None, "failed_kernel": log.failed_kernel,
+            "panic_thread": log.panic.thread[:500] if log.panic else None,
             "last_stage": log.last_stage, "output_captured": log.captured, "schedule_count": log.schedules}
 
 
@@ -280,7 +276,8 @@ def ingest_svod_runs(engine: Engine, path: Path | str | list[Path], case: str | 
         keep = _FileBlobKeeper(conn, store)
         files: list[tuple[str, str]] = []
         for one in paths:
-            files += [(str(one / name) if one.is_dir() else str(one), text) for name, text in read_path(one, keep)]
+            files += [(str(one / name) if one.is_dir() else str(one), text)
+                      for name, text in read_path(one, keep, empty_ok=len(paths) > 1)]
         path = paths[0] if len(paths) == 1 else Path(os.path.commonpath([os.path.abspath(p) for p in paths]))
         digest = keep.source.hexdigest()  # the files' source hash (_FileBlobKeeper)
         try:

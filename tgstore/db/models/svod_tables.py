@@ -63,6 +63,7 @@ class SvodRun(Base):
     # libtest or nextest kept the test's output and showed none: its kernels are unknown, not 0
     output_captured: Mapped[bool] = mapped_column(Boolean, server_default=false(), default=False)
     schedule_count: Mapped[int] = mapped_column(Integer, server_default="0")  # realizes printed (two programs: 2)
+    panic_thread: Mapped[str | None] = mapped_column(String(500))  # NAME of `thread 'NAME' panicked` (`<unnamed>`)
 
 
 class SvodFile(Base):

@@ -5,7 +5,9 @@ tests: libtest's, nextest's), or `read(log, tracker, file, name, text)`, with `p
 files are placed on kernels named elsewhere (LLVM, GPU IR, SVOD_DUMP_LINEAR files: each reader places its own).
 `READERS` (in runs.py, re-exported here) lists them, first match wins, and the test log (which claims anything)
 comes last. A new format is one new module and one line in `READERS`. Where each format is defined in Svod's
-source: the module docstrings, ../shared/formats/svod-logs.md and docs/svod.md.
+source: the module docstrings, ../shared/formats/svod-logs.md and docs/svod.md. What each kind of line looks like,
+per emitter (libtest, Rust's panic hook, cargo, tracing's JSON/Full/Compact formats, Svod's stderr lines), is one
+table, grammar.py; outcomes and every skip line Svod prints, outcomes.py.
 
 Kernels are not marked in any of them. Per kernel Svod runs pre-optimization, then post-optimization, then, after
 every kernel was optimized, code generation; `kernel initial` (TRACE) is emitted twice per kernel, before each of

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from tgstore.spelling.svod import maps
 from tgstore.svod.emission import CANONICAL_AFTER, post_labels
 from tgstore.svod.readers.model import Problem, Stage, SvodLog
 from tgstore.svod.readers.program import BEAM_DONE, Program
@@ -106,6 +107,27 @@ def _own_initial(opt: list[Stage], start: int, end: int) -> set[int]:
     return own
 
 
+def _no_more_lines_than_events(log: SvodLog, opt: list[Stage]) -> bool:
+    """Whether stderr holds no more `[per-stage]` lines (or dumps) of a label than the run's stdout has events of: a
+    kernel's own post-optimization prints one of each (print_stage, schedule/src/optimizer/mod.rs), a BEAM candidate
+    only the line (no tracing in svod-beam-worker), so with streams apart that count is what tells candidates are
+    there. (Streams apart, stderr's lines all fall in the run's last program: the events are counted over the run.)"""
+    kinds = [Counter(s.label for s in opt if s.source == source) for source in ("per-stage", "dump-stage")]
+    if not any(kinds):
+        return False
+    labels = _message_labels()
+    events = Counter(labels.get(e.message or "") for e in log.events)
+    events["00-initial"] = events.pop("kernel initial", 0) // 2  # emitted twice per kernel, the second is 00-initial
+    # a label with no event at all (its level off: `kernel initial` is TRACE) says nothing either way
+    return all(count <= events[label] for lines in kinds for label, count in lines.items() if events[label])
+
+
+def _message_labels() -> dict[str, str]:
+    found = {message: stage["label"] for stage in maps()["stages"] for message in stage.get("messages", [])}
+    found["kernel initial"] = "kernel initial"
+    return found
+
+
 def set_aside(log: SvodLog, program: Program) -> bool:
     """Take BEAM's candidates out of the program (one problem says where they were); True when the program shows
     BEAM's output at all (its markers, or stderr lines no event accounts for)."""
@@ -119,6 +141,8 @@ def set_aside(log: SvodLog, program: Program) -> bool:
     def inside(order: int) -> bool:
         return any(start < order < end for start, end, _at8 in regions)
 
+    if not program.markers and apart and _no_more_lines_than_events(log, opt):
+        return False  # each [per-stage] line has its kernel's event: no candidate printed any (threads, a panic)
     if not program.markers and not apart and not any(inside(s.order) for s in orphans):
         return False  # lines no event accounts for, but not where candidates are printed (a log cut at its start)
     own: set[int] = set()

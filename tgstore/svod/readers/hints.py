@@ -55,3 +55,35 @@ def documents(kernels: list[Kernel], stages: list[Stage]) -> str:
         return f"; the canonical documents in the log name their kernels and are filed on them{apart}"
     return (f"; or keep this run's kernels and add SVOD_DUMP_CANONICAL_STAGE= (every stage's canonical document "
             f"names its kernel and is filed on it{apart}; the events and [per-stage] lines stay unattributed)")
+
+
+SVOD_TARGETS = ("svod", "morok")  # Svod's crates (and its earlier name's) are every target it prints events on
+
+
+def has_svod(log: SvodLog) -> bool:
+    """Whether Svod printed anything in the run: an event on one of its targets, a stage, a dump, a skip line."""
+    return bool(any((e.target or "").startswith(SVOD_TARGETS) for e in log.events) or log.kernels
+                or log.schedule_stages or log.unplaced or log.unattributed or log.dump_headers
+                or log.outcome == "skipped")
+
+
+def nothing_printed(runs: list[SvodLog]) -> str | None:
+    """Why the files cannot be stored at all, or None: only a file in which Svod printed nothing is refused. A run
+    of a test or a program (its outcome known, its output maybe captured) is stored. The advice names only the
+    switches the file shows were off."""
+    if any(has_svod(log) for log in runs) or any(log.test is not None for log in runs):
+        return None
+    events = [e for log in runs for e in log.events]
+    texts = [text for _name, _kind, text in runs[0].files] if runs else []
+    libtest = any("\nrunning " in "\n" + text[:200000] and "test result:" in text for text in texts)
+    advice = []
+    if events:
+        targets = sorted({e.target or "?" for e in events})[:3]
+        advice.append(f"its {len(events)} tracing events are on other targets ({', '.join(targets)}): set "
+                      "RUST_LOG=svod_schedule=debug (or =trace)")
+    else:
+        advice.append("it holds no tracing event: set RUST_LOG=svod_schedule=debug (or =trace)")
+    if libtest:
+        advice.append("its tests printed no result line tgstore reads")
+    return "no Svod output found (no Svod tracing event, stage line, tree, dump, skip line, test or program run); " \
+        + "; ".join(advice)

@@ -24,9 +24,11 @@ from __future__ import annotations
 
 import re
 
+from tgstore.svod.readers import outcomes
+from tgstore.svod.readers.grammar import TEST_START
 from tgstore.svod.readers.model import SvodLog, strip_ansi
 from tgstore.svod.readers.segment import Segmenter
-from tgstore.svod.readers.sessions import FileText, Lines, TestPart, find_panic, skip_of
+from tgstore.svod.readers.sessions import FileText, Lines, TestPart, find_panic, skip_of, unknown_skip_of
 from tgstore.svod.readers.test_log import read_lines
 
 KIND = "nextest"
@@ -39,8 +41,6 @@ STARTING = re.compile(r"^\s*Starting \d+ tests? across \d+ binar(?:y|ies)")
 SUMMARY = re.compile(r"^\s*Summary \[")
 HBAR = re.compile(r"^(?:─{12}|-{12})\s*$|^\s*Nextest run ID \S+ with nextest profile: ")
 LIBTEST = re.compile(r"^(running \d+ tests?|test result: .*|failures:|successes:|    \S+|ok|FAILED|ignored)$")
-LIBTEST_START = re.compile(r"^test (?P<name>\S+)(?: - [\w ]+)? \.\.\. ?(?P<tail>.*)$")
-FAILED = ("FAIL", "SIG", "TIMEOUT", "ABORT", "XFAIL", "TMT", "LKFAIL", "FL+LK")
 
 
 def sniff_text(text: str) -> bool:
@@ -49,10 +49,7 @@ def sniff_text(text: str) -> bool:
     return any(STARTING.match(line) for line in head.split("\n"))
 
 
-def outcome_of(status: str) -> str:
-    if status == "SKIP":
-        return "ignored"
-    return "FAILED" if any(word in status for word in FAILED) and "PASS" not in status else "ok"
+outcome_of = outcomes.nextest_outcome
 
 
 def split_tests(text: str) -> list[TestPart]:
@@ -153,7 +150,7 @@ def _clean(part: TestPart) -> None:
         out = Lines(lines.file)
         for number, text in lines:
             text = text[4:] if indent else text
-            start = LIBTEST_START.match(text)
+            start = TEST_START.match(text)
             if start:
                 text = start.group("tail")
                 if not text.strip() or text.strip() in ("ok", "FAILED", "ignored"):
@@ -167,7 +164,9 @@ def _clean(part: TestPart) -> None:
     part.panic = find_panic(panic_lines)
     skip = skip_of(part)
     if skip:
-        part.outcome, part.skip_reason = "skipped", skip
+        part.outcome, part.skip_reason = outcomes.SKIPPED, skip
+    else:
+        part.unknown_skip = unknown_skip_of(part.stderr) or unknown_skip_of(part.lines)
 
 
 def sniff(name: str, text: str) -> bool:

@@ -15,14 +15,15 @@ from __future__ import annotations
 from types import ModuleType
 
 from tgstore.nogc import gc_paused
-from tgstore.svod.readers import capture, extract_ir, gpu_ir, linear, llvm_ir, nextest_log, test_log
+from tgstore.svod.readers import apart, capture, extract_ir, gpu_ir, linear, llvm_ir, nextest_log, outcomes, test_log
 from tgstore.svod.readers.model import Kernel, Problem, Stage, SvodLog, load_json, tree_stage
 from tgstore.svod.readers.segment import Segmenter
 from tgstore.svod.readers.sessions import Panic, TestPart
 from tgstore.svod.tree import TreeError, parse_tree
 
 READERS: tuple[ModuleType, ...] = (gpu_ir, llvm_ir, linear, capture, extract_ir, nextest_log, test_log)
-TEST_DIRS = ("test", "tests", "testing")  # a panic located in a test's own file fails the test, not a kernel
+TEST_DIRS = ("test", "tests", "testing", "examples", "benches")  # a panic in a test's or program's own file fails
+# the test or program, not a kernel
 
 
 def reader_for(name: str, text: str) -> ModuleType:
@@ -42,10 +43,12 @@ def _read_runs(files: list[tuple[str, str]]) -> list[SvodLog]:
     kinds = [(name, reader_for(name.rsplit("/", 1)[-1], text), text) for name, text in files]
     listing = [(name, reader.KIND, text) for name, reader, text in kinds]
     groups: dict[str | None, list[tuple[int, TestPart, ModuleType]]] = {}
-    for index, (_name, reader, text) in enumerate(kinds):
-        if hasattr(reader, "parts"):
-            for part in reader.parts(text):
-                groups.setdefault(part.name, []).append((index, part, reader))
+    by_file = {index: reader.parts(text) for index, (_name, reader, text) in enumerate(kinds)
+               if hasattr(reader, "parts")}
+    apart.split_streams(by_file)
+    for index, file_parts in by_file.items():
+        for part in file_parts:
+            groups.setdefault(part.name, []).append((index, part, kinds[index][1]))
     runs: list[tuple[SvodLog, Segmenter]] = []
     for test, parts in (groups or {None: []}).items():
         log = SvodLog(files=list(listing), test=test)
@@ -69,11 +72,28 @@ def _read_runs(files: list[tuple[str, str]]) -> list[SvodLog]:
     for log, tracker in runs:
         tracker.finish()
         _fail(log)
+        _unknown_skip(log, groups.get(log.test, []))
     logs = [log for log, _t in runs]
     for reader in READERS:
         if hasattr(reader, "place"):
             reader.place(logs, primary, primary.pending.get(reader.KIND, []))
     return logs
+
+
+def _unknown_skip(log: SvodLog, parts: list[tuple[int, TestPart, ModuleType]]) -> None:
+    """A line saying the test was skipped in a form outcomes.SKIP_LINES lacks: a test that passed and printed no
+    stage is a skip (with a problem naming the line), never `ok` with no kernels."""
+    found = next(((index, part.unknown_skip) for index, part, _r in parts if part.unknown_skip), None)
+    if found is None or log.outcome != outcomes.OK:
+        return
+    index, (line, text) = found
+    if log.kernels or log.stage_count:
+        log.problems.append(Problem(index, line, "a line says something was skipped, in a form tgstore does not know "
+                                    "(outcomes.SKIP_LINES), but the test printed stages: kept as passed", text[:500]))
+        return
+    log.outcome = outcomes.SKIPPED
+    log.problems.append(Problem(index, line, "a skip line of a form tgstore does not know (outcomes.SKIP_LINES): the "
+                                "test is stored as skipped", text[:500]))
 
 
 def _has_output(log: SvodLog, tracker: Segmenter) -> bool:
@@ -83,9 +103,9 @@ def _has_output(log: SvodLog, tracker: Segmenter) -> bool:
 def _check_end(log: SvodLog, file: int, part: TestPart, text: str) -> None:
     if part.name is not None and part.outcome is None:
         first = part.lines[0][0] if part.lines else 1
-        log.problems.append(Problem(file, first, f"test {part.name} has no result line: the log ends inside it (a "
-                                    "killed job or a cut log); what it printed is stored, its last kernel may be "
-                                    "cut short"))
+        what = f"program {part.name} has no end" if part.program else f"test {part.name} has no result line"
+        log.problems.append(Problem(file, first, f"{what}: the log ends inside it (a killed job or a cut log); what "
+                                    "it printed is stored, its last kernel may be cut short"))
     last = text.count("\n") + 1
     tails = [lines[-1] for lines in (part.lines, part.stderr) if lines is not None and len(lines)]
     for number, line in tails:

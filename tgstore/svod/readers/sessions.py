@@ -33,16 +33,21 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import overload
 
+from tgstore.svod.readers import outcomes, tracing_text
+from tgstore.svod.readers.grammar import (
+    CARGO_EXIT,
+    CARGO_RUNNING,
+    LIBTEST_TAIL,
+    PANIC,
+    PANIC_END,
+    SECTION,
+    SECTION_ENDS,
+    TEST_START,
+    program_name,
+)
 from tgstore.svod.readers.model import strip_ansi
 
-TEST_START = re.compile(r"^test (?P<name>\S+)(?: - [\w ]+)? \.\.\. ?(?P<tail>.*)$")
-RESULTS = ("ok", "FAILED", "ignored")
-SECTION = re.compile(r"^---- (?P<name>\S+) stdout ----$")  # a test's captured output, after all results
-SECTION_ENDS = re.compile(r"^(failures:|successes:|failures \(time limit exceeded\):|test result: )")
-SKIP = re.compile(r"^(?P<variant>amd|metal|cuda) codegen_tests variant: skipped \((?P<why>[^)]*)\)\s*$")
-PANIC = re.compile(r"^thread '(?P<thread>[^']*)' panicked at (?P<location>[^\s]+:\d+:\d+):\s*(?P<rest>.*)$")
-PANIC_END = re.compile(r"^(note: run with `RUST_BACKTRACE|stack backtrace:|\{|\[per-stage\]|\[dump-)")
-LIBTEST_TAIL = re.compile(r"^(failures:|test result: |running \d+ tests?$|---- \S+ stdout ----$)")
+RESULTS = tuple(outcomes.LIBTEST_RESULTS)
 VARIANTS = ("clang", "llvm", "amd", "metal", "cuda")
 NEWLINE = re.compile("\n")
 PLAIN_STARTS = frozenset("{}[]│├└ ")  # JSON events and documents, stage lines, trees: no test, skip, result line
@@ -200,6 +205,9 @@ class TestPart:
     captured: bool = False  # the runner kept its output and showed none: what its kernels did is unknown
     sectioned: bool = False  # its output came from libtest's `---- NAME stdout ----` section
     live: bool = False  # it printed while it ran (`--nocapture`)
+    unknown_skip: tuple[int, str] | None = None  # a `... skipped ...` line of a form outcomes.SKIP_LINES lacks
+    stream: int = 0  # 0: the log's one stream; 1 stdout, 2 stderr where they were written to two files
+    program: bool = False  # no test harness: a program's one run, named after it (cargo's `Running` line)
 
     @property
     def variant(self) -> str | None:
@@ -224,8 +232,8 @@ def case_from_test(test: str) -> str:
 
 
 # a line split_tests must look at: one that does not start like a JSON event or document, a stage line or a tree
-# line, or a short indented one that may be a padded result
-SPECIAL = re.compile(r"\n(?:[^{}\[\]│├└ \n]|[ ]{1,20}(?:ok|FAILED|ignored)[^\n]{0,4}(?:\n|$))")
+# line, or a short indented one that may be a padded result, or cargo's `Running `PROGRAM`` line
+SPECIAL = re.compile(r"\n(?:[^{}\[\]│├└ \n]|[ ]{1,20}(?:ok|FAILED|ignored)[^\n]{0,4}(?:\n|$)|[ ]{1,20}Running `)")
 
 
 def _special_lines(file: FileText) -> Iterator[int]:
@@ -255,6 +263,8 @@ def split_tests(text: str) -> list[TestPart]:
     finished: dict[str, TestPart] = {}
     plain_from = 1  # the first line not yet given to a part
     section: TestPart | None = None  # the test whose captured output (failures block) is being read
+    program: str | None = None  # the program `cargo run` ran (its `Running` line)
+    exit_status: str | None = None  # cargo's `process didn't exit successfully: ... (HOW)`
     for number in _special_lines(file):
         (section or current or outside).lines.add_range(plain_from, number)
         plain_from = number + 1
@@ -294,16 +304,26 @@ def split_tests(text: str) -> list[TestPart]:
                 continue
             line = tail  # the test's first output line joins libtest's `test NAME ... `
         owner = section if section is not None else current if current is not None else outside
-        skip = SKIP.match(line)
-        if skip and owner.name is not None and variant_of(owner.name) == skip.group("variant"):
-            owner.outcome, owner.skip_reason = "skipped", skip.group("why")
-        if owner.panic_at is None and PANIC.match(line):
+        skip = outcomes.skip_line(line) if owner.name is not None else None
+        if skip is not None and skip.known and variant_of(owner.name) == skip.variant:
+            owner.outcome, owner.skip_reason = outcomes.SKIPPED, skip.why
+        elif skip is not None and not skip.known and owner.unknown_skip is None \
+                and not tracing_text.maybe_event(line):
+            owner.unknown_skip = (number, line)
+        if owner is outside and (running := CARGO_RUNNING.match(line)) and program is None:
+            program = program_name(running.group("path"))
+        if owner is outside and (exited := CARGO_EXIT.match(line)):
+            exit_status = exited.group("how")
+        if owner.panic_at is None and (PANIC.match(line) or line.startswith("thread '") and _torn_at(line) > 0):
             owner.panic_at = len(owner.lines)
         owner.lines.add(number, None if line == raw else line)
     (section or current or outside).lines.add_range(plain_from, len(file.starts) + 1)
     for part in parts:
         part.panic = _panic(part)
     tests = [p for p in parts if p.name is not None]
+    if not tests and program is not None:
+        _program_run(outside, program, exit_status, text)
+        return [outside]
     live = _has_output(outside) or any(p.live or (p.lines and not p.sectioned) for p in tests)
     _assign_outside(outside, tests)
     for test in tests:
@@ -311,13 +331,23 @@ def split_tests(text: str) -> list[TestPart]:
     return [p for p in parts if p.name is not None or _has_output(p) or not tests]
 
 
-def _result(text: str) -> str | None:
-    """libtest's result word (`ok`, `FAILED`, `ignored`; `ignored, REASON` and `FAILED (time limit exceeded)` too)."""
-    word = text.strip()
-    if word in RESULTS:
-        return word
-    head = word.split(",", 1)[0].split(" (", 1)[0]
-    return head if head in RESULTS and word != head else None
+_result = outcomes.libtest_result
+
+
+def _program_run(part: TestPart, program: str, exit_status: str | None, text: str) -> None:
+    """A program run without a test harness (`cargo run --example NAME`): one run named after it. It failed when it
+    panicked or cargo says it exited unsuccessfully; a signal (a killed job), or a log cut mid-line, leaves it
+    unfinished (outcome None, as a test the log ends inside); else it ran to its end."""
+    part.name, part.program = program, True
+    part.panic = _panic(part)
+    if exit_status is not None and exit_status.startswith("signal"):
+        part.outcome = outcomes.KILLED
+    elif part.panic is not None or exit_status is not None:
+        part.outcome = outcomes.FAILED
+    elif text and not text.endswith("\n"):
+        part.outcome = outcomes.KILLED
+    else:
+        part.outcome = outcomes.OK
 
 
 def _panic(part: TestPart) -> Panic | None:
@@ -329,16 +359,27 @@ def _panic(part: TestPart) -> Panic | None:
 def _panic_at(lines: Lines, i: int) -> Panic | None:
     number, line = lines[i]
     m = PANIC.match(line)
+    after = i + 1
+    if not m and (cut := _torn_at(line)) > 0 and i + 1 < len(lines):
+        # the hook writes its line in pieces: another thread's `[per-stage]` line can land inside it
+        m = PANIC.match(line[:cut] + lines[i + 1][1])
+        after = i + 2
     if not m:
         return None
     message = [(number, m.group("rest"))] if m.group("rest") else []
-    for later_number, later in lines[i + 1:]:
-        if PANIC_END.match(later) or later.strip() in RESULTS or LIBTEST_TAIL.match(later):
+    for later_number, later in lines[after:]:
+        if PANIC_END.match(later) or later.strip() in RESULTS or LIBTEST_TAIL.match(later) \
+                or tracing_text.parse(later) is not None:
             break
         message.append((later_number, later))
     while message and not message[-1][1].strip():
         message.pop()
     return Panic(number, m.group("thread"), m.group("location"), "\n".join(t for _n, t in message), message)
+
+
+def _torn_at(line: str) -> int:
+    """Where a Svod stderr line starts inside a line that another write began (a panic's first line): -1 if none."""
+    return max(line.find("[per-stage] "), line.find("[dump-"))
 
 
 def find_panic(lines: Lines) -> Panic | None:
@@ -351,14 +392,26 @@ def skip_of(part: TestPart) -> str | None:
     """The reason a GPU variant skipped, from its skip line (`tensor/src/config.rs`), if it printed one."""
     for lines in (part.lines, part.stderr):
         for _n, text in lines or []:
-            skip = SKIP.match(text)
-            if skip and variant_of(part.name) == skip.group("variant"):
-                return skip.group("why")
+            skip = outcomes.skip_line(text)
+            if skip is not None and skip.known and variant_of(part.name) == skip.variant:
+                return skip.why
     return None
 
 
-def _has_output(part: TestPart) -> bool:
+def unknown_skip_of(lines: Lines | None) -> tuple[int, str] | None:
+    """The first line saying something was skipped in a form outcomes.SKIP_LINES lacks (no tracing event)."""
+    for number, text in lines or []:
+        skip = outcomes.skip_line(text)
+        if skip is not None and not skip.known and not tracing_text.maybe_event(text):
+            return number, text
+    return None
+
+
+def has_output(part: TestPart) -> bool:
     return part.lines.any_starts(("{", "[per-stage]", "[dump-"))
+
+
+_has_output = has_output
 
 
 def _assign_outside(outside: TestPart, tests: list[TestPart]) -> None:
@@ -367,7 +420,8 @@ def _assign_outside(outside: TestPart, tests: list[TestPart]) -> None:
     own between `test NAME ... ` and its result."""
     if not _has_output(outside) or not tests:
         return
-    skipped_variants = {m.group("variant") for _n, line in outside.lines if (m := SKIP.match(line))}
+    skipped_variants = {skip.variant for _n, line in outside.lines
+                        if (skip := outcomes.skip_line(line)) is not None and skip.known}
     for test in tests:
         if test.outcome == "ok" and test.variant in skipped_variants and \
                 sum(t.variant == test.variant for t in tests) == 1:

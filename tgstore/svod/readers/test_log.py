@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from tgstore.spelling.svod import maps
+from tgstore.svod.readers import tracing_text
 from tgstore.svod.readers.dumps import Dumps
 from tgstore.svod.readers.model import Event, Problem, Stage, SvodLog, load_json, strip_ansi, tree_stage
 from tgstore.svod.readers.pieces import (
@@ -57,7 +58,7 @@ def parts(text: str) -> list[TestPart]:
 
 
 def read_part(log: SvodLog, tracker: Segmenter, file: int, part: TestPart) -> None:
-    read_lines(log, tracker, file, part.lines)
+    read_lines(log, tracker, file, part.lines, stream=part.stream)
 
 
 class LineReader:
@@ -93,7 +94,7 @@ class LineReader:
                 continue
             if first == "[":
                 if line.startswith(PIECE_STARTS):
-                    cut = line.find(EVENT_START)
+                    cut = _event_at(line)
                     if cut > 0:
                         self._split(line_no, line[:cut], line[cut:])
                     else:
@@ -104,6 +105,13 @@ class LineReader:
                     continue
                 if line.startswith(BEAM_LINES):
                     self.tracker.marker(_beam_marker(line))
+            elif first == "t" and line.startswith("thread '") and (cut := line.find("[per-stage] ")) > 0:
+                n = self._piece(line_no, line[cut:], lines, n)  # a panic's first line another thread cut into
+                continue
+            elif (record := tracing_text.parse(line)) is not None:  # tracing's Full or Compact text
+                self.torn_before = False
+                _record_event(self.log, self.tracker, self.file, line_no, record, self.stream)
+                continue
             elif PIECES.match(line) and (self.torn_before or not line.strip().isdigit()):
                 self.tracker.lost(line_no, {("*", "per-stage")}, Problem(
                     self.file, line_no, "pieces of [per-stage] lines without their start (writes torn by another "
@@ -123,10 +131,10 @@ class LineReader:
             self.pending = None
 
     def _continue(self, line_no: int, line: str) -> None:
-        if line.startswith(EVENT_START):
+        if line.startswith(EVENT_START) or TEXT_EVENT_START.match(line):
             self.event(line_no, line)  # another thread's whole event between two pieces
             return
-        cut = line.find(EVENT_START)
+        cut = _event_at(line)
         self.pending += line[:cut] if cut > 0 else line
         if cut > 0:
             self.event(line_no, line[cut:])
@@ -179,9 +187,31 @@ class LineReader:
         self.dumps.close()
 
     def event(self, line_no: int, line: str) -> None:
+        if not line.startswith("{"):  # tracing's Full or Compact text, cut into a stderr line
+            record = tracing_text.parse(line)
+            if record is not None:
+                _record_event(self.log, self.tracker, self.file, line_no, record, self.stream)
+            else:
+                self.log.problems.append(Problem(self.file, line_no, "not a tracing event", line[:2000]))
+                self.tracker.lost(line_no, {("*", "event")})
+            return
         event = _event(self.log, self.tracker, self.file, line_no, line, self.stream)
         if event is not None and isinstance(self.lines, Lines):
             _keep_in_file(event, line, self.lines.file)
+
+
+# where a text-format event starts inside a stderr piece line: its timestamp (SystemTime's, tracing_text.HEAD)
+TEXT_EVENT_START = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z +(?:TRACE|DEBUG|INFO|WARN|ERROR) ")
+
+
+def _event_at(line: str) -> int:
+    """Where another thread's event starts inside a `[per-stage]`/dump line: JSON's `{"timestamp"` or a text
+    format's timestamp; -1 when none does."""
+    cut = line.find(EVENT_START)
+    if cut < 0 and "Z " in line:
+        m = TEXT_EVENT_START.search(line, 1)
+        cut = m.start() if m else -1
+    return cut
 
 
 def _beam_marker(line: str) -> str:
@@ -307,6 +337,12 @@ def _event(log: SvodLog, tracker: Segmenter, file: int, line_no: int, line: str,
     if not isinstance(record, dict) or not isinstance(record.get("fields"), dict):
         log.problems.append(Problem(file, line_no, "a JSON line without the tracing `fields` object", line))
         return
+    return _record_event(log, tracker, file, line_no, record, stream)
+
+
+def _record_event(log: SvodLog, tracker: Segmenter, file: int, line_no: int, record: dict[str, Any],
+                  stream: int = 0) -> Event:
+    """One tracing event, whichever formatter printed it (JSON, or a text format read by tracing_text)."""
     event = Event(file, line_no, record)
     log.events.append(event)
     fields = record["fields"]
