@@ -60,7 +60,7 @@ FIGURES = {
     "bench_compile_times": ["compile_times_cpu_ratio", "compile_times_session_bytes",
                             "unchanged_timed_commit_bytes_with_compile_times"],
     "bench_skip": ["skip_share", "copied_by_what_ran", "facts_identical"],
-    "bench_svod_log": ["svod_log_ingest_ratio", "svod_log_peak_mb"],
+    "bench_svod_log": ["svod_log_ingest_ratio", "svod_log_peak_mb", "svod_ingest_first_line_seconds"],
     "bench_svod_fuzz": ["svod_fuzz_inputs"],
     "bench_cli": ["cli_help_seconds", "cli_runs_seconds", "cli_query_seconds", "cli_ingest_svod_empty_seconds",
                   "mcp_call_seconds", "cli_runs_cpu_seconds"],
