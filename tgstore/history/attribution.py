@@ -9,12 +9,13 @@ changed files the newer run read (its recorded inputs, history/skip.py) say wher
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from tgstore.compare.kernel_match import counterpart
+from tgstore.compare.kernel_match import case_kernels, counterpart
 from tgstore.compare.pass_align import align
 from tgstore.compare.rewrite_steps import PassSteps, case_steps
 from tgstore.compare.rule_diff import STATUSES, RuleChange, match_counts, rule_diff
@@ -127,10 +128,21 @@ def files_read(conn: AnyConnection, run: int) -> set[str]:
     return set(inputs.get("files") or {}) | set(inputs.get("versions") or {})
 
 
+def _changes_name(hunk: Hunk, name: str) -> bool:
+    """Whether the hunk's changed lines use `name` as a word, in any case (DISABLE_FAST_IDIV for the guard
+    `disable_fast_idiv`: a setting read into a parameter)."""
+    word = re.compile(rf"\b{re.escape(name)}\b", re.IGNORECASE)
+    return any(line[:1] in "+-" and word.search(line[1:]) for line in hunk.text.splitlines()[1:])
+
+
 def _touches(hunks: list[Hunk], scopes: list[Scope], side: str) -> list[Touch]:
     found = []
     for scope in scopes:
         for h in hunks:
+            if scope.kind == "guard":
+                if _changes_name(h, scope.name):
+                    found.append(Touch(h, scope, side))
+                continue
             if side == "a" and h.old_path == scope.path and scope.covers(h.old_lines()):
                 found.append(Touch(h, scope, side))
             elif side == "b" and h.path == scope.path and scope.covers(h.new_lines()):
@@ -146,6 +158,7 @@ def _why(rule: RuleChange, touch: Touch | None) -> str:
     if touch is None:
         return f"{count}; no hunk of the diff touches it (its input changed?)"
     where = {"rule": "the rule's own lines", "helper": f"helper {touch.scope.name}() it calls",
+             "guard": f"{touch.scope.name}, which the `if` around the rule tests",
              "function": f"its function {touch.scope.name}()", "matcher": f"its matcher {touch.scope.name}"}
     side = "at the older commit" if touch.side == "a" else "at the newer commit"
     return (f"{count}; a hunk of {touch.hunk.path} touches {where[touch.scope.kind]} "
@@ -200,6 +213,10 @@ def attribute(conn: AnyConnection, case: str, kernel: int, pass_name: str, a: st
     if earlier is not None:
         found.notes.append(f"an earlier pass changed too ({earlier.name!r}): this pass's input differs, so some of "
                            "its rules may match differently for that reason alone")
+    if earlier is None and found.changed and _ast_differs(conn, case, before.run_id, match.position, after.run_id,
+                                                           kernel, speller):
+        found.notes.append("the kernel's AST differs between the commits and no earlier pass changed: the change "
+                           "came before codegen (scheduling, the Tensor front end); this pass carries it")
     if not found.changed:
         found.notes.append(f"pass {pass_name!r} gave the same output at both commits")
     counts_a, counts_b = match_counts(conn, before.run_id, case), match_counts(conn, after.run_id, case)
@@ -230,6 +247,13 @@ def attribute(conn: AnyConnection, case: str, kernel: int, pass_name: str, a: st
             found.notes.append("no hunk touches a rule whose matches differ: the change is outside the rules "
                                "(pass order, a Python function); files_read lists the changed files the run read")
     return found
+
+
+def _ast_differs(conn: AnyConnection, case: str, run_a: int, kernel_a: int, run_b: int, kernel_b: int,
+                 speller: Speller) -> bool:
+    ka = {k.position: k.hash for k in case_kernels(conn, run_a, case)}
+    kb = {k.position: k.hash for k in case_kernels(conn, run_b, case)}
+    return speller.ast_key(ka.get(kernel_a)) != speller.ast_key(kb.get(kernel_b))
 
 
 def _no_file(_path: str) -> str | None:

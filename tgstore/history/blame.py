@@ -94,6 +94,7 @@ class Blame:
     changes: list[PassChange]  # oldest first
     kernel_starts: StoredCommit | None  # the oldest commit with the kernel (it has no counterpart before)
     gaps: list[tuple[StoredCommit, StoredCommit, int]]  # adjacent stored commits apart on the line, with the count
+    positions: list[int] = field(default_factory=list)  # the kernel's position at each of `commits`
 
 
 def stored_commits(conn: AnyConnection, case: str) -> list[StoredCommit]:
@@ -159,7 +160,7 @@ def blame(conn: AnyConnection, case: str, kernel: int, *, pass_name: str | None 
     speller = Speller(conn, ignore_spelling)
     key_of = speller.graph_key if ignore_spelling else None
     changes: list[PassChange] = []
-    followed = [newest]
+    followed, positions = [newest], [kernel]
     gaps = []
     starts: StoredCommit | None = None
     after, position, after_passes, after_kernels = newest, kernel, newest_passes, mine
@@ -189,10 +190,11 @@ def blame(conn: AnyConnection, case: str, kernel: int, *, pass_name: str | None 
                                       p.a.node_count if p.a else None, p.b.node_count if p.b else None,
                                       p.a.graph_hash if p.a else None, p.b.graph_hash if p.b else None, gap, lines))
         followed.append(before)
+        positions.append(match.position)
         after, position, after_passes, after_kernels = before, match.position, before_passes, theirs
     else:
         starts = followed[-1]
     changes.sort(key=lambda c: (commits.index(c.after), c.pass_position_after if c.pass_position_after is not None
                                 else c.pass_position_before or 0))
     return Blame(case, kernel, here.name, renderer, pass_name, ignore_spelling, followed[::-1], changes,
-                 starts, gaps[::-1])
+                 starts, gaps[::-1], positions[::-1])

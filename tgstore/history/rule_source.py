@@ -11,12 +11,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 # what each kind of scope weighs as evidence that a hunk touching it explains the rule's change
-WEIGHTS = {"rule": 3, "helper": 2, "function": 1, "matcher": 1}
+WEIGHTS = {"rule": 3, "helper": 2, "guard": 2, "function": 1, "matcher": 1}
 
 
 @dataclass(frozen=True)
 class Scope:
-    kind: str  # "rule", "helper", "function" or "matcher"
+    kind: str  # "rule", "helper", "guard" (a name an `if` around the rule tests), "function" or "matcher"
     name: str
     path: str
     start: int
@@ -109,6 +109,13 @@ def rule_scopes(path: str, text: str | None, line: int, read: Callable[[str], st
     if enclosing:
         inner = enclosing[-1]
         scopes.append(Scope("function", inner.name, path, inner.lineno, inner.end_lineno or inner.lineno))
+    # the names the `if`s around the rule test: a hunk that changes one (a ContextVar's default) turns it on or off
+    guards = [n for n in ast.walk(statement) if isinstance(n, ast.If) and _spans(n, line)
+              and not _spans(n.test, line)] if statement is not None else []
+    for test in guards:
+        for name, _attr in _references(test.test):
+            if name not in ("Ops", "dtypes", "ops") and len(name) > 3:
+                scopes.append(Scope("guard", name, path, test.lineno, test.test.end_lineno or test.lineno))
     if statement is not None and not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
         scopes.append(Scope("matcher", _statement_name(statement), path, statement.lineno,
                             statement.end_lineno or statement.lineno))
