@@ -207,3 +207,43 @@ def bisect_by_pass(case: str, good: str, bad: str, repo: Path, db: Path, plan, p
     if result.untestable_before:
         note(f"warning: {len(result.untestable_before)} commits just before it could not be extracted; the change "
              f"may be in one of them: {' '.join(c.sha[:10] for c in result.untestable_before)}")
+
+
+@command(app)
+def repro(
+    case: CaseArgument,
+    kernel: KernelRequired,
+    commit: Annotated[str | None, typer.Option("--commit", help="A sha, sha prefix or version (default: the newest "
+                                               "stored).", show_default=False)] = None,
+    pass_name: Annotated[str | None, typer.Option("--pass", help="Also print the graph after this pass.",
+                                                  show_default=False)] = None,
+    occurrence: Annotated[int, typer.Option("--occurrence", min=1, help="Which pass of that name.")] = 1,
+    renderer: Annotated[str, typer.Option("--renderer", help="C, LLVM or X86 (rendered on the CPU).")] = "C",
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the script here (default: stdout).",
+                                             show_default=False)] = None,
+    db: DbOption = Path("tgstore.db"),
+    as_json: JsonOption = False,
+) -> None:
+    """Write a standalone Python script that, run with tinygrad at COMMIT (installed, or PYTHONPATH=a checkout),
+    rebuilds CASE's kernel from its stored pyrender, runs tinygrad's own lowering, and prints the graph after
+    --pass and the generated source (`--source`: the source alone, byte for byte what is stored)."""
+    from tgstore.answers.repro import repro as make
+    from tgstore.compare.stage_diff import StageError
+
+    if out is not None and out.exists() and out.is_dir():
+        raise fail(f"{out} is a directory; -o names the script's file", 2)
+    engine = open_db(db, migrate=False, writer=False)
+    try:
+        with engine.connect() as conn:
+            answer = make(conn, case, kernel, commit, pass_name, renderer, occurrence,
+                          out.name if out is not None else "repro.py")
+    except (StageError, LookupError) as exc:
+        raise fail(str(exc), 2) from None
+    if as_json:
+        sys.stdout.write(json.dumps(answer.to_json(), indent=1) + "\n")
+    elif out is None:
+        sys.stdout.write(answer.script)
+    if out is not None:
+        out.write_text(answer.script)
+        note(f"wrote {out}: run it with tinygrad at {answer.commit[:10]}"
+             f"{' (' + answer.version + ')' if answer.version else ''}")

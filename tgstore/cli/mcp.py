@@ -138,12 +138,42 @@ def build_server(db: Path) -> str:
         return answer(["times", case, *option("--commit", commit), *option("--against", against),
                              *option("--machine", machine), *switch("--compile", compile)])
 
+    @server.tool(structured_output=False)
+    def blame(case: str, kernel: int, pass_name: str | None = None, renderer: str = "C", spelling: str = "ignore",
+              commit: str | None = None, why: bool = False) -> str:
+        """The stored commits where a pass's output changed for a case's kernel, in git order, with node counts,
+        a text diff and gaps of unstored commits (`tgstore blame --json`); why=True adds each change's rules and
+        hunks (needs the tinygrad repository, TGSTORE_REPO)."""
+        return answer(["blame", case, "--kernel", str(kernel), *option("--pass", pass_name),
+                       *option("--renderer", renderer), "--spelling", spelling, *option("--commit", commit),
+                       *switch("--why", why)])
+
+    @server.tool(structured_output=False)
+    def why(case: str, kernel: int, pass_name: str, commit: str, parent: str | None = None, renderer: str = "C",
+            occurrence: int = 1) -> str:
+        """Why a pass's output changed for a case's kernel at a commit (since its parent, or the stored commit
+        before): the rules whose matches differ, ranked, each with its UPat, file:line at both commits and the
+        hunks of the git diff touching it; else the changed files the run read (`tgstore why --json`)."""
+        return answer(["why", case, "--kernel", str(kernel), "--pass", pass_name, "--commit", commit,
+                       *option("--parent", parent), *option("--renderer", renderer),
+                       "--occurrence", str(occurrence)])
+
+    @server.tool(structured_output=False)
+    def repro(case: str, kernel: int, commit: str | None = None, pass_name: str | None = None,
+              renderer: str = "C") -> str:
+        """A standalone Python script reproducing a stored kernel at a commit with tinygrad's own lowering: it
+        prints the graph after pass_name and the generated source (`tgstore repro --json`: the script in
+        "script")."""
+        return answer(["repro", case, "--kernel", str(kernel), *option("--commit", commit),
+                       *option("--pass", pass_name), *option("--renderer", renderer)])
+
     return server
 
 
 @app.command("mcp")
 def mcp(db: DbOption = Path("tgstore.db")) -> None:
-    """Serve the CLI's answers (query, queries, diff, stages, rewrites, parity, regressions, times) to an agent over
+    """Serve the CLI's answers (query, queries, diff, stages, rewrites, parity, regressions, times, blame, why,
+    repro) to an agent over
     the Model Context Protocol on stdin/stdout. Each tool runs the CLI command with --json on DB. Needs
     `pip install 'tgstore[mcp]'`."""
     from tgstore.cli.common import fail

@@ -35,9 +35,12 @@ def diff(a: str | None = None, b: str | None = None, case: str | None = None, re
 
 
 def passdiff(case: str, kernel: int | None = None, a: str | None = None, b: str | None = None,
-             renderer: str | None = None, *, spelling: str | None = None, row: int | None = None) -> str:
-    """One kernel's passes at two commits, aligned; `row` selects a pass row for its text diff."""
-    return _with(PASSDIFF, case=case, kernel=kernel, a=a, b=b, renderer=renderer, spelling=spelling, row=row)
+             renderer: str | None = None, *, spelling: str | None = None, row: int | None = None,
+             pass_name: str | None = None, occurrence: int | None = None) -> str:
+    """One kernel's passes at two commits, aligned; `row` (or `pass_name` and its `occurrence`) selects a pass row
+    for its text diff and the rules that changed it."""
+    return _with(PASSDIFF, case=case, kernel=kernel, a=a, b=b, renderer=renderer, spelling=spelling, row=row,
+                 **{"pass": pass_name}, occurrence=occurrence if occurrence and occurrence > 1 else None)
 
 
 def kernel(case: str, kernel: int | None = None, commit: str | None = None, renderer: str | None = None, *,
