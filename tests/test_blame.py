@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 from pathlib import Path
+from urllib.parse import parse_qsl
 
 import pytest
 from blame_against_graphs import check, plain_changes
 from cli import rows, tgstore
 from git_history import build_release_history, git
 from test_sweep import CASES
+from web_server import chromium_available
 
 from tgstore.compare.rewrite_steps import PassSteps, Step
 from tgstore.compare.rule_diff import rule_diff
@@ -24,6 +27,7 @@ from tgstore.git import diff_hunks, file_at
 from tgstore.history.attribution import rank
 from tgstore.history.rule_source import rule_scopes
 
+needs_chromium = pytest.mark.skipif(not chromium_available(), reason="chromium is not installed")
 SOURCE = '''from tinygrad.uop.ops import UOp, PatternMatcher, UPat, Ops
 from tinygrad.helpers import FAST_THING
 
@@ -211,7 +215,8 @@ def test_bisect_by_pass_extracts_the_case_alone_at_most_log2_plus_one_times(hist
     assert suites and all(name.startswith("bisect_softmax_") for (name,) in suites)  # a one-case suite
     one_case = rows(copy, 'SELECT DISTINCT "case" FROM v_run_cases WHERE run_id > ?', runs_before)
     assert one_case == [("softmax",)]  # only that case, with passes for C only
-    assert rows(copy, "SELECT DISTINCT renderer FROM v_passes WHERE run_id > ?", runs_before) == [("C",)]
+    assert rows(copy, "SELECT DISTINCT renderer FROM v_passes WHERE run_id > ? AND scope = 'lower'",
+                runs_before) == [("C",)]
 
 
 @pytest.mark.slow
@@ -220,3 +225,65 @@ def test_bisect_by_pass_says_when_the_ends_agree(history):
     proc = tgstore("bisect", "softmax", "--what", "pass:no such pass", "--good", shas[0], "--bad", shas[-1],
                    "--repo", repo, "--cases", cases, "--renderers", "C", "--db", db)
     assert proc.returncode == 1 and "no difference to bisect" in proc.stderr
+
+
+@pytest.fixture(scope="module")
+def site(history, tmp_path_factory):
+    from web_server import start_server, stop_server
+
+    repo, _shas, _cases, db = history
+    saved = os.environ.get("TGSTORE_REPO")
+    os.environ["TGSTORE_REPO"] = str(repo)  # the pages read the diff from the repository the sweep used
+    try:
+        running = start_server(db, tmp_path_factory.mktemp("blame-web") / "serve.log")
+    finally:
+        if saved is None:
+            os.environ.pop("TGSTORE_REPO")
+        else:
+            os.environ["TGSTORE_REPO"] = saved
+    yield running
+    stop_server(running)
+
+
+@pytest.fixture
+def browser(tmp_path):
+    from browser import Browser
+
+    opened = Browser(tmp_path / "profile")
+    yield opened
+    opened.close()
+
+
+def _changed_pass(db: Path, sha: str) -> tuple[str, int]:
+    """A pass of softmax kernel 0 that blame lists, and its position at `sha`."""
+    found = json.loads(tgstore("blame", "softmax", "--kernel", "0", "--db", db, "--json").stdout)["changes"]
+    change = next(c for c in found if c["occurrence"] == 1 and c["pass_position_after"] is not None)
+    return change["pass"], change["pass_position_after"]
+
+
+@pytest.mark.slow
+@needs_chromium
+def test_the_workbench_strip_links_to_the_pass_diff_with_its_rules_and_hunks(history, site, browser):
+    _repo, shas, _cases, db = history
+    name, position = _changed_pass(db, shas[-1])
+    browser.open(site.root + f"/-/kernel?case=softmax&kernel=0&commit={shas[-1]}&renderer=C&pass={position}")
+    strip = browser.js("Array.from(document.querySelectorAll('.tgstore-pass-history a.tgstore-pass-change'))"
+                       ".map(a => [a.textContent.trim(), a.getAttribute('href')])")
+    assert len(strip) == 1 and strip[0][0].startswith(shas[-1][:10]) and "/-/passdiff?" in strip[0][1]
+    assert "tgstore-gap" in browser.js("document.querySelector('a.tgstore-pass-change').className")
+    browser.click("a.tgstore-pass-change")
+    assert "/-/passdiff" in browser.url and f"pass={name.replace(' ', '+')}" in browser.url
+    selected = browser.js("Array.from(document.querySelector('table.tgstore-passdiff tr.selected').cells)"
+                          ".map(c => c.textContent.trim())")
+    assert name in selected  # the row of that pass is the one selected
+    rules = browser.js("Array.from(document.querySelectorAll('#pass-rules tr.tgstore-rule')).map(r => "
+                       "r.cells[0].textContent.trim())")
+    assert rules and set(rules) <= {"appeared", "disappeared", "count changed", "matched differently"}
+    twin = site.get("/-/passdiff.json", **dict(parse_qsl(strip[0][1].split("?", 1)[1])))
+    why = twin.json()["why"]
+    assert [r["status"] for r in why["rules"][:20]] == rules
+    hunks = browser.js("document.querySelectorAll('#pass-rules pre.tgstore-hunk').length")
+    assert hunks == sum(min(len(r["hunks"]), 3) for r in why["rules"][:20])
+    kernel_twin = site.get("/-/kernel.json", case="softmax", kernel="0", commit=shas[-1], renderer="C",
+                           **{"pass": str(position)}).json()
+    assert [c["after"]["sha"] for c in kernel_twin["pass_history"]] == [shas[-1]]

@@ -158,7 +158,7 @@ def why(
     engine = open_db(db, migrate=False, writer=False)
     try:
         with engine.connect() as conn:
-            parent = parent or previous_stored(conn, case, commit, root).sha
+            parent = parent or previous_stored(conn, case, commit, root, renderer).sha
             answer = why_changed(conn, case, kernel, pass_name, parent, commit, renderer, root, spelling, occurrence)
     except (StageError, LookupError) as exc:
         raise fail(str(exc), 2) from None

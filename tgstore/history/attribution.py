@@ -82,7 +82,8 @@ class Attribution:
     notes: list[str] = field(default_factory=list)
 
 
-def stored_commit(conn: AnyConnection, case: str, ref: str, repo: Path | None = None) -> StoredCommit:
+def stored_commit(conn: AnyConnection, case: str, ref: str, repo: Path | None = None,
+                  renderer: str | None = None) -> StoredCommit:
     """The stored commit `ref` names (a sha, a prefix, a version; with `repo`, any git revision) holding `case`."""
     try:
         sha = resolve_commit(conn, ref).sha
@@ -93,16 +94,17 @@ def stored_commit(conn: AnyConnection, case: str, ref: str, repo: Path | None = 
             sha = verify_rev(repo, ref)
         except GitError as exc:
             raise StageError(str(exc)) from None
-    found = [c for c in stored_commits(conn, case) if c.sha == sha]
+    found = [c for c in stored_commits(conn, case, renderer) if c.sha == sha]
     if not found:
         raise StageError(f"commit {ref!r} has no stored run with case {case!r}")
     return found[-1]
 
 
-def previous_stored(conn: AnyConnection, case: str, ref: str, repo: Path | None = None) -> StoredCommit:
-    """The stored commit holding `case` just before `ref` in history order."""
-    after = stored_commit(conn, case, ref, repo)
-    commits = stored_commits(conn, case)
+def previous_stored(conn: AnyConnection, case: str, ref: str, repo: Path | None = None,
+                    renderer: str | None = None) -> StoredCommit:
+    """The stored commit holding `case` (with `renderer`'s passes) just before `ref` in history order."""
+    after = stored_commit(conn, case, ref, repo, renderer)
+    commits = stored_commits(conn, case, renderer)
     index = next(i for i, c in enumerate(commits) if c.sha == after.sha)
     if index == 0:
         raise StageError(f"{after.short} is the oldest stored commit with case {case!r}: nothing to compare with")
@@ -189,7 +191,7 @@ def attribute(conn: AnyConnection, case: str, kernel: int, pass_name: str, a: st
     stored commits `a` and `b` (see the module's doc). StageError when nothing answers; a repository git cannot
     read leaves the rules without hunks, said in `notes`."""
     renderer = renderer.upper()
-    before, after = stored_commit(conn, case, a, repo), stored_commit(conn, case, b, repo)
+    before, after = stored_commit(conn, case, a, repo, renderer), stored_commit(conn, case, b, repo, renderer)
     match = counterpart(conn, case, after.run_id, kernel, before.run_id)
     found = Attribution(case, pass_name, renderer, before, after, match.position if match else None, kernel, False)
     if match is None:

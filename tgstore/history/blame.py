@@ -24,6 +24,10 @@ RUNS_SQL = """
 SELECT rc.run_id, rc.sha, rc.version, rc.history_rank, c.git_position, c.subject, rc.status
 FROM v_run_cases rc JOIN tinygrad_commits c ON c.sha = rc.sha JOIN runs r ON r.id = rc.run_id
 WHERE rc."case" = :case AND r.is_current AND r.status IN ('ok', 'partial')
+  AND (:renderer IS NULL OR EXISTS (
+    SELECT 1 FROM run_cases m JOIN cases k ON k.id = m.case_id JOIN schedule_items si
+    ON si.case_result_id = m.case_result_id JOIN programs p ON p.schedule_item_id = si.id
+    WHERE m.run_id = rc.run_id AND k.name = :case AND p.renderer = :renderer AND p.pass_list_id IS NOT NULL))
 ORDER BY rc.history_rank, rc.run_id"""
 
 
@@ -97,10 +101,11 @@ class Blame:
     positions: list[int] = field(default_factory=list)  # the kernel's position at each of `commits`
 
 
-def stored_commits(conn: AnyConnection, case: str) -> list[StoredCommit]:
-    """Every stored commit with a current usable run holding `case`, oldest first (history order)."""
+def stored_commits(conn: AnyConnection, case: str, renderer: str | None = None) -> list[StoredCommit]:
+    """Every stored commit with a current usable run holding `case` (with `renderer`'s passes recorded, if
+    given), oldest first (history order). A commit stored without them is, for a pass's history, not stored."""
     found, seen = [], set()
-    for r in rows(conn, RUNS_SQL, case=case):
+    for r in rows(conn, RUNS_SQL, case=case, renderer=renderer.upper() if renderer else None):
         if r["sha"] in seen:
             continue
         seen.add(r["sha"])
@@ -134,9 +139,10 @@ def blame(conn: AnyConnection, case: str, kernel: int, *, pass_name: str | None 
           ignore_spelling: bool = True, upto: str | None = None, context: int = 3) -> Blame:
     """The commits where `pass_name` (every pass when None) of the case's kernel `kernel` (its position at the
     newest stored commit, or at `upto`) changed its output, oldest first. StageError when nothing answers."""
-    commits = stored_commits(conn, case)
+    commits = stored_commits(conn, case, renderer)
     if not commits:
-        raise StageError(f"no stored run has case {case!r}")
+        raise StageError(f"no stored run has case {case!r} with {renderer.upper()} passes (extract with --stages "
+                         f"{renderer.upper()})")
     if upto is not None:
         index = next((i for i, c in enumerate(commits) if c.sha.startswith(upto) or c.version == upto), None)
         if index is None:

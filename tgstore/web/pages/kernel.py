@@ -95,7 +95,7 @@ async def kernel(datasette: Any, request: Any) -> Response:
                                                       bench.renderer))
     step_diff = step_diff_lines(step)
     history = [{**c, "url": datasette.urls.path(urls.passdiff(
-        case, c["kernel_after"], c["before"]["short"], c["after"]["short"], bench.renderer,
+        case, c["kernel_after"], c["before"]["sha"], c["after"]["sha"], bench.renderer,
         pass_name=c["pass"], occurrence=c["occurrence"]))} for c in extra.get("history") or []]
     return await render(datasette, request, "tgstore_kernel.html", {
         **extra, "history": history, "step_diff": step_diff, "bench": bench, "where": bench.where,
