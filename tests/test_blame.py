@@ -254,18 +254,25 @@ def browser(tmp_path):
     opened.close()
 
 
-def _changed_pass(db: Path, sha: str) -> tuple[str, int]:
-    """A pass of softmax kernel 0 that blame lists, and its position at `sha`."""
+def _changed_pass(db: Path, repo: Path, sha: str) -> tuple[str, int]:
+    """A pass of softmax kernel 0 that blame lists and whose change a rule with a hunk explains, and its position
+    at `sha`."""
     found = json.loads(tgstore("blame", "softmax", "--kernel", "0", "--db", db, "--json").stdout)["changes"]
-    change = next(c for c in found if c["occurrence"] == 1 and c["pass_position_after"] is not None)
-    return change["pass"], change["pass_position_after"]
+    for change in found:
+        if change["occurrence"] != 1 or change["pass_position_after"] is None:
+            continue
+        why = json.loads(tgstore("why", "softmax", "--kernel", "0", "--pass", change["pass"], "--commit", sha,
+                                 "--repo", repo, "--db", db, "--json").stdout)
+        if any(r["hunks"] for r in why["rules"]):
+            return change["pass"], change["pass_position_after"]
+    raise AssertionError("no change of softmax kernel 0 has a rule with a hunk")
 
 
 @pytest.mark.slow
 @needs_chromium
 def test_the_workbench_strip_links_to_the_pass_diff_with_its_rules_and_hunks(history, site, browser):
-    _repo, shas, _cases, db = history
-    name, position = _changed_pass(db, shas[-1])
+    repo, shas, _cases, db = history
+    name, position = _changed_pass(db, repo, shas[-1])
     browser.open(site.root + f"/-/kernel?case=softmax&kernel=0&commit={shas[-1]}&renderer=C&pass={position}")
     strip = browser.js("Array.from(document.querySelectorAll('.tgstore-pass-history a.tgstore-pass-change'))"
                        ".map(a => [a.textContent.trim(), a.getAttribute('href')])")

@@ -9,7 +9,7 @@ from typing import Any
 from tgstore.answers.base import Answer
 from tgstore.compare.sql import AnyConnection
 from tgstore.history.attribution import Attribution, attribute
-from tgstore.history.blame import PassChange, StoredCommit, blame
+from tgstore.history.blame import StoredCommit, blame
 
 
 @dataclass
@@ -76,9 +76,3 @@ def why_changed(conn: AnyConnection, case: str, kernel: int, pass_name: str, a: 
                      found.kernel_before, found.kernel_after, found.changed, [r.to_json() for r in found.rules],
                      found.files_read, found.changed_files, found.notes)
 
-
-def why_of(conn: AnyConnection, change: PassChange, case: str, renderer: str, repo: Path | None,
-           spelling: str = "ignore") -> WhyAnswer:
-    """The explanation of one blamed change."""
-    return why_changed(conn, case, change.kernel_after, change.pass_name, change.before.sha, change.after.sha,
-                       renderer, repo, spelling, change.occurrence)
