@@ -131,10 +131,12 @@ def files_read(conn: AnyConnection, run: int) -> set[str]:
 
 
 def _changes_name(hunk: Hunk, name: str) -> bool:
-    """Whether the hunk's changed lines use `name` as a word, in any case (DISABLE_FAST_IDIV for the guard
-    `disable_fast_idiv`: a setting read into a parameter)."""
+    """Whether the hunk's changed lines set `name`, in any case: an assignment to it or a setting read into it
+    (`DISABLE_FAST_IDIV = ContextVar(...)` for the guard `disable_fast_idiv`, a parameter the caller fills)."""
     word = re.compile(rf"\b{re.escape(name)}\b", re.IGNORECASE)
-    return any(line[:1] in "+-" and word.search(line[1:]) for line in hunk.text.splitlines()[1:])
+    sets = re.compile(rf"\b{re.escape(name)}\b\s*(=|:[^=]*=)|ContextVar|getenv", re.IGNORECASE)
+    return any(line[:1] in "+-" and word.search(line[1:]) and sets.search(line[1:])
+               for line in hunk.text.splitlines()[1:])
 
 
 def _touches(hunks: list[Hunk], scopes: list[Scope], side: str) -> list[Touch]:
