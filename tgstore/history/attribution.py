@@ -23,7 +23,7 @@ from tgstore.compare.spelled import Speller
 from tgstore.compare.sql import AnyConnection, scalar
 from tgstore.compare.stage_diff import StageError, kernel_passes
 from tgstore.git import GitError, Hunk, changed_paths, diff_hunks, file_at, verify_rev
-from tgstore.history.blame import StoredCommit, occurrences, stored_commits
+from tgstore.history.blame import StoredCommit, moved, occurrences, stored_commits
 from tgstore.history.rule_source import WEIGHTS, Scope, rule_scopes
 from tgstore.store.commits import resolve_commit
 
@@ -205,7 +205,8 @@ def attribute(conn: AnyConnection, case: str, kernel: int, pass_name: str, a: st
         raise StageError(f"no {renderer} passes stored for {case!r} kernel {kernel} at both {before.short} and "
                          f"{after.short}")
     speller = Speller(conn, ignore_spelling)
-    aligned = align(passes_a[0].passes, passes_b[0].passes, speller.graph_key if ignore_spelling else None)
+    key_of = speller.graph_key if ignore_spelling else None
+    aligned = moved(align(passes_a[0].passes, passes_b[0].passes, key_of), key_of)
     numbered = list(zip(aligned, occurrences(aligned), strict=True))
     index = next((i for i, (p, k) in enumerate(numbered) if p.name == pass_name and k == occurrence), None)
     if index is None:

@@ -126,12 +126,37 @@ def _passes(conn: AnyConnection, run_id: int, case: str, kernel: int, renderer: 
 
 
 def occurrences(aligned: list[AlignedPass]) -> list[int]:
-    """Each aligned row's occurrence number of its pass name (the k-th 'expander'), counted on either side."""
-    seen: dict[str, int] = {}
+    """Each aligned row's occurrence number of its pass name (the k-th 'expander'), counted on the side it is on
+    (side b where both are)."""
+    seen: dict[tuple[str, str], int] = {}
     out = []
     for p in aligned:
-        seen[p.name] = seen.get(p.name, 0) + 1
-        out.append(seen[p.name])
+        side = "b" if p.b is not None else "a"
+        seen[(side, p.name)] = seen.get((side, p.name), 0) + 1
+        if p.a is not None and p.b is not None:  # a paired row advances both sides' counts
+            seen[("a", p.name)] = seen.get(("a", p.name), 0) + 1
+        out.append(seen[(side, p.name)])
+    return out
+
+
+def moved(aligned: list[AlignedPass], key_of) -> list[AlignedPass]:
+    """The rows with a pass that only moved in the order paired again: a removed and an added row of one name and
+    occurrence become one row (same output: not a change; another output: changed)."""
+    numbered = list(zip(aligned, occurrences(aligned), strict=True))
+    added = {(p.name, k): p for p, k in numbered if p.kind == "added"}
+    removed = {(p.name, k) for p, k in numbered if p.kind == "removed"}
+    key = key_of or (lambda digest: digest)
+    out = []
+    for p, k in numbered:
+        if p.kind == "added" and (p.name, k) in removed:
+            continue  # paired with its removed row
+        if p.kind == "removed" and (p.name, k) in added:
+            pair = AlignedPass(p.a, added[(p.name, k)].b)
+            pair.spelling_only = pair.a.graph_hash != pair.b.graph_hash and key(pair.a.graph_hash) == key(
+                pair.b.graph_hash)
+            out.append(pair)
+        else:
+            out.append(p)
     return out
 
 
@@ -181,7 +206,7 @@ def blame(conn: AnyConnection, case: str, kernel: int, *, pass_name: str | None 
         gap = gap_between(before, after)
         if gap:
             gaps.append((before, after, gap))
-        aligned = align(before_passes.passes, after_passes.passes, key_of)
+        aligned = moved(align(before_passes.passes, after_passes.passes, key_of), key_of)
         for p, occurrence in zip(aligned, occurrences(aligned), strict=True):
             if pass_name is not None and p.name != pass_name:
                 continue
