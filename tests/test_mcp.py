@@ -16,7 +16,7 @@ from mcp import Client  # the test install has the mcp extra (pyproject's test e
 from mcp.client.stdio import StdioServerParameters
 
 TOOLS = {"queries", "query", "runs", "diff", "stages", "rewrites", "parity", "regressions", "slowdowns", "times",
-         "compile_times"}
+         "compile_times", "blame", "why", "repro"}
 
 
 def cli(db: Path, *args: str) -> Any:
@@ -58,6 +58,12 @@ def test_an_mcp_client_gets_the_clis_answers(two_releases_db: Path) -> None:
         ("regressions", {"metric": "time"}, ["regressions", "--metric", "time"]),
         ("times", {"case": "matmul", "commit": "0.14.0", "against": "0.13.0"},
          ["times", "matmul", "--commit", "0.14.0", "--against", "0.13.0"]),
+        ("blame", {"case": "softmax", "kernel": 0, "pass_name": "postopt symbolic"},
+         ["blame", "softmax", "--kernel", "0", "--pass", "postopt symbolic"]),
+        ("why", {"case": "softmax", "kernel": 0, "pass_name": "postopt symbolic", "commit": "0.14.0"},
+         ["why", "softmax", "--kernel", "0", "--pass", "postopt symbolic", "--commit", "0.14.0"]),
+        ("repro", {"case": "softmax", "kernel": 0, "commit": "0.14.0", "pass_name": "expander"},
+         ["repro", "softmax", "--kernel", "0", "--commit", "0.14.0", "--pass", "expander"]),
     ]
     listed, answers = asyncio.run(ask(db, [(tool, arguments) for tool, arguments, _cli in questions]
                                       + [("query", {"name": "no_such_query"}), ("queries", {})]))
@@ -73,6 +79,7 @@ def test_an_mcp_client_gets_the_clis_answers(two_releases_db: Path) -> None:
         assert answer == cli(db, *command), tool
     # the answers are about the data: not empty, not errors
     assert answers[0]["rows"] and answers[1]["stages"] and answers[2]["kernels"] and answers[4]["kernels"]
+    assert answers[7]["changes"] and answers[8]["changed"] and "def main" in answers[9]["script"]
     error, listed_queries = answers[-2], answers[-1]
     assert error[0] == "error" and "no query named 'no_such_query'" in error[1]
     assert "kernels_changed" in {q["name"] for q in listed_queries["queries"]}

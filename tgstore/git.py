@@ -373,3 +373,73 @@ def package_tree_hash(repo: Path, tree: Tree) -> str:
     lines = sorted(f"{p} {hashlib.sha256(content).hexdigest()}\n" for p, oid in files.items()
                    if (content := blobs[oid]) is not None)
     return hashlib.sha256("".join(lines).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Hunk:
+    """One hunk of `git diff A B` (no context lines): where it sits on each side and its text (the @@ line too)."""
+
+    path: str  # the file at B (at A for a deleted file)
+    old_path: str
+    old_start: int
+    old_count: int
+    new_start: int
+    new_count: int
+    text: str
+
+    def old_lines(self) -> range:
+        """The lines of A it replaces (a pure insertion: the line after which it goes)."""
+        return range(self.old_start, self.old_start + max(self.old_count, 1))
+
+    def new_lines(self) -> range:
+        return range(self.new_start, self.new_start + max(self.new_count, 1))
+
+
+HUNK_HEADER = "@@ -"
+
+
+def _hunk_range(spec: str) -> tuple[int, int]:
+    start, _, count = spec.partition(",")
+    return int(start), int(count) if count else 1
+
+
+def diff_hunks(repo: Path, a: str, b: str, paths: tuple[str, ...] = ("tinygrad",)) -> list[Hunk]:
+    """The hunks of `git diff a b -- paths`, without context lines (each hunk is exactly what changed)."""
+    out = _run_git(repo, "diff", "--no-color", "--no-ext-diff", "-U0", "--no-renames", a, b, "--", *paths).stdout
+    hunks: list[Hunk] = []
+    old_path = new_path = ""
+    current: list[str] = []
+    header: tuple[int, int, int, int] | None = None
+
+    def close() -> None:
+        if header is not None:
+            hunks.append(Hunk(new_path or old_path, old_path or new_path, *header, "\n".join(current)))
+
+    for line in out.splitlines():
+        if line.startswith("diff --git "):
+            close()
+            header, current, old_path, new_path = None, [], "", ""
+        elif header is None and line.startswith("--- "):
+            old_path = "" if line == "--- /dev/null" else line[6:]
+        elif header is None and line.startswith("+++ "):
+            new_path = "" if line == "+++ /dev/null" else line[6:]
+        elif line.startswith(HUNK_HEADER):
+            close()
+            old, new = line.split(" ")[1:3]
+            header = (*_hunk_range(old[1:]), *_hunk_range(new[1:]))
+            current = [line]
+        elif header is not None:
+            current.append(line)
+    close()
+    return hunks
+
+
+def file_at(repo: Path, sha: str, path: str) -> str | None:
+    """The text of `path` at commit `sha`, None where the commit has no such file (or it is not text)."""
+    proc = _run_git(repo, "show", f"{sha}:{path}", check=False)
+    return proc.stdout if proc.returncode == 0 else None
+
+
+def changed_paths(repo: Path, a: str, b: str) -> list[str]:
+    """The paths `git diff a b` changes, in order."""
+    return [p for p in _run_git(repo, "diff", "--name-only", "--no-renames", a, b).stdout.splitlines() if p]

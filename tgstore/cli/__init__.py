@@ -6,6 +6,7 @@ import sys
 
 # The command modules register themselves on `app` and `db_app`.
 from tgstore.cli import (  # noqa: F401
+    blame,
     browse,
     db,
     extract,

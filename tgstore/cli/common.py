@@ -73,6 +73,7 @@ TimeRunsOption = Annotated[int | None, typer.Option(
     "5 to 50).", show_default=False)]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
 DEFAULT_REPO = Path("submodules/tinygrad")
+CaseArgument = Annotated[str, typer.Argument(help="The case (e.g. matmul).", show_default=False)]
 RepoOption = Annotated[Path | None, typer.Option("--repo", envvar="TGSTORE_REPO",
                                                  help="The tinygrad git repository whose commits --rev, --good and "
                                                  "--bad name (default: submodules/tinygrad).", show_default=False)]

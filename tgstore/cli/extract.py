@@ -341,7 +341,9 @@ def bisect(
     good: Annotated[str, typer.Option("--good", help="The older commit (sha, branch, tag).", show_default=False)],
     bad: Annotated[str, typer.Option("--bad", help="The newer commit, a descendant of --good.", show_default=False)],
     repo: RepoOption = None,
-    what: Annotated[str, typer.Option("--what", help="Compare the generated source or the kernel ASTs.")] = "source",
+    what: Annotated[str, typer.Option("--what", help="Compare the generated source, the kernel ASTs, or one pass's "
+                                      "output (pass:NAME, e.g. pass:expander; only CASE is extracted, with "
+                                      "--renderer's passes).")] = "source",
     metric: Annotated[str, typer.Option("--metric", help="output: the first commit whose output (--what) differs; "
                                         "time: the first commit where the case's kernels got slower (--threshold) "
                                         "on this machine, timing commits as needed; compile: the same for how long "
@@ -378,11 +380,16 @@ def bisect(
                        with_timing(plan, metric == "time", time_runs if metric == "time" else None, True), threshold,
                        kernel, metric)
         return
+    if what.startswith("pass:"):
+        from tgstore.cli.blame import bisect_by_pass
+
+        bisect_by_pass(case, good, bad, repo or DEFAULT_REPO, db, plan, what.removeprefix("pass:"), renderer)
+        return
     try:
         root = open_repo(repo or DEFAULT_REPO)
         known = case_names(plan.case_files)  # the cheap checks first: nothing is written when they fail
         if what not in ("source", "ast"):
-            raise BisectError(f"--what must be source or ast, not {what!r}")
+            raise BisectError(f"--what must be source, ast or pass:NAME, not {what!r}")
         if case not in known:
             raise BisectError(f"unknown case {case!r}; the suite's cases are: {', '.join(known)}")
         verify_rev(root, good), verify_rev(root, bad)

@@ -21,17 +21,31 @@ INSTRUCTIONS = (
     "tgstore answers questions about tinygrad's compiler pipeline across commits from a SQLite database: which runs "
     "are stored (runs), what a kernel's passes did at a commit (stages, rewrites), what changed between two commits "
     "(diff, spelling-blind by default), how Svod (a Rust port) differs (parity), how fast kernels ran and compiled "
-    "(times, compile_times, slowdowns, regressions), and any canned SQL question (queries lists them, query runs "
+    "(times, compile_times, slowdowns, regressions), which commit changed a kernel's pass and why (blame, why), a "
+    "standalone script reproducing a kernel (repro), and any canned SQL question (queries lists them, query runs "
     "one). A commit is a full sha, a sha prefix or a version such as 0.14.0. Every answer is what "
     "`tgstore COMMAND --json` prints.")
 
 
 def questions() -> list[Callable[..., Any]]:
     """The questions served, one tool each."""
-    from tgstore.answers import diff, parity, queries, regressions, rewrites, runs, slowdowns, stages, times
+    from tgstore.answers import (
+        blame,
+        diff,
+        parity,
+        queries,
+        regressions,
+        repro,
+        rewrites,
+        runs,
+        slowdowns,
+        stages,
+        times,
+    )
 
     return [queries.queries, queries.query, runs.runs, diff.diff, stages.stages, rewrites.rewrites, parity.parity,
-            regressions.regressions, slowdowns.slowdowns, times.times, times.compile_times]
+            regressions.regressions, slowdowns.slowdowns, times.times, times.compile_times, blame.blame, blame.why,
+            repro.repro]
 
 
 def tool(question: Callable[..., Any], reader: Callable[[], Any], error: type[Exception]) -> Callable[..., str]:
@@ -89,7 +103,8 @@ def build_server(db: Path):
 @app.command("mcp")
 def mcp(db: DbOption = Path("tgstore.db")) -> None:
     """Serve tgstore's answers (queries, query, runs, diff, stages, rewrites, parity, regressions, slowdowns,
-    times, compile_times) to an agent over the Model Context Protocol on stdin/stdout, read from DB in this
+    times, compile_times, blame, why, repro) to an agent over the Model Context Protocol on stdin/stdout, read from
+    DB in this
     process; each answer is what the command's --json prints. Needs `pip install 'tgstore[mcp]'`."""
     from tgstore.cli.common import fail
 

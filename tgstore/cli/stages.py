@@ -10,10 +10,19 @@ import typer
 
 from tgstore.cli.app import app
 from tgstore.cli.browse import JsonLinesOption
-from tgstore.cli.common import DbOption, JsonOption, command, fail, open_db, open_reader, print_json, print_json_lines
+from tgstore.cli.common import (
+    CaseArgument,
+    DbOption,
+    JsonOption,
+    command,
+    fail,
+    open_db,
+    open_reader,
+    print_json,
+    print_json_lines,
+)
 from tgstore.cli.output import emit, note, plural, print_table
 
-CaseArgument = Annotated[str, typer.Argument(help="The case (e.g. matmul).", show_default=False)]
 CommitOption = Annotated[str | None, typer.Option("--commit", help="A sha, sha prefix or version. Default: the newest "
                                                   "commit (in history order) that has the case.")]
 KernelOption = Annotated[int | None, typer.Option("--kernel", min=0, max=2**63 - 1,

@@ -36,11 +36,12 @@ def diff(a: str | None = None, b: str | None = None, case: str | None = None, re
 
 def passdiff(case: str, kernel: int | None = None, a: str | None = None, b: str | None = None,
              renderer: str | None = None, *, spelling: str | None = None, row: int | None = None,
-             all: int | None = None) -> str:  # noqa: A002 - the page's own argument name
-    """One kernel's passes at two commits, aligned; `row` selects a pass row for its text diff; `all=1` lists the
-    unchanged and spelling-only passes too."""
+             all: int | None = None, pass_name: str | None = None,  # noqa: A002 - the page's own argument name
+             occurrence: int | None = None) -> str:
+    """One kernel's passes at two commits, aligned; `row` (or `pass_name` and its `occurrence`) selects a pass row
+    for its text diff and the rules that changed it; `all=1` lists the unchanged and spelling-only passes too."""
     return _with(PASSDIFF, case=case, kernel=kernel, a=a, b=b, renderer=renderer, spelling=spelling, row=row,
-                 all=all)
+                 all=all, **{"pass": pass_name}, occurrence=occurrence if occurrence and occurrence > 1 else None)
 
 
 def kernel(case: str, kernel: int | None = None, commit: str | None = None, renderer: str | None = None, *,

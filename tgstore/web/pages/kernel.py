@@ -13,6 +13,7 @@ from typing import Any
 from datasette.utils.asgi import Response
 from markupsafe import Markup
 
+from tgstore.answers.blame import blame_pass
 from tgstore.compare.rewrite_steps import PassSteps, case_steps
 from tgstore.web import layout, urls
 from tgstore.web.base import int_arg, not_found, read, render
@@ -39,10 +40,25 @@ def read_bench(conn: sqlite3.Connection, where: Where) -> tuple[Workbench, PassS
                            pass_position=selected.position, trace_of=selected.position)
         passes = [p for k in found for p in k.passes]
         steps = passes[0] if passes else None
+    extra["history"] = pass_history(conn, bench) if selected is not None else None
     graph = find_graph(conn, selected.graph_hash) if selected and selected.graph_hash else None
     before = bench.input_graph
     other = find_graph(conn, before.graph_hash) if graph and before and before.graph_hash else None
     return bench, steps, graph, other, extra
+
+
+def pass_history(conn: sqlite3.Connection, bench: Workbench) -> list[dict[str, Any]]:
+    """The stored commits up to this one where the selected pass's output changed for this kernel (blame by pass,
+    answers/blame.py), oldest first: the workbench's history strip."""
+    selected = bench.selected
+    assert selected is not None
+    occurrence = sum(1 for p in bench.passes if p.name == selected.name and p.position <= selected.position)
+    try:
+        found = blame_pass(conn, bench.where.case, bench.where.kernel, selected.name, bench.renderer or "C",
+                           commit=bench.commit.sha)
+    except LookupError:
+        return []
+    return [c for c in found.changes if c["occurrence"] == occurrence]
 
 
 async def kernel(datasette: Any, request: Any) -> Response:
@@ -78,8 +94,11 @@ async def kernel(datasette: Any, request: Any) -> Response:
         pass_diff = datasette.urls.path(urls.passdiff(case, where.kernel, bench.older.label, bench.commit_label,
                                                       bench.renderer))
     step_diff = step_diff_lines(step)
+    history = [{**c, "url": datasette.urls.path(urls.passdiff(
+        case, c["kernel_after"], c["before"]["sha"], c["after"]["sha"], bench.renderer,
+        pass_name=c["pass"], occurrence=c["occurrence"]))} for c in extra.get("history") or []]
     return await render(datasette, request, "tgstore_kernel.html", {
-        **extra, "step_diff": step_diff, "bench": bench, "where": bench.where,
+        **extra, "history": history, "step_diff": step_diff, "bench": bench, "where": bench.where,
         "url": lambda **kw: datasette.urls.path(bench.where.url(**kw)),
         "steps": steps, "step_list": steps.steps[:STEPS_LISTED] if steps else [], "step": step,
         "before_svg": subgraph_svg(step.before if step else None),
@@ -97,7 +116,8 @@ async def kernel(datasette: Any, request: Any) -> Response:
                       "uops": [dict(zip(("idx", "op", "dtype", "arg", "src"), u, strict=False)) for u in bench.uops],
                       "canonical": bench.canonical, "step": step.to_json(graphs=True) if step else None,
                       "step_diff": "\n".join(step_diff) if step else None,
-                      "steps_total": steps.total if steps else None})
+                      "steps_total": steps.total if steps else None,
+                      "pass_history": [{k: v for k, v in c.items() if k != "diff"} for c in history]})
 
 
 def bench_graph_url(bench: Workbench, digest: str, svg: bool = False) -> str:

@@ -8,16 +8,20 @@ the case, a the one before it."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
+from pathlib import Path
 from typing import Any
 
 from datasette.utils.asgi import Response
 from markupsafe import Markup
 
+from tgstore.answers.blame import why_changed
 from tgstore.compare.graphs import structural_diff
 from tgstore.compare.kernel_match import counterpart
 from tgstore.compare.pass_align import AlignedPass, added, align, counts, first_difference, removed
 from tgstore.compare.spelled import Speller
+from tgstore.git import GitError, open_repo
 from tgstore.web import urls
 from tgstore.web.base import ignore_spelling, int_arg, not_found, read, render, str_arg
 from tgstore.web.charts import passes_overlaid
@@ -69,6 +73,29 @@ def row_diff(speller: Speller, aligned: list[AlignedPass], index: int, label_a: 
     return structural_diff(ga or [], gb or [], f"{label_a} {name_a}", f"{label_b} {name_b}")
 
 
+def pages_repo() -> Path | None:
+    """The tinygrad repository the pages read diffs from, as sweeps find it (TGSTORE_REPO, else
+    submodules/tinygrad); None where there is none (the rules are shown without hunks)."""
+    try:
+        return open_repo(Path(os.environ.get("TGSTORE_REPO") or "submodules/tinygrad"))
+    except GitError:
+        return None
+
+
+def row_rules(conn: sqlite3.Connection, case: str, kernel: int, aligned: list[AlignedPass], row: int, sha_a: str,
+              sha_b: str, renderer: str, spelling: bool) -> dict[str, Any] | None:
+    """The selected row's rule attribution (answers/blame.why_changed), None for a row that did not change."""
+    r = aligned[row]
+    if r.kind not in ("changed", "added", "removed"):
+        return None
+    occurrence = sum(1 for p in aligned[:row + 1] if p.name == r.name)
+    try:
+        return why_changed(conn, case, kernel, r.name, sha_a, sha_b, renderer, pages_repo(),
+                           "ignore" if spelling else "raw", occurrence).to_json()
+    except LookupError as exc:
+        return {"rules": [], "files_read": [], "changed_files": [], "notes": [str(exc)]}
+
+
 def row_json(row: AlignedPass) -> dict[str, Any]:
     def side(p: Any) -> dict[str, Any] | None:
         return None if p is None else {"position": p.position, "name": p.name, "node_count": p.node_count,
@@ -95,8 +122,16 @@ async def passdiff(datasette: Any, request: Any) -> Response:
     first = found["first"]
     raw = None if spelling else "raw"
     row = int_arg(request, "row")
+    wanted = str_arg(request, "pass")
+    if wanted is not None:  # a pass by name (the workbench's history strip links so): its k-th occurrence
+        numbered = [i for i, r in enumerate(aligned) if r.name == wanted]
+        k = (int_arg(request, "occurrence") or 1) - 1
+        row = numbered[k] if 0 <= k < len(numbered) else None
     if row is None or not 0 <= row < len(aligned):
         row = aligned.index(first) if first is not None else None
+    rules = await read(datasette, lambda conn: row_rules(conn, case, kernel, aligned, row, side_a.commit.sha,
+                                                         side_b.commit.sha, side_b.renderer, spelling)) \
+        if row is not None else None
     lines = await read(datasette, lambda conn: row_diff(Speller(conn, spelling), aligned, row, label_a, label_b)) \
         if row is not None else []
 
@@ -127,12 +162,12 @@ async def passdiff(datasette: Any, request: Any) -> Response:
                 "a": label_a, "b": label_b, "renderer": side_b.renderer, "ignore_spelling": spelling,
                 "first_difference": row_json(first) if first else None, "added": only_a, "removed": only_b,
                 "counts": tally, "rows": [row_json(r) for r in aligned], "selected_row": row,
-                "diff": "\n".join(lines)}
+                "diff": "\n".join(lines), "why": rules}
     return await render(datasette, request, "tgstore_passdiff.html", {
         **found, "chart": Markup(chart) if chart else None, "case": case, "kernel": kernel, "label_a": label_a,
         "label_b": label_b, "here": here, "sides_url": sides_url, "tally": tally, "added": only_a,
         "removed": only_b, "selected_row": row, "ignore_spelling": spelling, "show_all": show_all,
-        "quiet_kinds": QUIET_KINDS, "quiet": quiet,
+        "quiet_kinds": QUIET_KINDS, "quiet": quiet, "why": rules,
         "switch_url": here(spelling=None if raw else "raw", row=row),
         "diff_table": bounded_table(lines, None) if lines else None,
         "bench_a": lambda p: datasette.urls.path(side_a.where.url(commit=label_a, renderer=side_a.renderer,
