@@ -91,6 +91,9 @@ class Scenario:
     program: str | None = None  # an example: one run named after the program
     nextest: str | None = None  # `cargo nextest run` as that era prints it (NEXTEST_ERAS), over `binary`'s tests
     success_output: bool = True  # nextest's --success-output immediate (else passing tests' output is hidden)
+    # the log cannot prove which test printed what (libtest's threads, no thread names): each test's run, outcome
+    # and panic are still demanded exactly; a stage may be stored unattributed in one extra run with no test
+    tests_unproven: bool = False
 
     @property
     def captured(self) -> bool:
@@ -108,7 +111,7 @@ ON = {"RUST_LOG": TRACE, "SVOD_PER_STAGE_UOPS": "1"}
 SCENARIOS = [
     Scenario("ops-one-thread", _test("sum_rows", "--nocapture", "--test-threads=1"), ON | {"SVOD_THREADS": "1"}),
     Scenario("ops-default-threads", _test("sum_rows", "--nocapture", "--test-threads=1"), ON),
-    Scenario("ops-libtest-threads", _test("", "--nocapture"), ON | {"SVOD_THREADS": "1"}),
+    Scenario("ops-libtest-threads", _test("", "--nocapture"), ON | {"SVOD_THREADS": "1"}, tests_unproven=True),
     Scenario("ops-dump-stage", _test("two_programs::llvm", "--nocapture", "--test-threads=1"),
              ON | {"SVOD_DUMP_STAGE": "1", "SVOD_THREADS": "2"}),
     # libtest's --color=always (terminfo's setaf/sgr0 around ok/FAILED) and cargo's coloured status lines
@@ -147,7 +150,8 @@ SCENARIOS = [
     # rayon's workers inherit the capture of the test thread that started the pool (std::thread::spawn passes the
     # output capture on): what they print goes to that test's buffer, whichever test is running
     Scenario("failures-captured-threads", _test("", "--test-threads=1", test="failures"), ON | {"SVOD_THREADS": "2"}),
-    Scenario("failures-libtest-threads", _test("", "--nocapture", test="failures"), ON | {"SVOD_THREADS": "2"}),
+    Scenario("failures-libtest-threads", _test("", "--nocapture", test="failures"), ON | {"SVOD_THREADS": "2"},
+             tests_unproven=True),
     Scenario("example-full-ansi", ("run", "--example", "realize"), ON | {"SVOD_THREADS": "1"}, program="realize"),
     Scenario("example-default-threads", ("run", "--example", "realize"), ON, program="realize"),
     Scenario("example-apart", ("run", "--example", "realize"), ON | {"SVOD_THREADS": "2"}, join="apart",

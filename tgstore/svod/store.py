@@ -36,7 +36,7 @@ from tgstore.store.content import ContentStore
 from tgstore.store.rows import case_ids, insert_returning_id, now_iso
 from tgstore.svod.log_paths import MAX_FILE_BYTES, SvodLogError, read_path  # noqa: F401 - re-exported
 from tgstore.svod.parity_store import INGEST_PAIRS, forget, refresh
-from tgstore.svod.readers import InterleavedTests, Problem, Stage, SvodLog, read_runs
+from tgstore.svod.readers import Problem, Stage, SvodLog, read_runs
 from tgstore.svod.readers.hints import nothing_printed
 from tgstore.svod.readers.sessions import case_from_test, variant_of
 from tgstore.svod.tree import text_hash
@@ -266,7 +266,7 @@ def ingest_svod_runs(engine: Engine, path: Path | str | list[Path], case: str | 
     run when they hold no test), all for `case`, or each for the case its test name maps to (`case_from`,
     sessions.case_from_test). `tests` keeps the tests whose name contains it (cargo's own filter rule). One
     transaction; SvodLogError (nothing written) when a path cannot be read, nothing holds Svod output, no test
-    matches, or tests run in libtest's threads cannot be told apart."""
+    matches."""
     paths = [Path(p) for p in path] if isinstance(path, list) else [Path(path)]
     where = ", ".join(str(p) for p in paths)
     reports = []
@@ -280,18 +280,18 @@ def ingest_svod_runs(engine: Engine, path: Path | str | list[Path], case: str | 
                       for name, text in read_path(one, keep, empty_ok=len(paths) > 1)]
         path = paths[0] if len(paths) == 1 else Path(os.path.commonpath([os.path.abspath(p) for p in paths]))
         digest = keep.source.hexdigest()  # the files' source hash (_FileBlobKeeper)
-        try:
-            runs = read_runs(files)
-        except InterleavedTests as exc:
-            raise SvodLogError(f"{where}: {exc}; nothing stored") from None
+        runs = read_runs(files)
         _check(runs, where)
         if tests is not None:
             runs = [log for log in runs if log.test is not None and tests in log.test]
             if not runs:
                 raise SvodLogError(f"{where}: no test whose name contains {tests!r}; nothing stored")
         refresh_stage_map(conn)
+        test_cases = {case_from_test(log.test) for log in runs if log.test}
         for log in runs:
             run_case = case_from_test(log.test) if case_from and log.test else case
+            if run_case is None and log.tests_unproven and len(test_cases) == 1:
+                run_case = next(iter(test_cases))  # output of tests no proof tells apart, all of one case
             if run_case is None:
                 raise SvodLogError(f"{where}: a run outside any libtest test has no test name to map to a case; "
                                    "give --case; nothing stored")

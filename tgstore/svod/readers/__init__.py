@@ -22,7 +22,7 @@ from __future__ import annotations
 from tgstore.svod.readers.model import Event, Kernel, Problem, Stage, SvodLog, kernel_name_of, load_json
 from tgstore.svod.readers.runs import READERS, read_files, read_runs, reader_for
 from tgstore.svod.readers.segment import Segmenter
-from tgstore.svod.readers.sessions import InterleavedTests, case_from_test
+from tgstore.svod.readers.sessions import case_from_test
 
 
 def classify(name: str, text: str) -> str:
@@ -30,5 +30,5 @@ def classify(name: str, text: str) -> str:
     return reader_for(name, text).KIND
 
 
-__all__ = ["READERS", "Event", "InterleavedTests", "Kernel", "Problem", "Segmenter", "Stage", "SvodLog",
+__all__ = ["READERS", "Event", "Kernel", "Problem", "Segmenter", "Stage", "SvodLog",
            "case_from_test", "classify", "kernel_name_of", "load_json", "read_files", "read_runs"]

@@ -157,6 +157,7 @@ class SvodLog:
     beam_candidates: int = 0  # BEAM worker output set aside (not the kernel's stages)
     fragments: int = 0  # groups of unattributed stages proven to be one kernel's each
     dump_headers: int = 0  # `[dump-*]` headers read: Svod's own marker, even where nothing after it was a body
+    tests_unproven: bool = False  # the output of tests run in libtest's threads that no proof tells apart
 
     @property
     def pattern_matches(self) -> tuple[int, int]:

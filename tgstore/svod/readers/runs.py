@@ -32,9 +32,10 @@ def reader_for(name: str, text: str) -> ModuleType:
 
 def read_runs(files: list[tuple[str, str]]) -> list[SvodLog]:
     """The Svod runs in files (name, text) given together: one per test of the logs (one when the logs hold no
-    test), with the dump files placed on the run whose kernels they name. Raises sessions.InterleavedTests when
-    tests run in libtest's threads cannot be told apart. The cyclic collector waits (tgstore.nogc): what is read
-    holds no cycle and lives until stored."""
+    test), with the dump files placed on the run whose kernels they name. Tests run in libtest's threads that the
+    log cannot tell apart keep their runs and outcomes; their Svod output is one run with no test, every stage of it
+    unattributed, with a problem saying what would prove its test (sessions.TestPart.unproven). The cyclic
+    collector waits (tgstore.nogc): what is read holds no cycle and lives until stored."""
     with gc_paused():
         return _read_runs(files)
 
@@ -58,11 +59,14 @@ def _read_runs(files: list[tuple[str, str]]) -> list[SvodLog]:
         log.captured = bool(parts) and all(p.captured for _i, p, _r in parts)
         if test is not None:
             log.tests.append(test)
+        log.tests_unproven = any(p.unproven for _i, p, _r in parts)
         cut = test is not None and log.outcome is None
         tracker = Segmenter(log, test, failed=log.panic is not None or log.outcome == "FAILED" or cut)
         for index, part, reader in parts:
             reader.read_part(log, tracker, index, part)
             _check_end(log, index, part, kinds[index][2])
+            if part.unproven:
+                log.problems.append(Problem(index, part.lines[0][0] if part.lines else 1, part.unproven))
         runs.append((log, tracker))
     primary = next((log for log, t in runs if _has_output(log, t)), runs[0][0])
     primary_tracker = next(t for log, t in runs if log is primary)
@@ -73,6 +77,8 @@ def _read_runs(files: list[tuple[str, str]]) -> list[SvodLog]:
         tracker.finish()
         _fail(log)
         _unknown_skip(log, groups.get(log.test, []))
+        if log.tests_unproven:
+            _unattribute(log)
     logs = [log for log, _t in runs]
     for reader in READERS:
         if hasattr(reader, "place"):
@@ -94,6 +100,18 @@ def _unknown_skip(log: SvodLog, parts: list[tuple[int, TestPart, ModuleType]]) -
     log.outcome = outcomes.SKIPPED
     log.problems.append(Problem(index, line, "a skip line of a form tgstore does not know (outcomes.SKIP_LINES): the "
                                 "test is stored as skipped", text[:500]))
+
+
+def _unattribute(log: SvodLog) -> None:
+    """The run of output no proof ties to a test (libtest's threads): no stage of it is filed on a kernel or a
+    schedule, since the kernel it would be filed on is of some test the log does not name. The kernels seen (names,
+    code) are kept, holding no stage; the stages stay at their lines, unattributed."""
+    log.unattributed += log.schedule_stages
+    log.schedule_stages = []
+    for kernel in log.kernels:
+        log.unattributed += kernel.stages
+        kernel.stages = []
+    log.failed_kernel = None
 
 
 def _has_output(log: SvodLog, tracker: Segmenter) -> bool:

@@ -21,7 +21,9 @@ What libtest and Svod print, read from their source (facts, not code):
 
 Output that belongs to no test (cargo's lines, a program run outside libtest) is one part with no test name. Tests
 interleaved by libtest's threads are split only where the evidence allows: when one test alone could have printed
-Svod output (the others printed nothing, or only their skip line); otherwise `InterleavedTests` is raised.
+Svod output (the others printed nothing, or only their skip line), and a panic naming its thread is its test's.
+Otherwise the log is still read, never refused: each test keeps its outcome and panic, and the Svod output no proof
+ties to a test stays in the part with no test name, marked `unproven` with what would prove it (issue 44 point 3).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from __future__ import annotations
 import re
 from array import array
 from bisect import bisect_right
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import overload
@@ -50,11 +53,10 @@ from tgstore.svod.readers.model import strip_ansi
 RESULTS = tuple(outcomes.LIBTEST_RESULTS)
 VARIANTS = ("clang", "llvm", "amd", "metal", "cuda")
 NEWLINE = re.compile("\n")
+# `test NAME ... ` then another thread's `[per-stage] ` (or `[dump-...] `), then libtest's result and the rest of
+# that thread's line: libtest writes the result apart from the name (pretty.rs), Svod's eprintln! in pieces
+TORN_RESULT = re.compile(r"^(?P<piece>\[(?:per-stage|dump-[\w-]+)\] ?)(?P<result>ok|FAILED|ignored)(?P<rest>.*)$")
 PLAIN_STARTS = frozenset("{}[]│├└ ")  # JSON events and documents, stage lines, trees: no test, skip, result line
-
-
-class InterleavedTests(ValueError):
-    """Several tests ran in libtest's threads and the log cannot tell their output apart."""
 
 
 @dataclass
@@ -208,6 +210,7 @@ class TestPart:
     unknown_skip: tuple[int, str] | None = None  # a `... skipped ...` line of a form outcomes.SKIP_LINES lacks
     stream: int = 0  # 0: the log's one stream; 1 stdout, 2 stderr where they were written to two files
     program: bool = False  # no test harness: a program's one run, named after it (cargo's `Running` line)
+    unproven: str | None = None  # the part with no test name holds Svod output of tests no proof tells apart: why
 
     @property
     def variant(self) -> str | None:
@@ -288,6 +291,9 @@ def split_tests(text: str) -> list[TestPart]:
         start = TEST_START.match(line) if section is None else None
         if start:
             name, tail = start.group("name"), start.group("tail")
+            torn = TORN_RESULT.match(tail)
+            if torn:  # libtest's threads: another thread's `[per-stage] ` landed between `test NAME ... ` and `ok`
+                tail, line = torn.group("result"), torn.group("piece") + torn.group("rest")
             if _result(tail):  # a whole result line: a test with no output, or libtest's threads
                 part = finished.get(name) or TestPart(name, Lines(file))
                 part.outcome = part.outcome if part.outcome == "skipped" else _result(tail)
@@ -296,13 +302,16 @@ def split_tests(text: str) -> list[TestPart]:
                     finished[name] = part
                     parts.append(part)
                 current = None if current is part else current
-                continue
-            current = TestPart(name, Lines(file), live=True)  # started, its result to come: not captured
-            finished[name] = current
-            parts.append(current)
-            if not tail.strip():
-                continue
-            line = tail  # the test's first output line joins libtest's `test NAME ... `
+                if not torn:
+                    continue
+                start = None  # the other thread's line, put back together, goes on below
+            else:
+                current = TestPart(name, Lines(file), live=True)  # started, its result to come: not captured
+                finished[name] = current
+                parts.append(current)
+                if not tail.strip():
+                    continue
+                line = tail  # the test's first output line joins libtest's `test NAME ... `
         owner = section if section is not None else current if current is not None else outside
         skip = outcomes.skip_line(line) if owner.name is not None else None
         if skip is not None and skip.known and variant_of(owner.name) == skip.variant:
@@ -420,21 +429,48 @@ def _assign_outside(outside: TestPart, tests: list[TestPart]) -> None:
     own between `test NAME ... ` and its result."""
     if not _has_output(outside) or not tests:
         return
-    skipped_variants = {skip.variant for _n, line in outside.lines
-                        if (skip := outcomes.skip_line(line)) is not None and skip.known}
-    for test in tests:
-        if test.outcome == "ok" and test.variant in skipped_variants and \
-                sum(t.variant == test.variant for t in tests) == 1:
-            test.outcome, test.skip_reason = "skipped", "its skip line"
+    # a GPU variant without its device prints one skip line and passes: as many skip lines of a variant outside as
+    # its tests not yet skipped prove every one of them skipped (one test of it is the case of one line)
+    skip_lines = Counter(skip.variant for _n, line in outside.lines
+                         if (skip := outcomes.skip_line(line)) is not None and skip.known)
+    for variant, count in skip_lines.items():
+        open_tests = [t for t in tests if t.variant == variant and t.outcome != "skipped"]
+        if open_tests and count >= len(open_tests) and all(t.outcome == "ok" for t in open_tests):
+            for test in open_tests:
+                test.outcome, test.skip_reason = "skipped", "its skip line"
     panic = _panic(outside)
     named = [t for t in tests if panic is not None and t.name == panic.thread]
     running = [t for t in tests if t.outcome not in ("skipped", "ignored")]
     candidates = named or (running if len(running) == 1 else [t for t in running if not t.lines])
     if len(candidates) != 1:
-        names = ", ".join(t.name or "?" for t in tests[:4]) + (" ..." if len(tests) > 4 else "")
-        raise InterleavedTests(f"the output of {len(tests)} tests run in libtest's threads ({names}) is interleaved "
-                               "and nothing in it names its test; rerun with `-- --test-threads=1`")
+        _leave_unproven(outside, tests)
+        return
     owner = candidates[0]
     owner.lines = owner.lines.merged(outside.lines)
     owner.panic = owner.panic or panic
     outside.lines = Lines(outside.lines.file)
+
+
+def _leave_unproven(outside: TestPart, tests: list[TestPart]) -> None:
+    """Tests interleaved by libtest's threads, their output naming none of them: each panic naming its thread goes
+    to that test (the hook prints the thread's name, libtest's test name); the rest stays outside, marked unproven."""
+    by_name = {t.name: t for t in tests}
+    unclaimed: list[Panic] = []  # panics on no test's thread (a rayon worker's: `<unnamed>`)
+    for i, (_n, line) in enumerate(outside.lines):
+        if not line.startswith("thread '") or (panic := _panic_at(outside.lines, i)) is None:
+            continue
+        owner = by_name.get(panic.thread)
+        if owner is None:
+            unclaimed.append(panic)
+        elif owner.panic is None:
+            owner.panic = panic
+    failed = [t for t in tests if t.outcome == "FAILED" and t.panic is None]
+    if len(unclaimed) == 1 and len(failed) == 1:  # one such panic, one failed test with no panic of its own
+        failed[0].panic = unclaimed.pop()
+    outside.panic = unclaimed[0] if unclaimed else None
+    names = ", ".join(t.name or "?" for t in tests[:4]) + (" ..." if len(tests) > 4 else "")
+    outside.unproven = (f"the output of {len(tests)} tests run in libtest's threads ({names}) is interleaved and "
+                        "nothing in it names its test: each test's outcome and panic are stored, its events and "
+                        "stages unattributed in a run with no test; `-- --test-threads=1`, or tracing's thread names "
+                        "(a JSON subscriber's `.with_thread_names(true)` names libtest's test thread), would tie "
+                        "them to their tests")
