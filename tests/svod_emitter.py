@@ -131,6 +131,10 @@ SCENARIOS = [
              ON | {"SVOD_THREADS": "2", "SVOD_EMITTER_FORMAT": "compact+ids+names-ansi"}),
     Scenario("ops-json-thread-names", _test("sum_rows::llvm", "--nocapture", "--test-threads=1"),
              ON | {"SVOD_THREADS": "2", "SVOD_EMITTER_FORMAT": "json+ids+names"}),
+    # libtest's threads with tracing's thread names: an event on a test's thread names its test; the [per-stage]
+    # lines and rayon's unnamed workers' events still prove none
+    Scenario("ops-libtest-threads-names", _test("", "--nocapture"),
+             ON | {"SVOD_THREADS": "1", "SVOD_EMITTER_FORMAT": "json+ids+names"}, tests_unproven=True),
     Scenario("ops-captured", _test("", "--test-threads=1"), ON | {"SVOD_THREADS": "1"}),
     Scenario("ops-captured-threads", _test(""), ON),
     # every test binary in one log: one `Running` section per process, each with its own name counter

@@ -56,6 +56,7 @@ NEWLINE = re.compile("\n")
 # `test NAME ... ` then another thread's `[per-stage] ` (or `[dump-...] `), then libtest's result and the rest of
 # that thread's line: libtest writes the result apart from the name (pretty.rs), Svod's eprintln! in pieces
 TORN_RESULT = re.compile(r"^(?P<piece>\[(?:per-stage|dump-[\w-]+)\] ?)(?P<result>ok|FAILED|ignored)(?P<rest>.*)$")
+THREAD_NAME = re.compile(r'"threadName":"((?:[^"\\]|\\.)*)"')  # tracing-subscriber's JSON, thread names on
 PLAIN_STARTS = frozenset("{}[]│├└ ")  # JSON events and documents, stage lines, trees: no test, skip, result line
 
 
@@ -438,6 +439,10 @@ def _assign_outside(outside: TestPart, tests: list[TestPart]) -> None:
         if open_tests and count >= len(open_tests) and all(t.outcome == "ok" for t in open_tests):
             for test in open_tests:
                 test.outcome, test.skip_reason = "skipped", "its skip line"
+    if _by_thread_name(outside, tests):  # proof for the named lines; the rest no proof ties to a test
+        if _has_output(outside):
+            _leave_unproven(outside, tests)
+        return
     panic = _panic(outside)
     named = [t for t in tests if panic is not None and t.name == panic.thread]
     running = [t for t in tests if t.outcome not in ("skipped", "ignored")]
@@ -449,6 +454,30 @@ def _assign_outside(outside: TestPart, tests: list[TestPart]) -> None:
     owner.lines = owner.lines.merged(outside.lines)
     owner.panic = owner.panic or panic
     outside.lines = Lines(outside.lines.file)
+
+
+def _by_thread_name(outside: TestPart, tests: list[TestPart]) -> bool:
+    """tracing's JSON with thread names (`.with_thread_names(true)`): libtest names each test's thread after the
+    test, so an event whose `threadName` is a test's name is that test's. Those lines go to their tests (rayon's
+    workers are unnamed: their lines stay outside). True when any line was moved."""
+    by_name = {t.name: t for t in tests}
+    moved: dict[str, Lines] = {}
+    rest = Lines(outside.lines.file)
+    for i, (number, line) in enumerate(outside.lines):
+        named = THREAD_NAME.search(line) if line.startswith("{") else None
+        owner = by_name.get(named.group(1)) if named else None
+        changed = outside.lines.changed.get(i)
+        if owner is None:
+            rest.add(number, changed)
+        else:
+            moved.setdefault(owner.name or "", Lines(outside.lines.file)).add(number, changed)
+    if not moved:
+        return False
+    for name, lines in moved.items():
+        test = by_name[name]
+        test.lines = test.lines.merged(lines)
+    outside.lines = rest
+    return True
 
 
 def _leave_unproven(outside: TestPart, tests: list[TestPart]) -> None:
