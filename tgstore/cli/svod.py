@@ -47,7 +47,8 @@ def ingest_svod(
     Problems (a malformed JSON line, an unterminated dump, a tree that does not parse, stages of kernels optimized in
     parallel that nothing ties to one kernel) are printed as FILE:LINE: MESSAGE and stored with the text kept.
     Re-ingesting the same files does nothing. Exits 1 if they could not be stored at all (nothing is stored then),
-    e.g. tests run in libtest's threads whose output cannot be told apart."""
+    e.g. a file in which Svod printed nothing. Tests run in libtest's threads whose output cannot be told apart are
+    stored, each with its outcome, their stages unattributed in a run with no test."""
     from tgstore.svod.log_paths import SvodLogError, precheck
 
     if (case is None) == (not case_from_test):
