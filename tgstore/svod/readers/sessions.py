@@ -69,9 +69,6 @@ class Panic:
     message_lines: list[tuple[int, str]] = field(default_factory=list)
 
 
-NEWLINE = re.compile("\n")
-
-
 class FileText:
     """A file's text and where each of its lines starts (lines as text.split("\\n") cuts them)."""
 
@@ -466,16 +463,12 @@ def _by_thread_name(outside: TestPart, tests: list[TestPart]) -> bool:
     for i, (number, line) in enumerate(outside.lines):
         named = THREAD_NAME.search(line) if line.startswith("{") else None
         owner = by_name.get(named.group(1)) if named else None
-        changed = outside.lines.changed.get(i)
-        if owner is None:
-            rest.add(number, changed)
-        else:
-            moved.setdefault(owner.name or "", Lines(outside.lines.file)).add(number, changed)
+        into = rest if owner is None else moved.setdefault(owner.name or "", Lines(outside.lines.file))
+        into.add(number, outside.lines.changed.get(i))
     if not moved:
         return False
     for name, lines in moved.items():
-        test = by_name[name]
-        test.lines = test.lines.merged(lines)
+        by_name[name].lines = by_name[name].lines.merged(lines)
     outside.lines = rest
     return True
 
