@@ -301,22 +301,27 @@ def attribute(log: SvodLog, program: Program) -> None:
 def _unpair(opt: list[Stage], kernels: list[Kernel], left: list[list[int]]) -> tuple[list[Kernel], list[list[int]]]:
     """Dump bodies printed while several blocks of their label were open (tgstore.svod.readers.dumps) took part in
     linking at their own place (their tree and position are theirs whatever block they end), but which block a reader
-    of the log would take them for is not proven: they are filed on no kernel and in no fragment. A kernel that only
+    of the log would take them for is not proven: they are filed on no kernel and in no fragment. So are documents
+    stored a line off their own (`moved`: right after a header not proven theirs), unless they name the kernel's
+    compiled name: their line is no print's, their name is the proof. A kernel that only
     they made (no other stage, no name, no code) is no kernel the log shows: dropped."""
     index = {id(stage): i for i, stage in enumerate(opt)}
     loose: list[list[int]] = []
     shown = []
     for kernel in kernels:
-        if any(s.unpaired for s in kernel.stages):
-            loose += [[index[id(s)]] for s in kernel.stages if s.unpaired and id(s) in index]
-            kernel.stages = [s for s in kernel.stages if not s.unpaired]
+        def off(stage: Stage, kernel: Kernel = kernel) -> bool:
+            return stage.unpaired or (stage.moved and not (
+                kernel.name is not None and document_name(stage.canonical) == bare_name(kernel.name)))
+        if any(off(s) for s in kernel.stages):
+            loose += [[index[id(s)]] for s in kernel.stages if off(s) and id(s) in index]
+            kernel.stages = [s for s in kernel.stages if not off(s)]
             if not kernel.stages and kernel.name is None and kernel.code is None:
                 continue
         shown.append(kernel)
     split: list[list[int]] = []
     for group in left:
-        kept = [i for i in group if not opt[i].unpaired]
-        loose += [[i] for i in group if opt[i].unpaired]
+        kept = [i for i in group if not (opt[i].unpaired or opt[i].moved)]
+        loose += [[i] for i in group if opt[i].unpaired or opt[i].moved]
         if kept:
             split.append(kept)
     return shown, split + loose

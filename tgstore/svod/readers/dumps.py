@@ -47,6 +47,9 @@ class Dumps:
         self.filled: dict[str, Counter[str]] = {"stage": Counter(), "canonical": Counter()}  # bodies, no end yet
         self.headers: dict[tuple[str, str], list[int]] = {}  # (kind, label) -> lines of its headers still open
         self.unpaired: set[tuple[str, str]] = set()  # labels whose open blocks' bodies cannot be told apart
+        # (kind, label) -> lines of its headers that may still wait for a body (one: that header is proven)
+        self.waiting_lines: dict[tuple[str, str], list[int]] = {}
+        self.header_lines: dict[int, str] = {}  # line -> label of the [dump-canonical] headers read
 
     @property
     def open(self) -> bool:
@@ -56,6 +59,9 @@ class Dumps:
         self.log.dump_headers += 1
         self.waiting[kind][label] += 1
         self.headers.setdefault((kind, label), []).append(line)
+        self.waiting_lines.setdefault((kind, label), []).append(line)
+        if kind == "canonical":
+            self.header_lines[line] = label
 
     def whole(self, kind: str, label: str, line: int, body: str) -> None:
         """A block read at once: header, body and end on consecutive lines, nothing between."""
@@ -74,6 +80,8 @@ class Dumps:
             self.filled[kind][label] -= 1
         elif self.waiting[kind][label]:  # its body came with an unproven label: one of these headers took it
             self.waiting[kind][label] -= 1
+            if not self.waiting[kind][label]:
+                self.waiting_lines.pop((kind, label), None)
         else:
             self.log.problems.append(Problem(self.file, line, f"[dump-{kind}] {label} : end with no open block"))
             return
@@ -81,9 +89,15 @@ class Dumps:
             self.headers.pop((kind, label), None)
             self.unpaired.discard((kind, label))  # every block of the label closed: the next body pairs again
 
-    def _take(self, kind: str, label: str) -> None:
+    def _take(self, kind: str, label: str) -> int | None:
+        """One header of the label takes its body: that header's line where only one may have (else None)."""
+        lines = self.waiting_lines.get((kind, label), [])
+        header = lines[0] if len(lines) == 1 and self.waiting[kind][label] == 1 else None
         self.waiting[kind][label] -= 1
         self.filled[kind][label] += 1
+        if header is not None or not self.waiting[kind][label]:
+            self.waiting_lines.pop((kind, label), None)  # which header took a body of several is not known
+        return header
 
     def body(self, kind: str, text: str, first_line: int, lines: int) -> None:
         labels = {label for label, n in self.waiting[kind].items() if n > 0}
@@ -104,8 +118,14 @@ class Dumps:
             if self.waiting[kind][label] > 1 and kind == "stage":
                 self.unpaired.add((kind, label))
             unpaired = (kind, label) in self.unpaired
-            self._take(kind, label)
-            stage = self._stage(kind, label, text, first_line, unpaired)
+            header = self._take(kind, label)
+            line = first_line
+            above = self.header_lines.get(first_line - 1) if kind == "canonical" else None
+            if above is not None and header != first_line - 1:  # a reader would take it for that header's body
+                line = first_line + 1
+                self._after_other_header(label, above, first_line, line)
+            stage = self._stage(kind, label, text, line, unpaired)
+            stage.moved = line != first_line
             if unpaired:
                 self._unpaired(stage, kind, label)
             return
@@ -183,7 +203,18 @@ class Dumps:
             self.waiting[kind].clear()
             self.filled[kind].clear()
         self.headers.clear()
+        self.waiting_lines.clear()
         self.unpaired.clear()
+
+    def _after_other_header(self, label: str, above: str, first_line: int, line: int) -> None:
+        """A document printed right after a header that is not proven to be its own (other threads' blocks open): it
+        names its kernel and its stage, not its header; stored a line down so that no reader takes it for the
+        header's above."""
+        opened = ", ".join(map(str, self.headers.get(("canonical", label), [])))
+        self.log.problems.append(Problem(self.file, first_line, f"a [dump-canonical] {label} document printed at line "
+                                         f"{first_line}, right after a [dump-canonical] {above} header that is not "
+                                         f"proven its own (other threads' blocks open; {label} headers at lines "
+                                         f"{opened}): filed by the kernel it names, stored at line {line}"))
 
     def _unpaired(self, stage: Stage, kind: str, label: str) -> None:
         """A body printed while several blocks of its label were open (or after one such): its block, and so its

@@ -45,6 +45,7 @@ class Stage:
     schedule: int = 0  # a schedule stage's schedule (a test realizing twice prints two)
     counted: bool = False  # node_count is Svod's own number (a `node_count` field, a [per-stage] line)
     unpaired: bool = False  # a dump body whose block (of several of its label open at once) is not proven
+    moved: bool = False  # a document stored a line below its own, off a header it may not answer (dumps.py)
 
 
 @dataclass
