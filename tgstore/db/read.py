@@ -69,12 +69,18 @@ def check_schema(conn: sqlite3.Connection, name: str) -> None:
 
 def open_reader(path: Path | str, *, check: bool = True) -> sqlite3.Connection:
     """The database at `path` for reading: read-only (immutable on read-only media, where SQLite cannot make the WAL
-    index), never waiting on a writer for long, its schema checked unless not `check`."""
+    index), waiting on a writer as long as TGSTORE_BUSY_TIMEOUT says, its schema checked unless not `check`."""
+    from tgstore import settings
+
     path = Path(path)
+    try:  # the same wait as the engine's readers (TGSTORE_BUSY_TIMEOUT), and the same one-line error for a bad one
+        timeout = settings.busy_timeout_ms() / 1000
+    except settings.SettingError as exc:
+        raise DatabaseError(str(exc)) from None
     check_file(path, writer=False)
     uri = f"file:{quote(str(path))}?mode=ro" + ("&immutable=1" if read_only_media(path) else "")
     try:
-        conn = sqlite3.connect(uri, uri=True, timeout=5.0, check_same_thread=False)
+        conn = sqlite3.connect(uri, uri=True, timeout=timeout, check_same_thread=False)
         conn.execute("PRAGMA foreign_keys = ON")
         if check:
             check_schema(conn, str(path))

@@ -86,7 +86,8 @@ async def graph(datasette: Any, request: Any) -> Response:
                     "commit": f"{loaded.commit[1] or short_sha(loaded.commit[0])}" if loaded.commit else None,
                     "workbench_url": datasette.urls.path(urls.kernel(
                         ctx.key.case, ctx.key.kernel, loaded.commit[0], ctx.key.renderer,
-                        pass_position=ctx.key.position)) if ctx.key.kernel is not None and loaded.commit else None}
+                        pass_position=ctx.key.position))  # kernel -1 is the case as a whole: no workbench
+                    if ctx.key.kernel is not None and ctx.key.kernel >= 0 and loaded.commit else None}
     here = request.path + "?" + urlencode([(k, request.args.get(k)) for k in request.args if k != "fold"])
     title = str_arg(request, "title")
     if title is None and stepping is not None:
