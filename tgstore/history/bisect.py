@@ -25,6 +25,17 @@ class BisectError(Exception):
 
 
 
+def bisect_line(repo: Path, good: str, bad: str) -> tuple[str, str, list[Commit]]:
+    """good's and bad's shas and the first-parent line from good (at 0) to bad (at the end); a BisectError where
+    they are one commit or good is not bad's ancestor."""
+    good_sha, bad_sha = verify_rev(repo, good), verify_rev(repo, bad)
+    if good_sha == bad_sha:
+        raise BisectError(f"{good} and {bad} are the same commit")
+    if not is_ancestor(repo, good_sha, bad_sha):
+        raise BisectError(f"{good} ({good_sha[:10]}) is not an ancestor of {bad} ({bad_sha[:10]})")
+    return good_sha, bad_sha, [single(repo, good_sha), *line_of(repo, good_sha, bad_sha)]
+
+
 def narrow(line: list[Commit], probe: Callable[[Commit], tuple[bool | None, str]]
            ) -> tuple[int, int, list[tuple[Commit, str]]]:
     """Binary search of `line` (good at 0, bad at the end) for the first bad commit. `probe(commit)` says whether a
@@ -129,12 +140,7 @@ def bisect_case(engine: Engine, repo: Path, case: str, good: str, bad: str, plan
         raise BisectError(f"unknown case {case!r}; the suite's cases are: {', '.join(known)}")
     if what == "source" and plan.renderers is not None and renderer not in plan.renderers:
         raise BisectError(f"renderer {renderer} is not among the renderers extracted ({','.join(plan.renderers)})")
-    good_sha, bad_sha = verify_rev(repo, good), verify_rev(repo, bad)
-    if good_sha == bad_sha:
-        raise BisectError(f"{good} and {bad} are the same commit")
-    if not is_ancestor(repo, good_sha, bad_sha):
-        raise BisectError(f"{good} ({good_sha[:10]}) is not an ancestor of {bad} ({bad_sha[:10]})")
-    line = [single(repo, good_sha), *line_of(repo, good_sha, bad_sha)]
+    good_sha, bad_sha, line = bisect_line(repo, good, bad)
     extractions = 0
     cache: dict[str, tuple | None | str] = {}
 

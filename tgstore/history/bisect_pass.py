@@ -21,8 +21,8 @@ from tgstore import tempdirs
 from tgstore.cases import case_names
 from tgstore.compare.spelled import Speller
 from tgstore.compare.sql import rows
-from tgstore.git import Commit, is_ancestor, line_of, single, verify_rev
-from tgstore.history.bisect import BisectError, extract_and_store, narrow
+from tgstore.git import Commit
+from tgstore.history.bisect import BisectError, bisect_line, extract_and_store, narrow
 from tgstore.pipeline import ExtractionPlan
 
 WHAT_PREFIX = "pass:"
@@ -108,12 +108,7 @@ def bisect_pass(engine: Engine, repo: Path, case: str, good: str, bad: str, plan
     """The first commit of good..bad where the case's `pass_name` output (see `pass_signature`) differs from
     good's, extracting the case alone where nothing stored answers. Assumes one change, as bisect does."""
     renderer = renderer.upper()
-    good_sha, bad_sha = verify_rev(repo, good), verify_rev(repo, bad)
-    if good_sha == bad_sha:
-        raise BisectError(f"{good} and {bad} are the same commit")
-    if not is_ancestor(repo, good_sha, bad_sha):
-        raise BisectError(f"{good} ({good_sha[:10]}) is not an ancestor of {bad} ({bad_sha[:10]})")
-    line = [single(repo, good_sha), *line_of(repo, good_sha, bad_sha)]
+    good_sha, bad_sha, line = bisect_line(repo, good, bad)
     extractions = 0
     cache: dict[str, tuple | None | str] = {}
     with tempdirs.owned("bisect-pass") as tmp:
