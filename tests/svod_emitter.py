@@ -19,8 +19,9 @@ import shutil
 import signal
 import subprocess
 import time
+from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -289,7 +290,9 @@ def expected(result: Result) -> dict[str, Run]:
         elif kind == "panic" and test in runs and runs[test].panic is None:
             # a panic whose message never reached the log (a rayon worker writing into the capture of the test
             # that started the pool, after that test ended) is a failure the log cannot place
-            runs[test].panic = record if f"' ({record['tid']}) panicked at {record['location']}:" in text else None
+            # (the hook writes its line in pieces, the location's file, line and column apart: another thread's
+            # event may land in it)
+            runs[test].panic = record if f"' ({record['tid']}) panicked at " in text else None
             runs[test].outcome = "FAILED"
         elif kind == "kernel":
             runs[test].kernels[(record["schedule"], record["index"])] = record["name"]
@@ -316,11 +319,18 @@ RECORD_KINDS = {"events": ("event", "schedule-event", "code"), "per-stage": ("pe
                 "dump-stage": ("dump-stage",), "dump-canonical": ("dump-canonical",)}
 
 
+class Unlocatable(AssertionError):
+    """The log's records cannot all be found at their lines: two stderr writers (a panic's backtrace and Svod's
+    `eprintln!`s, neither holding the other out) interleaved piece by piece."""
+
+
 @dataclass(frozen=True)
 class Landed:
     record: dict
     file: int  # position among the ingested paths
     line: int  # 1-based
+    shared: bool = False  # a tearing: another record starts on this line too, or this one starts after other text
+    # (another stream's pieces); the reader puts it back on a line of its own, one or two lines on
 
 
 def _starts(text: str, pattern: re.Pattern[str]) -> list[int]:
@@ -328,6 +338,13 @@ def _starts(text: str, pattern: re.Pattern[str]) -> list[int]:
     if pattern in (DUMP, CANONICAL):
         return _dump_headers(lines, pattern)
     return [number for number, line in enumerate(lines, start=1) for _ in pattern.findall(line)]
+
+
+def _mid_line(text: str, pattern: re.Pattern[str]) -> set[int]:
+    """The lines where a record of this kind starts after other text: another stream's pieces cut in before it."""
+    lines = [ANSI.sub("", raw) if "\x1b" in raw else raw for raw in text.split("\n")]
+    return {number for number, line in enumerate(lines, start=1)
+            if (m := pattern.search(line)) and m.start() > 0 and pattern not in (DUMP, CANONICAL)}
 
 
 def _dump_headers(lines: list[str], pattern: re.Pattern[str]) -> list[int]:
@@ -351,18 +368,26 @@ def locate(result: Result) -> list[Landed]:
     program). Checks the corpus itself: as many starts of each kind in the file(s) as the truth has records."""
     texts = result.texts()
     landed: list[Landed] = []
+    torn: set[tuple[int, int]] = set()
     for kind_name, pattern in [*TOKENS["out"], *TOKENS["err"]]:
         stream = "out" if (kind_name, pattern) in TOKENS["out"] else "err"
         position = 0 if result.scenario.join == "merged" or stream == "out" else 1
         starts = _starts(texts[position], pattern)
+        torn |= {(position, line) for line in _mid_line(texts[position], pattern)}
         records = [r for r in result.truth if r["kind"] in RECORD_KINDS[kind_name]]
         if result.scenario.kill and kind_name == "per-stage":
             starts = starts[:len(records)]  # the cut line's record was never written (it stalled inside it)
+        if len(starts) != len(records) and "stack backtrace:" in texts[position]:
+            raise Unlocatable(f"{result.scenario.name}: {len(starts)} {kind_name} starts in the log but "
+                              f"{len(records)} in the truth: a backtrace (RUST_BACKTRACE) and Svod's stderr "
+                              "interleaved piece by piece, past what this locator reads")
         if len(starts) != len(records):
             raise AssertionError(f"{result.scenario.name}: {len(starts)} {kind_name} starts in the log but "
                                  f"{len(records)} in the truth: the corpus or its harness is wrong")
         landed += [Landed(r, position, line) for r, line in zip(records, starts, strict=True)]
-    return landed
+    starting = Counter((entry.file, entry.line) for entry in landed)
+    return [replace(entry, shared=True) if starting[(entry.file, entry.line)] > 1 or (entry.file, entry.line) in torn
+            else entry for entry in landed]
 
 
 def stage_records(landed: Iterable[Landed]) -> list[Landed]:

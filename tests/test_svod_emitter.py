@@ -87,7 +87,10 @@ def mismatches(result: corpus.Result, db: Path, read=ingest) -> list[str]:
         if run["problem_count"] != problems[run["id"]]:
             out.append(f"{name}: {test}: problem_count {run['problem_count']} but {problems[run['id']]} problems")
     if not result.scenario.captured:
-        out += _attribution(name, result, db, runs, kernels, problems)
+        try:
+            out += _attribution(name, result, db, runs, kernels, problems)
+        except corpus.Unlocatable as exc:
+            out.append(f"{UNLOCATABLE}: {exc}")  # the runs, outcomes, panics and kernels above are still compared
     return out
 
 
@@ -146,11 +149,15 @@ def _attribution(name: str, result: corpus.Result, db: Path, runs: dict, kernels
     out: list[str] = []
     owners: dict[tuple[int, int], set] = defaultdict(set)
     lost = wrong = 0
+    texts = [text.split("\n") for text in result.texts()]
     for landed in corpus.stage_records(corpus.locate(result)):
         record = landed.record
         source = SOURCES[record["kind"]]
-        found = stages.get((landed.file, landed.line, source)) or (
-            stages.get((landed.file, landed.line + 1, source)) if source.startswith("dump-") else None)
+        # a dump is stored at its body's first line: the header's next, or after other threads' whole lines between
+        later = [1, _body_after(texts[landed.file], landed.line)] if source.startswith("dump-") else []
+        later += [1, 2] if landed.shared else []  # a torn line is put back one or two lines on
+        found = next((stages[key] for n in [0, *later]
+                      if (key := (landed.file, landed.line + n, source)) in stages), None)
         if not found and source.startswith("dump-") and _said(db, landed, record["label"]):
             continue  # a body no proof ties to its block (other threads' blocks open): kept as text, a problem says so
         if not found:
@@ -193,6 +200,16 @@ def _attribution(name: str, result: corpus.Result, db: Path, runs: dict, kernels
     return out
 
 
+def _body_after(lines: list[str], header: int) -> int:
+    """How many lines after the 1-based header line its body starts: the first tree root or document after it
+    (other threads' whole events and stage lines may come between)."""
+    for n in range(1, 400):
+        text = lines[header - 1 + n] if header - 1 + n < len(lines) else ""
+        if re.match(r"\[\d+\] |\{\s*$|\{\s*\"(?!timestamp)", text):
+            return n
+    return 1
+
+
 def _said(db: Path, landed: corpus.Landed, label: str) -> bool:
     """A problem at or after the header's line names the block's label."""
     return any(label in p["message"] for p in _rows(db, "SELECT * FROM svod_problems")
@@ -205,12 +222,11 @@ def _scenario(scenario: corpus.Scenario, built: corpus.Build, tmp_path: Path) ->
 
 
 # Known misreadings not fixed yet (issue 44, in the closing note): racy, so these fail on some runs only. Around a
-# rayon worker's panic the other workers' `[per-stage]` lines and events are not always stored at their line, and
-# libtest's result line torn into a Svod line (`[per-stage] X : node_count=test NAME ... ok`) loses that test's
-# result. Not strict: a run that reads them right passes.
+# rayon worker's panic, its backtrace (RUST_BACKTRACE) and the other workers' `[per-stage]` lines are both stderr
+# written in pieces, and interleave piece by piece (`at .../panicking.rs[per-stage] :19d-late_decompositions68`):
+# those stages are not always stored at their line. Not strict: a run that reads them right passes.
 RACY = {"nextest-current": "stages after a worker's panic", "nextest-old": "stages after a worker's panic",
-        "failures-backtrace": "stages after a worker's panic", "example-worker-panic": "stages after a worker's panic",
-        "ops-libtest-threads": "a libtest result line torn into a Svod line"}
+        "failures-backtrace": "stages after a worker's panic", "example-worker-panic": "stages after a worker's panic"}
 
 
 @pytest.mark.slow  # ~30 real runs, each ingested by a fresh tgstore process
@@ -348,13 +364,19 @@ def test_random_scenarios_from_the_real_emitter(built, tmp_path) -> None:
         db.unlink()
     kinds: Counter[str] = Counter()
     example: dict[str, str] = {}
+    unlocatable = [seed for seed, problems in found.items() if any(p.startswith(UNLOCATABLE) for p in problems)]
+    found = {seed: kept for seed, problems in found.items()
+             if (kept := [p for p in problems if not p.startswith(UNLOCATABLE)])}
     for seed in sorted(found):
         for problem in {_kind(p) for p in found[seed]}:
             kinds[problem] += 1
             example.setdefault(problem, next(p for p in found[seed] if _kind(p) == problem))
     summary = [f"{n:4d} draws: {kind}\n        e.g. {example[kind][:400]}" for kind, n in kinds.most_common()]
     unknown = [kind for kind in kinds if not any(re.search(pattern, kind) for pattern in KNOWN_KINDS)]
+    summary.append(f"{len(unlocatable)} draws' stage lines not located by the harness (a backtrace interleaved "
+                   f"with Svod's stderr): compared without them; at most {KNOWN_UNLOCATABLE}")
     print(f"{len(found)} of 200 draws read wrong, by kind:\n" + "\n".join(summary))
+    assert len(unlocatable) <= KNOWN_UNLOCATABLE, "\n".join(summary)
     # every other kind of misreading fails the test; the known kinds are counted and bounded (closing note)
     assert not unknown, f"{len(found)} of 200 draws read wrong, by kind:\n" + "\n".join(summary)
     assert len(found) <= KNOWN_DRAWS, f"{len(found)} of 200 draws read wrong, by kind:\n" + "\n".join(summary)
@@ -373,6 +395,8 @@ KNOWN_KINDS = (r"no stage stored there$", r"printed stages in all not stored at 
                r": kernels stored X, truth X$", r"N kernels stored, the program optimized N$",
                r"last stage stored X, truth X$", MISFILED)
 KNOWN_DRAWS = 20
+UNLOCATABLE = "(harness) stage lines not located"
+KNOWN_UNLOCATABLE = 30  # RUST_BACKTRACE=1|full with a worker's panic and SVOD_THREADS > 1: a few of the draws
 
 
 def _kind(problem: str) -> str:

@@ -32,11 +32,13 @@ RUNNING_TESTS = re.compile(r"^running \d+ tests?$")
 SECTION = re.compile(r"^---- (?P<name>\S+) stdout ----$")  # a test's captured output, after all results
 SECTION_ENDS = re.compile(r"^(failures:|successes:|failures \(time limit exceeded\):|test result: )")
 LIBTEST_TAIL = re.compile(r"^(failures:|test result: |running \d+ tests?$|---- \S+ stdout ----$)")
+THREAD_NAME = re.compile(r'"threadName":"((?:[^"\\]|\\.)*)"')  # tracing-subscriber's JSON, thread names on
 # Rust's panic hook, both forms: `thread 'main' panicked at ...` and (Rust >= 1.88) `thread 'main' (1234) ...`
 PANIC = re.compile(r"^thread '(?P<thread>[^']*)'(?: \((?P<tid>\d+)\))? panicked at (?P<location>[^\s]+:\d+:\d+):"
                    r"\s*(?P<rest>.*)$")
 PANIC_END = re.compile(r"^(note: run with `RUST_BACKTRACE|note: Some details are omitted|stack backtrace:|\{|"
                        r"\[per-stage\]|\[dump-|error: test failed|thread '[^']*'(?: \(\d+\))? panicked at )")
+BACKTRACE = re.compile(r"^(stack backtrace:$|note: |\s*\d+: \S|\s+at \S.*:\d+(:\d+)?$|\s+\d+: 0x[0-9a-f]+ - )")
 # cargo
 CARGO_RUNNING = re.compile(r"^\s*Running `(?P<path>[^`\s]+)(?: [^`]*)?`\s*$")  # `cargo run`: the program it runs
 CARGO_EXIT = re.compile(r"^error: process didn't exit successfully: `[^`]*` \((?P<how>[^)]*)\)")
@@ -57,6 +59,7 @@ LINE_KINDS: dict[str, tuple[LineKind, re.Pattern[str] | None]] = {
     "libtest-section": (LineKind("libtest-section", "libtest", "---- ops::sum::llvm stdout ----"), SECTION),
     "libtest-tail": (LineKind("libtest-tail", "libtest", "test result: ok. 4 passed; 0 failed"), LIBTEST_TAIL),
     "panic": (LineKind("panic", "rust", "thread '<unnamed>' (24331) panicked at src/lib.rs:6:21:"), PANIC),
+    "backtrace": (LineKind("backtrace", "rust", "   3: svod_emitter::pipeline::optimize"), BACKTRACE),
     "cargo-running": (LineKind("cargo-running", "cargo", "     Running `target/debug/examples/qwen3`"),
                       CARGO_RUNNING),
     "cargo": (LineKind("cargo", "cargo", "   Compiling svod v0.1.0"), CARGO_LINE),

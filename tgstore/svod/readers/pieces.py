@@ -16,6 +16,7 @@ import re
 
 EVENT_START = '{"timestamp"'  # tracing-subscriber's JSON formatter writes `timestamp` first (schedule/src/testing.rs)
 PIECE_STARTS = ("[per-stage] ", "[dump-stage] ", "[dump-canonical] ")
+TEXT_EVENT_START = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z +(?:TRACE|DEBUG|INFO|WARN|ERROR) ")
 # a label is one word (schedule/src/optimizer/mod.rs, canonical.rs): one holding `[` is two writers' pieces run together
 PER_STAGE = re.compile(r"^\[per-stage\] (?P<label>[^\s\[\]]+) : node_count=(?P<count>\d+)\s*$")
 DUMP = re.compile(r"^\[dump-(?P<kind>stage|canonical)\] (?P<label>[^\s\[\]]+) :(?P<rest>.*)$")
@@ -53,3 +54,13 @@ def piece_kinds(text: str) -> set[tuple[str, str]]:
             label = rest.split(" :", 1)[0] if rest else None
             return {(label, source)} if label else {("*", source)}
     return {("*", "per-stage"), ("*", "dump-stage"), ("*", "dump-canonical")}
+
+
+def event_at(line: str) -> int:
+    """Where another thread's event starts inside a `[per-stage]`/dump line: JSON's `{"timestamp"` or a text
+    format's timestamp; -1 when none does."""
+    cut = line.find(EVENT_START)
+    if cut < 0 and "Z " in line:
+        m = TEXT_EVENT_START.search(line, 1)
+        cut = m.start() if m else -1
+    return cut

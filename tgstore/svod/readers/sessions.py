@@ -46,17 +46,16 @@ from tgstore.svod.readers.grammar import (
     SECTION,
     SECTION_ENDS,
     TEST_START,
+    THREAD_NAME,
     program_name,
 )
 from tgstore.svod.readers.model import strip_ansi
+from tgstore.svod.readers.pieces import EVENT_START
+from tgstore.svod.readers.untangle import untangle
 
 RESULTS = tuple(outcomes.LIBTEST_RESULTS)
 VARIANTS = ("clang", "llvm", "amd", "metal", "cuda")
 NEWLINE = re.compile("\n")
-# `test NAME ... ` then another thread's `[per-stage] ` (or `[dump-...] `), then libtest's result and the rest of
-# that thread's line: libtest writes the result apart from the name (pretty.rs), Svod's eprintln! in pieces
-TORN_RESULT = re.compile(r"^(?P<piece>\[(?:per-stage|dump-[\w-]+)\] ?)(?P<result>ok|FAILED|ignored)(?P<rest>.*)$")
-THREAD_NAME = re.compile(r'"threadName":"((?:[^"\\]|\\.)*)"')  # tracing-subscriber's JSON, thread names on
 PLAIN_STARTS = frozenset("{}[]│├└ ")  # JSON events and documents, stage lines, trees: no test, skip, result line
 
 
@@ -257,7 +256,7 @@ def _find_all(text: str, char: str) -> Iterator[int]:
 
 def split_tests(text: str) -> list[TestPart]:
     """The parts of a log, in order: output outside any test first, then one part per test."""
-    file = FileText(text)
+    file = FileText(untangle(text))  # libtest's threads: its result lines torn by Svod's stderr, put back apart
     outside = TestPart(None, Lines(file))
     parts: list[TestPart] = [outside]
     current: TestPart | None = None
@@ -289,9 +288,6 @@ def split_tests(text: str) -> list[TestPart]:
         start = TEST_START.match(line) if section is None else None
         if start:
             name, tail = start.group("name"), start.group("tail")
-            torn = TORN_RESULT.match(tail)
-            if torn:  # libtest's threads: another thread's `[per-stage] ` landed between `test NAME ... ` and `ok`
-                tail, line = torn.group("result"), torn.group("piece") + torn.group("rest")
             if _result(tail):  # a whole result line: a test with no output, or libtest's threads
                 part = finished.get(name) or TestPart(name, Lines(file))
                 part.outcome = part.outcome if part.outcome == "skipped" else _result(tail)
@@ -300,9 +296,7 @@ def split_tests(text: str) -> list[TestPart]:
                     finished[name] = part
                     parts.append(part)
                 current = None if current is part else current
-                if not torn:
-                    continue
-                start = None  # the other thread's line, put back together, goes on below
+                continue
             else:
                 current = TestPart(name, Lines(file), live=True)  # started, its result to come: not captured
                 finished[name] = current
@@ -375,6 +369,8 @@ def _panic_at(lines: Lines, i: int) -> Panic | None:
         return None
     message = [(number, m.group("rest"))] if m.group("rest") else []
     for later_number, later in lines[after:]:
+        if not message and later.startswith(EVENT_START):
+            continue  # another thread's event between the hook's `:\n` and its message (both are pieces)
         if PANIC_END.match(later) or later.strip() in RESULTS or LIBTEST_TAIL.match(later) \
                 or tracing_text.parse(later) is not None:
             break
@@ -423,8 +419,8 @@ _has_output = has_output
 
 def _assign_outside(outside: TestPart, tests: list[TestPart]) -> None:
     """Svod output outside every test's own lines: libtest's threads. It goes to the one test that can have printed
-    it: a panic naming its thread, the only test that was not skipped, or the only one that printed no lines of its
-    own between `test NAME ... ` and its result."""
+    it: the only test that was not skipped, or the only one that printed no lines of its own between `test NAME ... `
+    and its result. A panic naming its thread proves that panic's test only (_leave_unproven)."""
     if not _has_output(outside) or not tests:
         return
     # a GPU variant without its device prints one skip line and passes: as many skip lines of a variant outside as
@@ -441,10 +437,10 @@ def _assign_outside(outside: TestPart, tests: list[TestPart]) -> None:
             _leave_unproven(outside, tests)
         return
     panic = _panic(outside)
-    named = [t for t in tests if panic is not None and t.name == panic.thread]
     running = [t for t in tests if t.outcome not in ("skipped", "ignored")]
-    candidates = named or (running if len(running) == 1 else [t for t in running if not t.lines])
-    if len(candidates) != 1:
+    candidates = running if len(running) == 1 else [t for t in running if not t.lines]
+    if len(candidates) != 1 or (panic is not None and panic.thread != candidates[0].name and panic.thread in
+                                {t.name for t in tests}):  # a panic naming another test: not one test's output
         _leave_unproven(outside, tests)
         return
     owner = candidates[0]

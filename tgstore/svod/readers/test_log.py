@@ -29,8 +29,10 @@ from tgstore.svod.readers.model import Event, Problem, Stage, SvodLog, load_json
 from tgstore.svod.readers.pieces import (
     EVENT_START,
     PIECE_STARTS,
+    TEXT_EVENT_START,
     TREE_LINE,
     complete_piece,
+    event_at,
     parse_piece,
     piece_kinds,
 )
@@ -94,7 +96,7 @@ class LineReader:
                 continue
             if first == "[":
                 if line.startswith(PIECE_STARTS):
-                    cut = _event_at(line)
+                    cut = event_at(line)
                     if cut > 0:
                         self._split(line_no, line[:cut], line[cut:])
                     else:
@@ -134,7 +136,7 @@ class LineReader:
         if line.startswith(EVENT_START) or TEXT_EVENT_START.match(line):
             self.event(line_no, line)  # another thread's whole event between two pieces
             return
-        cut = _event_at(line)
+        cut = event_at(line)
         self.pending += line[:cut] if cut > 0 else line
         if cut > 0:
             self.event(line_no, line[cut:])
@@ -201,19 +203,6 @@ class LineReader:
 
 
 # where a text-format event starts inside a stderr piece line: its timestamp (SystemTime's, tracing_text.HEAD)
-TEXT_EVENT_START = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z +(?:TRACE|DEBUG|INFO|WARN|ERROR) ")
-
-
-def _event_at(line: str) -> int:
-    """Where another thread's event starts inside a `[per-stage]`/dump line: JSON's `{"timestamp"` or a text
-    format's timestamp; -1 when none does."""
-    cut = line.find(EVENT_START)
-    if cut < 0 and "Z " in line:
-        m = TEXT_EVENT_START.search(line, 1)
-        cut = m.start() if m else -1
-    return cut
-
-
 def _beam_marker(line: str) -> str:
     """`[beam] start ...` and `[beam] final ...` (BEAM_DEBUG, tensor/src/realize.rs) bound the candidates' output."""
     for what in ("[beam] start", "[beam] final"):
