@@ -150,6 +150,9 @@ def _attribution(name: str, result: corpus.Result, db: Path, runs: dict, kernels
     owners: dict[tuple[int, int], set] = defaultdict(set)
     lost = wrong = 0
     texts = [text.split("\n") for text in result.texts()]
+    problem_lines: defaultdict[int, set[int]] = defaultdict(set)
+    for p in _rows(db, "SELECT file_position, line_no FROM svod_problems"):
+        problem_lines[p["file_position"]].add(p["line_no"])
     for landed in corpus.stage_records(corpus.locate(result)):
         record = landed.record
         source = SOURCES[record["kind"]]
@@ -157,9 +160,13 @@ def _attribution(name: str, result: corpus.Result, db: Path, runs: dict, kernels
         later = [1, _body_after(texts[landed.file], landed.line)] if source.startswith("dump-") else []
         later += [1, 2] if landed.shared else []  # a torn line is put back one or two lines on
         found = next((stages[key] for n in [0, *later]
-                      if (key := (landed.file, landed.line + n, source)) in stages), None)
+                      if (key := (landed.file, landed.line + n, source)) in stages
+                      and (n == 0 or not source.startswith("dump-") or stages[key][0]["label"] == record["label"])),
+                     None)  # a dump further on is this one only by its label (the next block's body may be there)
         if not found and source.startswith("dump-") and _said(db, landed, record["label"]):
             continue  # a body no proof ties to its block (other threads' blocks open): kept as text, a problem says so
+        if not found and landed.line in problem_lines[landed.file]:
+            continue  # a line that cannot be read (two stderr writers' pieces interleaved): a problem at it says so
         if not found:
             lost += 1
             if lost <= 3:
@@ -341,11 +348,6 @@ def test_truth_of_each_json_line_names_its_kernel(built, tmp_path) -> None:
 
 
 @pytest.mark.slow  # about a minute: 200 real runs, each ingested
-# Not strict, and said in the closing note: besides the known kinds below (bounded when the test gets that far), the
-# harness's own line locator (`corpus.locate`) sometimes misses a [dump-stage] header another thread's write tore
-# (e.g. "95 dump-stage starts in the log but 101 in the truth"), so a draw can fail before it is compared.
-@pytest.mark.xfail(reason="known misreadings of threaded logs and a harness locator that misses torn headers "
-                          "(issue 44, closing note)", strict=False)
 def test_random_scenarios_from_the_real_emitter(built, tmp_path) -> None:
     """200 scenarios drawn at random (tests/svod_emitter.py `draw`), each a real run of the built test binary and
     its truth, ingested and compared like the table's scenarios."""
@@ -390,10 +392,12 @@ MISFILED = r"^stored kernel N of run X holds stages of N kernels: X$"
 KNOWN_MISFILED = 2
 # Misreadings of the random draws known and not fixed yet (issue 44, in the closing note): a printed stage not
 # stored at its line (around a worker's panic, or a [dump-stage] header under default threads with no problem naming
-# it), a kernel stored twice, a wrong last stage. Seen in 7-14 of 200 draws; more fails the test.
+# it), a kernel stored twice, a wrong last stage. Seen in 5-12 of 200 draws; more than 20 fails the test.
+# A panic's first line written by the hook in pieces while another thread's `eprintln!` wrote its own (both stderr,
+# neither locking the other out) can come out too mixed to read: that panic is not stored (seen in 0-3 of 200).
 KNOWN_KINDS = (r"no stage stored there$", r"printed stages in all not stored at their line$",
                r": kernels stored X, truth X$", r"N kernels stored, the program optimized N$",
-               r"last stage stored X, truth X$", MISFILED)
+               r"last stage stored X, truth X$", r": panic (thread|location|message) stored \S+, truth X", MISFILED)
 KNOWN_DRAWS = 20
 UNLOCATABLE = "(harness) stage lines not located"
 KNOWN_UNLOCATABLE = 30  # RUST_BACKTRACE=1|full with a worker's panic and SVOD_THREADS > 1: a few of the draws

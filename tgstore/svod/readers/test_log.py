@@ -154,8 +154,9 @@ class LineReader:
         if not complete_piece(line):
             self.torn_before = True
             self.tracker.lost(line_no, piece_kinds(line), Problem(
-                self.file, line_no, "a [per-stage]/[dump-...] line cut short (the job killed mid-line, or a write torn "
-                "by another process: BEAM's workers share stderr)", line[:2000]))
+                self.file, line_no, "a [per-stage]/[dump-...] line cut short (the job killed mid-line, or its pieces "
+                "interleaved with another writer's: a panic on another thread, BEAM's workers sharing stderr)",
+                line[:2000]))
             return n
         parsed = parse_piece(line)
         if parsed[0] == "header" and isinstance(lines, Lines) and not self.dumps.open:

@@ -37,13 +37,15 @@ WORD = re.compile(r"(?:\x1b\[[\d;]*m)*(?:ok|FAILED|ignored)(?:\x1b\[[\d;]*m)*") 
 RESULT_SUSPECT = re.compile(r"test \S+(?: - [\w ]+)? \.\.\. ")
 SUSPECT = re.compile(r"test \S+(?: - [\w ]+)? \.\.\. |(?<=[^\n])\{\"timestamp\""
                      r"|(?<=[^\n\"])(?<!\x1b\[2m)(?:\x1b\[[\d;]*m)*\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z")
+NEWLINE = re.compile("\n")
 RUNNING = re.compile(r"^running \d+ tests?$", re.M)
 REACH = 4  # lines after the first piece's line that the word and the newline may land on
 WORDS_TRIED = 4  # the first few words after the first piece (a Svod line may hold an `ok` of its own)
 
 
 def untangle(text: str) -> str:
-    """The text with every torn line put back apart (the same text, not a copy, where none is torn)."""
+    """The text with every torn line put back apart (the same text, not a copy, where none is torn). One result
+    torn into a line another result tore too (two tests ending within a few writes) is left as it is."""
     out: list[str] = []
     done = 0  # text[:done] is settled
     threaded = _libtest_threads(text)
@@ -131,8 +133,9 @@ def _whole(line: str) -> bool:
     if kind == "skip":
         skip = outcomes.skip_line(line)
         return skip is not None and skip.known
-    if kind == "libtest-start":
-        return False  # a second result in the window: not a tearing this reads
+    if kind == "libtest-start":  # another test's whole result line (a torn one is not whole)
+        piece = NAME.match(line)
+        return piece is not None and outcomes.libtest_result(line[piece.end():]) is not None
     return kind is not None
 
 
@@ -143,8 +146,8 @@ def _reads_as_is(lines: list[str], piece: re.Match[str], threaded: bool) -> bool
     if piece.start() != 0:
         return False
     rest = lines[0][piece.end():]
-    if threaded:
-        return not rest.strip() or outcomes.libtest_result(strip_ansi(rest)) is not None
+    if threaded:  # the name and the word are written one after the other: anything between them is torn in
+        return outcomes.libtest_result(strip_ansi(rest)) is not None
     if rest.startswith(EVENT_START) and (thread := THREAD_NAME.search(rest)) and thread.group(1) != piece["name"]:
         return False  # another thread's event: not the test's first output line (libtest names its thread after it)
     return not rest.strip() or outcomes.libtest_result(strip_ansi(rest)) is not None or _whole(rest)
@@ -155,8 +158,9 @@ def _untangled(lines: list[str], piece: re.Match[str]) -> list[str] | None:
     taking them out leaves whole lines."""
     prefix, after = lines[0][:piece.start()], lines[0][piece.end():]
     tail = "\n".join([after, *lines[1:]]) + "\n"  # the window's last line ends (or the text does)
-    newlines = [at for at, char in enumerate(tail) if char == "\n"]
-    for word in list(WORD.finditer(tail))[:WORDS_TRIED]:
+    newlines = [m.start() for m in NEWLINE.finditer(tail)]
+    words = list(WORD.finditer(tail))[:WORDS_TRIED]
+    for word in words:
         for k, newline in enumerate(newlines):
             if newline < word.end() or k + 1 >= len(newlines) or k > REACH:
                 continue
