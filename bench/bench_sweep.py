@@ -67,7 +67,7 @@ def mean(values: list[float]) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repo", type=Path, help="a tinygrad git repository (default: build a release history)")
-    parser.add_argument("--rev", action="append", help="revs to sweep, as for `tgstore ingest --rev` (repeatable)")
+    parser.add_argument("--rev", action="append", help="revs to sweep, as for `tgstore sweep --rev` (repeatable)")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--db", type=Path, help="the database (default: a fresh one in a temp dir)")
     parser.add_argument("--commits", type=int, default=8, help="commits of the built history (default 8)")

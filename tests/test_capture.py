@@ -59,9 +59,10 @@ def case_needs_newer_api():
 def test_capture_stores_each_distinct_kernel_once_with_its_call_site(tmp_path, tinygrad_release):
     (tmp_path / "three.py").write_text(SCRIPT)
     db = tmp_path / "t.db"
-    proc = tgstore("ingest", "--db", db, "--tinygrad", tinygrad_release(RELEASE), "--renderers", "C",
-                   "--capture", "--", "python", "three.py", cwd=tmp_path)
+    proc = tgstore("capture", "--db", db, "--tinygrad", tinygrad_release(RELEASE), "--renderers", "C",
+                   "--", "python", "three.py", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
+    assert "is `tgstore capture" not in proc.stderr  # the command's own spelling: no note
     found = rows(db, "SELECT si.position, si.call_site, k.name, p.renderer FROM schedule_items si "
                      "JOIN kernels k ON k.id = si.kernel_id JOIN programs p ON p.schedule_item_id = si.id "
                      "ORDER BY si.position")
@@ -115,10 +116,13 @@ def test_a_command_that_cannot_run_is_a_failed_run(tmp_path, tinygrad_release):
 
 
 def test_capture_without_a_command_is_one_line(tmp_path):
-    proc = tgstore("ingest", "--db", tmp_path / "t.db", "--capture")
+    proc = tgstore("ingest", "--db", tmp_path / "t.db", "--capture")  # the old spelling: its note, then the error
     assert proc.returncode == 1
-    assert proc.stderr.strip() == ("error: --capture needs a command after --, e.g. tgstore ingest --capture -- "
-                                   "python script.py")
+    assert proc.stderr.strip().splitlines()[-1] == ("error: --capture needs a command after --, e.g. tgstore capture "
+                                                    "-- python script.py")
+    assert not (tmp_path / "t.db").exists()
+    proc = tgstore("capture", "--db", tmp_path / "t.db")  # the command itself: Typer's one line for its argument
+    assert proc.returncode == 2 and "Missing argument" in proc.stderr
     assert not (tmp_path / "t.db").exists()
 
 

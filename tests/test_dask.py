@@ -332,7 +332,7 @@ def test_bundle_directory_is_ingested_as_a_batch(history, local_db, tmp_path):
     assert proc.returncode == 0, proc.stderr
     (folder / "b.jsonl").write_text('{"kind": "header"\n')  # a half-written bundle: reported, skipped
     db = tmp_path / "batch.db"
-    proc = tgstore("ingest", "--db", db, "--bundle", folder)
+    proc = tgstore("ingest-bundle", folder, "--db", db)
     assert proc.returncode == 1
     assert "[2/2]" in proc.stderr and "b.jsonl" in proc.stderr
     assert rows(db, "SELECT status FROM runs") == [("ok",)]

@@ -30,6 +30,10 @@ def one_line_error(proc: subprocess.CompletedProcess[str], *words: str) -> str:
     return lines[0]
 
 
+def unwrapped(stderr: str) -> str:
+    return stderr.replace("\n", "")
+
+
 def runs(db: Path) -> list[tuple]:
     with sqlite3.connect(db) as conn:
         return conn.execute("SELECT id, status FROM runs ORDER BY id").fetchall()
@@ -39,9 +43,25 @@ def runs(db: Path) -> list[tuple]:
 def db(tmp_path: Path) -> Path:
     """A database with one ok run (sample bundle A)."""
     path = tmp_path / "t.db"
-    proc = tgstore("ingest", "--db", path, "--bundle", write_bundle(tmp_path / "a.jsonl", bundle_a()))
+    proc = tgstore("ingest-bundle", write_bundle(tmp_path / "a.jsonl", bundle_a()), "--db", path)
     assert proc.returncode == 0, proc.stderr
     return path
+
+
+def test_ingest_s_old_spellings_work_and_say_which_command_replaced_them(tmp_path: Path) -> None:
+    """`ingest --bundle` (now `ingest-bundle`) stores the same run and says so in one line; `ingest --rev` and
+    `ingest --capture` name `sweep` and `capture` the same way, before any work (here: refused after the note)."""
+    bundle = write_bundle(tmp_path / "a.jsonl", bundle_a())
+    proc = tgstore("ingest", "--db", tmp_path / "old.db", "--bundle", bundle)
+    assert proc.returncode == 0, proc.stderr
+    assert "note: `tgstore ingest --bundle` is `tgstore ingest-bundle PATHS` now" in unwrapped(proc.stderr)
+    assert runs(tmp_path / "old.db") == [(1, "ok")]
+    proc = tgstore("ingest", "--db", tmp_path / "r.db", "--rev", "v0.13.0", "--tinygrad", tmp_path)
+    assert proc.returncode == 1 and "is `tgstore sweep --rev ...` now" in unwrapped(proc.stderr)
+    proc = tgstore("ingest", "--db", tmp_path / "c.db", "--capture")
+    assert proc.returncode != 0 and "is `tgstore capture -- COMMAND` now" in unwrapped(proc.stderr)
+    proc = tgstore("sweep", "--db", tmp_path / "s.db")  # --rev is sweep's one required option
+    assert proc.returncode == 2 and "--rev" in proc.stderr
 
 
 def malformed_bundles(tmp_path: Path) -> dict[str, tuple[Path, str]]:
@@ -91,10 +111,10 @@ def empty_directory(parent: Path) -> Path:
 def test_a_malformed_bundle_is_refused_whole(tmp_path: Path, db: Path, name: str) -> None:
     path, says = malformed_bundles(tmp_path)[name]
     before = runs(db)
-    one_line_error(tgstore("ingest", "--db", db, "--bundle", path), says)
+    one_line_error(tgstore("ingest-bundle", path, "--db", db), says)
     assert runs(db) == before
     fresh = tmp_path / "fresh.db"
-    one_line_error(tgstore("ingest", "--db", fresh, "--bundle", path), says)
+    one_line_error(tgstore("ingest-bundle", path, "--db", fresh), says)
     assert not fresh.exists()  # bundles are checked before the database is opened
 
 
@@ -103,26 +123,26 @@ def test_a_truncated_bundle_is_stored_as_a_failed_run(tmp_path: Path, db: Path) 
     text = "".join(json.dumps(r) + "\n" for r in records)
     path = tmp_path / "cut.jsonl"
     path.write_text(text[: text.rindex("\n", 0, len(text) - 1) + 40])
-    proc = tgstore("ingest", "--db", db, "--bundle", path)
+    proc = tgstore("ingest-bundle", path, "--db", db)
     assert proc.returncode == 1 and "failed" in proc.stderr and "Traceback" not in proc.stderr
     assert runs(db) == [(1, "ok"), (2, "failed")]
 
 
 def test_database_problems_are_one_line(tmp_path: Path, db: Path) -> None:
     bundle = write_bundle(tmp_path / "b.jsonl", bundle_b())
-    one_line_error(tgstore("ingest", "--db", tmp_path / "no" / "such" / "dir.db", "--bundle", bundle),
+    one_line_error(tgstore("ingest-bundle", bundle, "--db", tmp_path / "no" / "such" / "dir.db"),
                    "does not exist")
     assert not (tmp_path / "no").exists()
     text = tmp_path / "notes.txt"
     text.write_text("hello\n")
-    one_line_error(tgstore("ingest", "--db", text, "--bundle", bundle), "not a SQLite database")
+    one_line_error(tgstore("ingest-bundle", bundle, "--db", text), "not a SQLite database")
     one_line_error(tgstore("runs", "--db", text), "not a SQLite database")
     assert text.read_text() == "hello\n"
     corrupt = tmp_path / "corrupt.db"
     corrupt.write_bytes(db.read_bytes()[:100] + b"\x13" * 8000)  # a SQLite header, then garbage
     snapshot = corrupt.read_bytes()
     one_line_error(tgstore("runs", "--db", corrupt), str(corrupt))
-    one_line_error(tgstore("ingest", "--db", corrupt, "--bundle", bundle), str(corrupt))
+    one_line_error(tgstore("ingest-bundle", bundle, "--db", corrupt), str(corrupt))
     assert corrupt.read_bytes() == snapshot
     one_line_error(tgstore("runs", "--db", tmp_path), "is a directory")
     one_line_error(tgstore("query", "commits", "--db", tmp_path / "absent.db"), "does not exist")
@@ -146,7 +166,7 @@ def test_text_from_bundles_is_never_markup_or_escapes(tmp_path: Path) -> None:
     records[0]["tinygrad"]["git"] = {"sha": "[/x]" + SHA_A[4:], "date": "2026-01-01T00:00:00+00:00",
                                      "subject": "[bold red]boom[/] \x1b[31mred"}
     db = tmp_path / "t.db"
-    proc = tgstore("ingest", "--db", db, "--bundle", write_bundle(tmp_path / "m.jsonl", records))
+    proc = tgstore("ingest-bundle", write_bundle(tmp_path / "m.jsonl", records), "--db", db)
     assert proc.returncode == 0, proc.stderr
     assert "[/x]" in proc.stderr
     listing = tgstore("runs", "--db", db)
@@ -183,7 +203,7 @@ def test_full_disk_writes_nothing_and_says_so(tmp_path: Path, db: Path) -> None:
     script = f"""
 mount -t tmpfs -o size={size} tmpfs {full}
 cp {db} {full}/t.db
-{py} {cmd} ingest --db {full}/t.db --bundle {bundle} 2> {tmp_path}/stderr || echo "exit $?" > {tmp_path}/status
+{py} {cmd} ingest-bundle {bundle} --db {full}/t.db 2> {tmp_path}/stderr || echo "exit $?" > {tmp_path}/status
 {py} -c "import sqlite3; c = sqlite3.connect('{full}/t.db'); print(c.execute('PRAGMA integrity_check').fetchone()[0],
   c.execute('SELECT count(*) FROM runs').fetchone()[0])" > {tmp_path}/after
 """
@@ -210,7 +230,7 @@ mount -o remount,bind,ro {media}
 {py} {cmd} runs --db {media}/t.db --jsonl > {tmp_path}/runs
 {py} {cmd} query commits --db {media}/t.db --jsonl > {tmp_path}/commits
 {py} {cmd} diff {SHA_A[:8]} {SHA_A[:8]} --db {media}/t.db --json > {tmp_path}/diff
-{py} {cmd} ingest --db {media}/t.db --bundle {bundle} 2> {tmp_path}/stderr || echo "exit $?" > {tmp_path}/status
+{py} {cmd} ingest-bundle {bundle} --db {media}/t.db 2> {tmp_path}/stderr || echo "exit $?" > {tmp_path}/status
 """
     proc = in_mount_namespace(script, tmp_path)
     assert proc.returncode == 0, proc.stderr

@@ -52,7 +52,7 @@ def history(tmp_path_factory, tinygrad_release) -> tuple[Path, list[str], Path]:
 
 
 def sweep_args(db: Path, repo: Path, cases: Path, *revs: str, jobs: int = 2) -> list[str | Path]:
-    args: list[str | Path] = ["ingest", "--db", db, "--repo", repo, "--cases", cases, "--renderers", "C",
+    args: list[str | Path] = ["sweep", "--db", db, "--repo", repo, "--cases", cases, "--renderers", "C",
                               "--jobs", str(jobs)]
     for rev in revs:
         args += ["--rev", rev]

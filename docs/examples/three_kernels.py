@@ -1,4 +1,4 @@
-"""A small program for `tgstore ingest --capture`: three distinct kernels (a fill, an elementwise op, a reduce);
+"""A small program for `tgstore capture`: three distinct kernels (a fill, an elementwise op, a reduce);
 the elementwise one runs twice and is stored once."""
 
 from tinygrad import Tensor

@@ -11,6 +11,7 @@ from tgstore.cli import (  # noqa: F401
     db,
     extract,
     gate,
+    ingest_forms,
     mcp,
     merge,
     regressions,

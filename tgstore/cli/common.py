@@ -224,7 +224,7 @@ def make_plan(cases: list[Path] | None, backend: str, renderers: str | None, deb
             raise fail(str(exc)) from None
     if capture is not None:
         if not capture:
-            raise fail("--capture needs a command after --, e.g. tgstore ingest --capture -- python script.py")
+            raise fail("--capture needs a command after --, e.g. tgstore capture -- python script.py")
         if backend.upper() in ("CPU", "CLANG") and shutil.which("clang") is None:
             raise fail("--capture runs the command's kernels on the CPU, which needs clang (tinygrad compiles with "
                        "it): install it, e.g. apt-get install clang")

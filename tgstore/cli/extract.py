@@ -144,6 +144,26 @@ def refresh_parity(engine, reports: list) -> None:
              + (f"; {len(report.failed)} could not be: {report.failed[0]}" if report.failed else ""))
 
 
+ForceOption = Annotated[bool, typer.Option("--force", help="Re-extract and replace runs that are already ok.")]
+NoSkipOption = Annotated[bool, typer.Option("--no-skip", help="In a sweep, extract every commit: do not copy the run "
+                                            "of a commit whose package is the same, or whose parent's run read no "
+                                            "file it changes.")]
+KeepBundleOption = Annotated[Path | None, typer.Option("--keep-bundle", help="Also write the bundle here.")]
+# `ingest`'s old spellings of the jobs that are commands of their own now (cli/ingest_forms.py): kept, and said
+REPLACED = {"rev": "tgstore sweep --rev ...", "bundle": "tgstore ingest-bundle PATHS",
+            "capture": "tgstore capture -- COMMAND"}
+
+
+def said_replaced(ctx: typer.Context, given: dict[str, object]) -> None:
+    """`tgstore sweep --rev|--bundle|--capture` still works; one line says which command does that now."""
+    if ctx.info_name != "ingest":
+        return
+    for option, replacement in REPLACED.items():
+        if given.get(option):
+            note(f"note: `tgstore ingest --{option}` is `{replacement}` now (this spelling keeps working)")
+            return
+
+
 @command(app)
 def ingest(
     ctx: typer.Context,
@@ -162,11 +182,9 @@ def ingest(
     rewrites: RewritesOption = DEFAULT_REWRITES,
     debug: DebugOption = 4,
     timeout: TimeoutOption = 900.0,
-    force: Annotated[bool, typer.Option("--force", help="Re-extract and replace runs that are already ok.")] = False,
-    no_skip: Annotated[bool, typer.Option("--no-skip", help="In a sweep, extract every commit: do not copy the run "
-                                          "of a commit whose package is the same, or whose parent's run read no "
-                                          "file it changes.")] = False,
-    keep_bundle: Annotated[Path | None, typer.Option("--keep-bundle", help="Also write the bundle here.")] = None,
+    force: ForceOption = False,
+    no_skip: NoSkipOption = False,
+    keep_bundle: KeepBundleOption = None,
     repo: RepoOption = None,
     rev: Annotated[list[str] | None, typer.Option("--rev", help="Sweep commits of --repo: A..B (B's first-parent "
                                                   "line after A, oldest first, B included), a sha, branch or tag "
@@ -182,7 +200,8 @@ def ingest(
     time_runs: TimeRunsOption = None,
     compile_times: CompileTimesOption = False,
 ) -> None:
-    """Extract a tinygrad (installed, or --tinygrad PATH) over the case suite and store it in the database.
+    """Extract a tinygrad (installed, or --tinygrad PATH) over the case suite and store it in the database. Its
+    other jobs have commands of their own: `sweep` (--rev), `ingest-bundle` (--bundle), `capture` (--capture).
 
     Creates and migrates the database if needed. A crash or hang of the extraction is stored as a failed run (an
     ok run of the same commit stays current). A tinygrad whose ok run already holds what is asked (renderers,
@@ -194,6 +213,7 @@ def ingest(
     commit's checkout) and stores every kernel tinygrad lowered, one case per pytest test (or one for the whole
     command); the command failing is recorded (the run is partial), what it lowered is kept.
     """
+    said_replaced(ctx, {"rev": rev, "bundle": bundle, "capture": capture})
     argv = capture_command(capture, command_args)
     if (dask or worker_repo) and not rev:
         raise fail("--dask and --worker-repo run a sweep's extractions elsewhere: they need --rev")
@@ -427,7 +447,7 @@ def extract(
     compile_times: CompileTimesOption = False,
     jobs: JobsOption = None,
 ) -> None:
-    """Only extract: write a bundle (docs/bundle-format.md) for `tgstore ingest --bundle` here or elsewhere.
+    """Only extract: write a bundle (docs/bundle-format.md) for `tgstore ingest-bundle` here or elsewhere.
     --capture -- COMMAND captures the kernels a command lowers, as `ingest --capture` does."""
     from tgstore.pipeline import default_workers, extract_bundle
 

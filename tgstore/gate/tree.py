@@ -45,11 +45,11 @@ def stored_run(engine: Engine, against: str, plan: ExtractionPlan) -> tuple[Comm
             (commit.id, suite["hash"], plan.backend)).first()
     if row is None and plan.capture is not None:
         raise CheckError(f"no stored capture of this command at {commit.describe()} on {plan.backend}; store it "
-                         f"first: tgstore ingest --capture --tinygrad <checkout of {commit.sha[:12]}> -- "
+                         f"first: tgstore capture --tinygrad <checkout of {commit.sha[:12]}> -- "
                          f"{' '.join(plan.capture)}")
     if row is None:
         raise CheckError(f"no stored run of {commit.describe()} for suite {suite['name']!r} on {plan.backend}; "
-                         f"store it first, e.g. tgstore ingest --repo TINYGRAD --rev {commit.sha[:12]} with the same "
+                         f"store it first, e.g. tgstore sweep --repo TINYGRAD --rev {commit.sha[:12]} with the same "
                          f"--suite/--cases")
     return commit, [r for r in (row[0] or "").split(",") if r]
 

@@ -1,4 +1,4 @@
-"""Sweeps on a Dask cluster: `tgstore ingest --rev A..B --dask ADDRESS`.
+"""Sweeps on a Dask cluster: `tgstore sweep --rev A..B --dask ADDRESS`.
 
 Each commit's extraction is one Dask task, submitted through Dask's `concurrent.futures` executor
 (`Client.get_executor`), so a Dask sweep is the local sweep's loop (tgstore.history.sweep.sweep) with other workers: the

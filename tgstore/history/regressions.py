@@ -107,7 +107,7 @@ class Regression:
         if self.exact:
             return None
         if self.direction == "faster":
-            return f"tgstore ingest --repo TINYGRAD --rev {self.good[:10]}..{self.bad[:10]} --time"
+            return f"tgstore sweep --repo TINYGRAD --rev {self.good[:10]}..{self.bad[:10]} --time"
         threshold = max(5, int((self.ratio - 1) * 50))  # half the step
         kernel = f" --kernel {self.position}" if self.position is not None else ""
         return (f"tgstore bisect {self.case} --metric {self.metric} --good {self.good[:10]} --bad {self.bad[:10]}"
