@@ -157,7 +157,8 @@ def _attribution(name: str, result: corpus.Result, db: Path, runs: dict, kernels
         record = landed.record
         source = SOURCES[record["kind"]]
         # a dump is stored at its body's first line: the header's next, or after other threads' whole lines between
-        later = [1, _body_after(texts[landed.file], landed.line)] if source.startswith("dump-") else []
+        later = [1, *_bodies_after(texts[landed.file], landed.line, record["label"])] \
+            if source.startswith("dump-") else []
         later += [1, 2] if landed.shared else []  # a torn line is put back one or two lines on
         found = next((stages[key] for n in [0, *later]
                       if (key := (landed.file, landed.line + n, source)) in stages
@@ -207,14 +208,17 @@ def _attribution(name: str, result: corpus.Result, db: Path, runs: dict, kernels
     return out
 
 
-def _body_after(lines: list[str], header: int) -> int:
-    """How many lines after the 1-based header line its body starts: the first tree root or document after it
-    (other threads' whole events and stage lines may come between)."""
+def _bodies_after(lines: list[str], header: int, label: str) -> list[int]:
+    """How many lines after the 1-based header line each tree root or document starts, up to an end of a block of
+    its label after the first of them: its body is one (other threads' lines, blocks and ends may come first)."""
+    found = []
     for n in range(1, 400):
         text = lines[header - 1 + n] if header - 1 + n < len(lines) else ""
         if re.match(r"\[\d+\] |\{\s*$|\{\s*\"(?!timestamp)", text):
-            return n
-    return 1
+            found.append(n)
+        elif found and re.search(rf"\[dump-\w+\] {re.escape(label)} : end", text):
+            break
+    return found
 
 
 def _said(db: Path, landed: corpus.Landed, label: str) -> bool:

@@ -154,14 +154,11 @@ REPLACED = {"rev": "tgstore sweep --rev ...", "bundle": "tgstore ingest-bundle P
             "capture": "tgstore capture -- COMMAND"}
 
 
-def said_replaced(ctx: typer.Context, given: dict[str, object]) -> None:
-    """`tgstore sweep --rev|--bundle|--capture` still works; one line says which command does that now."""
-    if ctx.info_name != "ingest":
-        return
-    for option, replacement in REPLACED.items():
-        if given.get(option):
-            note(f"note: `tgstore ingest --{option}` is `{replacement}` now (this spelling keeps working)")
-            return
+def replaced_by(given: dict[str, object]) -> str | None:
+    """`tgstore ingest --rev|--bundle|--capture` still works; the line saying which command does that now (printed
+    once the work ended well: an error stays one line)."""
+    return next((f"note: `tgstore ingest --{option}` is `{replacement}` now (this spelling keeps working)"
+                 for option, replacement in REPLACED.items() if given.get(option)), None)
 
 
 @command(app)
@@ -213,7 +210,21 @@ def ingest(
     commit's checkout) and stores every kernel tinygrad lowered, one case per pytest test (or one for the whole
     command); the command failing is recorded (the run is partial), what it lowered is kept.
     """
-    said_replaced(ctx, {"rev": rev, "bundle": bundle, "capture": capture})
+    replaced = replaced_by({"rev": rev, "bundle": bundle, "capture": capture})
+    run_ingest(ctx, db, tinygrad, bundle, cases, suite, capture, command_args, backend, renderers, stages, rewrites,
+               debug, timeout, force, no_skip, keep_bundle, repo, rev, jobs, dask, worker_repo, time, time_runs,
+               compile_times)
+    if replaced:
+        note(replaced)
+
+
+def run_ingest(ctx: typer.Context, db: Path, tinygrad: Path | None, bundle: list[Path] | None,
+               cases: list[Path] | None, suite: str | None, capture: bool, command_args: list[str] | None,
+               backend: str, renderers: str | None, stages: str | None, rewrites: int, debug: int, timeout: float,
+               force: bool, no_skip: bool, keep_bundle: Path | None, repo: Path | None, rev: list[str] | None,
+               jobs: int | None, dask: str | None, worker_repo: str | None, time: bool, time_runs: int | None,
+               compile_times: bool) -> None:
+    """What `ingest`, `sweep` and `capture` do (cli/ingest_forms.py), each giving the options it has."""
     argv = capture_command(capture, command_args)
     if (dask or worker_repo) and not rev:
         raise fail("--dask and --worker-repo run a sweep's extractions elsewhere: they need --rev")

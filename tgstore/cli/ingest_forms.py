@@ -1,7 +1,7 @@
 """`ingest`'s three other jobs as commands of their own (issue 46): `sweep` (commits of a repository, was
 `ingest --rev`), `ingest-bundle` (bundles `extract` wrote, was `ingest --bundle`) and `capture` (every kernel a
 program or test run lowers, was `ingest --capture`). Each takes only its own options and runs `ingest`'s code; the
-old spellings still work and say which command replaced them (cli/extract.py `said_replaced`)."""
+old spellings still work and say which command replaced them (cli/extract.py `replaced_by`)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ from tgstore.cli.common import (
     TinygradOption,
     command,
 )
-from tgstore.cli.extract import ForceOption, KeepBundleOption, NoSkipOption, ingest, ingest_bundles
+from tgstore.cli.extract import ForceOption, KeepBundleOption, NoSkipOption, ingest_bundles, run_ingest
 
 RevOption = Annotated[list[str], typer.Option(
     "--rev", help="Commits of --repo: A..B (B's first-parent line after A, oldest first, B included), a sha, branch "
@@ -76,10 +76,8 @@ def sweep(
     holds what is asked is skipped, each line says why; failed ones are retried), resumable, parallel with --jobs,
     on a Dask cluster with --dask; with --capture -- COMMAND, the command is run in each commit's checkout instead of
     a suite. Exits 1 if an extraction failed. (Was `ingest --rev`.)"""
-    ingest(ctx, db=db, tinygrad=None, bundle=None, cases=cases, suite=suite, capture=capture, command_args=command_args,
-           backend=backend, renderers=renderers, stages=stages, rewrites=rewrites, debug=debug, timeout=timeout,
-           force=force, no_skip=no_skip, keep_bundle=None, repo=repo, rev=rev, jobs=jobs, dask=dask,
-           worker_repo=worker_repo, time=time, time_runs=time_runs, compile_times=compile_times)
+    run_ingest(ctx, db, None, None, cases, suite, capture, command_args, backend, renderers, stages, rewrites, debug,
+               timeout, force, no_skip, None, repo, rev, jobs, dask, worker_repo, time, time_runs, compile_times)
 
 
 @command(app, "ingest-bundle")
@@ -117,7 +115,5 @@ def capture(
     lowered, one case per pytest test (or one for the whole command), with its call site; the command failing is
     recorded (the run is partial), what it lowered is kept. In each commit of a sweep: `tgstore sweep --rev A..B
     --capture -- COMMAND`. (Was `ingest --capture`.)"""
-    ingest(ctx, db=db, tinygrad=tinygrad, bundle=None, cases=None, suite=None, capture=True,
-           command_args=command_args, backend=backend, renderers=renderers, stages=stages, rewrites=rewrites,
-           debug=debug, timeout=timeout, force=force, no_skip=False, keep_bundle=keep_bundle, repo=None, rev=None,
-           jobs=None, dask=None, worker_repo=None, time=time, time_runs=time_runs, compile_times=compile_times)
+    run_ingest(ctx, db, tinygrad, None, None, None, True, command_args, backend, renderers, stages, rewrites, debug,
+               timeout, force, False, keep_bundle, None, None, None, None, None, time, time_runs, compile_times)
