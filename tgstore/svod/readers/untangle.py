@@ -38,6 +38,7 @@ RESULT_SUSPECT = re.compile(r"test \S+(?: - [\w ]+)? \.\.\. ")
 SUSPECT = re.compile(r"test \S+(?: - [\w ]+)? \.\.\. |(?<=[^\n])\{\"timestamp\""
                      r"|(?<=[^\n\"])(?<!\x1b\[2m)(?:\x1b\[[\d;]*m)*\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z")
 NEWLINE = re.compile("\n")
+NON_SPACE = re.compile(r"\S")
 RUNNING = re.compile(r"^running \d+ tests?$", re.M)
 REACH = 4  # lines after the first piece's line that the word and the newline may land on
 WORDS_TRIED = 4  # the first few words after the first piece (a Svod line may hold an `ok` of its own)
@@ -102,9 +103,9 @@ def _libtest_threads(text: str) -> bool:
     and result together when it ends, after its output)."""
     for running in RUNNING.finditer(text):
         first = NAME.search(text, running.end())
-        before = text[running.end():first.start() if first else len(text)]
-        before = before.split("\ntest result: ", 1)[0]  # `running 0 tests`: its section ends before any test
-        if before.strip():
+        printed = NON_SPACE.search(text, running.end())  # no slice: the output before a first test may be 100 MB
+        if printed and (first is None or printed.start() < first.start()) \
+                and not text.startswith("test result: ", printed.start()):  # `running 0 tests`: its section ends
             return True
     return False
 
@@ -164,20 +165,39 @@ def _untangled(lines: list[str], piece: re.Match[str]) -> list[str] | None:
         for k, newline in enumerate(newlines):
             if newline < word.end() or k + 1 >= len(newlines) or k > REACH:
                 continue
-            # the other stream's text: what came before the pieces, between them, and on to the end of its line
-            rest = prefix + tail[:word.start()] + tail[word.end():newline] + tail[newline + 1:newlines[k + 1]]
-            remaining = rest.split("\n")
-            if all(_whole(line) for line in remaining):
-                kept = [(0, word.start()), (word.end(), newline), (newline + 1, newlines[k + 1])]
-                result = lines[0][piece.start():piece.end()] + word.group()
-                return _placed(remaining, result, tail, [(a, b) for a, b in kept if a < b])
+            # the stderr line goes on after the newline, or after other threads' whole events (stdout, like libtest)
+            for events in _goes_on(tail, newlines, k + 1):
+                on = newlines[events - 1] + 1
+                # the other stream's text: what came before the pieces, between them, and on to the end of its line
+                rest = prefix + tail[:word.start()] + tail[word.end():newline] + tail[on:newlines[events]]
+                remaining = rest.split("\n")
+                if all(_whole(line) for line in remaining):
+                    kept = [(0, word.start()), (word.end(), newline), (on, newlines[events])]
+                    result = lines[0][piece.start():piece.end()] + word.group()
+                    fixed = {n: tail[newlines[n - 1] + 1:newlines[n]] for n in range(k + 1, events)}
+                    return _placed(remaining, result, tail, [(a, b) for a, b in kept if a < b], fixed)
     return None
 
 
-def _placed(remaining: list[str], result: str, tail: str, kept: list[tuple[int, int]]) -> list[str]:
-    """The window's lines: the other stream's lines each on the line it started on, the result on the first line
-    where none of them started (the line count stays: the pieces took one newline, the result line gives it back).
-    `kept` are the ranges of `tail` (the text from the first piece on) that are the other stream's."""
+def _goes_on(tail: str, newlines: list[int], first: int) -> list[int]:
+    """The lines of `tail` the torn stderr line may go on at: the one after libtest's newline, else the first one
+    after the whole events that follow it."""
+    events = first
+    while events + 1 < len(newlines) and _whole_event(tail[newlines[events - 1] + 1:newlines[events]]):
+        events += 1
+    return [first] if events == first else [first, events]
+
+
+def _whole_event(line: str) -> bool:
+    return line.startswith(EVENT_START) and line.rstrip("\r").endswith("}")
+
+
+def _placed(remaining: list[str], result: str, tail: str, kept: list[tuple[int, int]],
+            fixed: dict[int, str]) -> list[str]:
+    """The window's lines: the other stream's lines each on the line it started on, whole events between the
+    pieces (`fixed`) on their own lines, the result on the first line left (the line count stays: the pieces took
+    one newline, the result line gives it back). `kept` are the ranges of `tail` (the text from the first piece
+    on) that are the other stream's."""
     starts = {0}  # the first remaining line starts on the first piece's line (before or right after the piece)
     for n, (first, stop) in enumerate(kept):
         at = tail.find("\n", first, stop)
@@ -185,5 +205,12 @@ def _placed(remaining: list[str], result: str, tail: str, kept: list[tuple[int, 
             following = at + 1 if at + 1 < stop else kept[n + 1][0] if n + 1 < len(kept) else at + 1
             starts.add(tail.count("\n", 0, following))  # the line the next remaining line's first character is on
             at = tail.find("\n", at + 1, stop)
-    slot = next(s for s in range(len(remaining) + 1) if s not in starts)
-    return [*remaining[:slot], result, *remaining[slot:]]
+    window: list[str | None] = [None] * (len(remaining) + 1 + len(fixed))
+    for n, line in fixed.items():
+        window[n] = line
+    free = [n for n in range(len(window)) if n not in fixed]  # the other stream's lines, in order, and the result
+    slot = next(n for n in free if n not in starts)
+    for n, line in zip([n for n in free if n != slot], remaining, strict=True):
+        window[n] = line
+    window[slot] = result
+    return [line for line in window if line is not None]
