@@ -124,6 +124,13 @@ SCENARIOS = [
              ON | {"SVOD_DUMP_CANONICAL_STAGE": "", "SVOD_DUMP_STAGE": "", "SVOD_THREADS": "2"}),
     Scenario("ops-apart", _test("sum_rows", "--nocapture", "--test-threads=1"), ON | {"SVOD_THREADS": "2"},
              join="apart"),
+    # stdout and stderr in two files, two realizes: each stream's schedule documents mark its programs, the k-th of
+    # one is the k-th of the other (a kernel's events and its dumps one kernel, not two)
+    Scenario("ops-apart-canonical", _test("two_programs::llvm", "--nocapture", "--test-threads=1"),
+             ON | {"SVOD_DUMP_CANONICAL_STAGE": "", "SVOD_DUMP_STAGE": "2", "SVOD_THREADS": "1"}, join="apart"),
+    # ... and where stderr shows no realize's start (only [per-stage] lines), nothing ties its lines to a realize
+    Scenario("ops-apart-two-programs", _test("two_programs::llvm", "--nocapture", "--test-threads=1"),
+             ON | {"SVOD_THREADS": "1"}, join="apart"),
     Scenario("ops-debug-level", _test("sum_rows::llvm", "--nocapture", "--test-threads=1"),
              {"RUST_LOG": "svod_schedule::optimizer=debug", "SVOD_THREADS": "1"}),
     Scenario("ops-full-format", _test("sum_rows::clang", "--nocapture", "--test-threads=1"),

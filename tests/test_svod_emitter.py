@@ -395,14 +395,15 @@ def test_random_scenarios_from_the_real_emitter(built, tmp_path) -> None:
 MISFILED = r"^stored kernel N of run X holds stages of N kernels: X$"
 KNOWN_MISFILED = 2
 # Misreadings of the random draws known and not fixed yet (issue 44, in the closing note): a printed stage not
-# stored at its line (around a worker's panic, or a [dump-stage] header under default threads with no problem naming
-# it), a kernel stored twice, a wrong last stage. Seen in 5-12 of 200 draws; more than 20 fails the test.
+# stored at its line (around a worker's panic with RUST_BACKTRACE, where the backtrace and other threads' `eprintln!`s
+# mix piece by piece, or a [dump-stage] header under default threads with no problem naming it). Seen in 2-5 of 200
+# draws; more than 10 fails the test. (A kernel stored twice and a wrong last stage, seen before, were stdout and
+# stderr written apart with canonical documents: each stream's realizes are now aligned, tgstore.svod.readers.segment.)
 # A panic's first line written by the hook in pieces while another thread's `eprintln!` wrote its own (both stderr,
 # neither locking the other out) can come out too mixed to read: that panic is not stored (seen in 0-3 of 200).
 KNOWN_KINDS = (r"no stage stored there$", r"printed stages in all not stored at their line$",
-               r": kernels stored X, truth X$", r"N kernels stored, the program optimized N$",
-               r"last stage stored X, truth X$", r": panic (thread|location|message) stored \S+, truth X", MISFILED)
-KNOWN_DRAWS = 20
+               r": panic (thread|location|message) stored \S+, truth X", MISFILED)
+KNOWN_DRAWS = 10
 UNLOCATABLE = "(harness) stage lines not located"
 KNOWN_UNLOCATABLE = 30  # RUST_BACKTRACE=1|full with a worker's panic and SVOD_THREADS > 1: a few of the draws
 

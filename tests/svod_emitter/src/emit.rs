@@ -152,6 +152,8 @@ pub fn dump_canonical(stage: &str, graph: &crate::ir::UOp, name: Option<&str>) {
         json!({"test": context.test, "kernel": context.kernel, "schedule": context.schedule, "label": stage,
                "name": name, "node_count": graph.node_count()}),
     );
+    // a document is a stage of the kernel as much as a [dump-stage] tree is (docs/svod.md: the last stage before a panic)
+    truth::CURRENT.with(|c| c.borrow_mut().last_stage = Some(stage.to_owned()));
     drop(err);
     eprintln!("{}", crate::ir::canonical(stage, graph, name));
     eprintln!("[dump-canonical] {stage} : end");

@@ -126,10 +126,34 @@ def _position(item: CompileItem) -> int:
 
 def _sections(program: Program) -> list[Kernel] | None:
     """One thread: the compile phase is each kernel's code generation in turn, positions growing within one; the
-    kernels in that order. None when the sections' names disagree within one."""
+    kernels in that order. None when the sections' names disagree within one. Two streams written apart each show
+    the kernels in that order: the n-th section of one is the n-th of the other (None when their counts differ)."""
+    streams = sorted({item.stream for item in program.compile})
+    if len(streams) < 2:
+        return _stream_sections(program, program.compile)
+    each = [_stream_sections(program, [c for c in program.compile if c.stream == s]) for s in streams]
+    if any(sections is None for sections in each) or len({len(sections) for sections in each}) != 1:
+        return None
+    kernels = each[0]
+    for other in each[1:]:
+        for kernel, twin in zip(kernels, other, strict=True):
+            if kernel.name is not None and twin.name is not None and kernel.name != twin.name:
+                return None
+            kernel.name = kernel.name or twin.name
+            kernel.stages += twin.stages
+            if twin.code is not None:
+                kernel.code, kernel.code_kind = twin.code, twin.code_kind
+            if twin.code_fires is not None:
+                _add_code_fires(kernel, CompileItem(0, twin.file, twin.line, None, fires=twin.code_fires))
+    for kernel in kernels:
+        kernel.stages.sort(key=lambda s: (s.stream, s.order))
+    return kernels
+
+
+def _stream_sections(program: Program, items: list[CompileItem]) -> list[Kernel] | None:
     kernels: list[Kernel] = []
     last = None
-    for item in sorted(program.compile, key=lambda c: c.order):
+    for item in sorted(items, key=lambda c: c.order):
         position = _position(item)
         if last is None or position <= last:
             kernels.append(Kernel(-1, item.file, item.line, program.test, schedule=program.schedule))

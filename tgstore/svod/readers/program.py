@@ -25,6 +25,7 @@ class CompileItem:
     code: str | None = None
     code_kind: str | None = None
     fires: Fires | None = None
+    stream: int = 0  # 0: the log's one stream; 1 stdout, 2 stderr where a runner kept them apart
 
 
 @dataclass

@@ -15,6 +15,7 @@ from __future__ import annotations
 from types import ModuleType
 
 from tgstore.nogc import gc_paused
+from tgstore.svod.emission import place
 from tgstore.svod.readers import apart, capture, extract_ir, gpu_ir, linear, llvm_ir, nextest_log, outcomes, test_log
 from tgstore.svod.readers.model import Kernel, Problem, Stage, SvodLog, load_json, tree_stage
 from tgstore.svod.readers.segment import Segmenter
@@ -62,7 +63,12 @@ def _read_runs(files: list[tuple[str, str]]) -> list[SvodLog]:
         log.tests_unproven = any(p.unproven for _i, p, _r in parts)
         cut = test is not None and log.outcome is None
         tracker = Segmenter(log, test, failed=log.panic is not None or log.outcome == "FAILED" or cut)
+        streams: set[int] = set()
         for index, part, reader in parts:
+            if part.stream and streams - {part.stream}:  # the other stream, in a file of its own
+                tracker.second_stream(index, part.lines[0][0] if part.lines else 1)
+            streams.add(part.stream)
+            tracker.stream = part.stream
             reader.read_part(log, tracker, index, part)
             _check_end(log, index, part, kinds[index][2])
             if part.unproven:
@@ -168,17 +174,32 @@ def _fail(log: SvodLog) -> None:
         root = tree.tree.roots[0]
         owners = {k.index for k in log.kernels for s in k.stages if s.tree and s.tree.roots == [root]}
         kernel = next((k for k in log.kernels if k.index in owners), None) if len(owners) == 1 else None
-    if kernel is None and log.serial:
-        before = [(s.order, k) for k in log.kernels for s in k.stages if s.line < panic.line and s.order >= 0]
+    if kernel is None and log.serial:  # the panic is on stderr: with the streams apart, only stderr's lines order
+        before = [(s.order, k) for k in log.kernels for s in k.stages
+                  if s.stream != 1 and s.line < panic.line and s.order >= 0]
         kernel = max(before, key=lambda pair: pair[0])[1] if before else None
     if kernel is not None:
-        reached = [s for s in kernel.stages if s.line < panic.line]
+        # stdout written apart: all of it came before the panic stopped the kernel, in no order with stderr's lines
+        reached = [s for s in kernel.stages if s.stream == 1 or s.line < panic.line]
+        if len({s.stream for s in reached}) > 1:
+            reached.sort(key=_pipeline_rank)  # each stream prints a kernel's stages in the pipeline's order
         log.failed_kernel = kernel.index
         log.last_stage = reached[-1].label if reached else None
         if tree is not None:
             kernel.stages.append(tree)
     elif tree is not None:
         log.unattributed.append(tree)
+
+
+PHASES = {"schedule": 0, "opt": 1, "code": 2}
+
+
+def _pipeline_rank(stage: Stage) -> tuple[int, int]:
+    """A stage's place in Svod's pipeline (tgstore.svod.emission): the order one kernel prints its stages in."""
+    where = place("00-initial" if stage.label == "kernel-initial-or-00" else stage.label, stage.source)
+    if where is None:
+        return (-1, -1)
+    return PHASES.get(where.phase, -1), where.position if where.position is not None else -1
 
 
 def _panic_tree(log: SvodLog, panic: Panic) -> Stage | None:

@@ -36,10 +36,23 @@ class Segmenter:
         self.fires: Fires | None = None  # `pattern matched` events since the last stage or code event
         self.roots: dict[int, set[str]] = {}  # root id of an optimize-phase event's tree -> its labels
         self.lost_lines: list[int] = []  # lines of stages lost to problems (what follows them is not ordered)
+        self.stream = 0  # the stream being read (model.Stage.stream)
+        self.at = 0  # the program the stream being read is in
+        self.fed = False  # the stream being read printed a stage or code in that program
+        self.first_programs: int | None = None  # programs the first of two streams showed (second_stream)
+        self.second_stream_at: tuple[int, int] | None = None  # (file, line) where the second stream began
+
+    def second_stream(self, file: int, line: int) -> None:
+        """The other stream of the same test (written to a file of its own) begins: its programs are the first
+        stream's, in order, from the first."""
+        if self.first_programs is None:
+            self.first_programs = self.at + 1 if self.fed else self.at
+            self.second_stream_at = (file, line)
+        self.at, self.fed = 0, False
 
     @property
     def current(self) -> Program:
-        return self.programs[-1]
+        return self.programs[self.at]
 
     def next_order(self) -> int:
         self.order += 1
@@ -76,18 +89,21 @@ class Segmenter:
             self.schedule(stage, where.position)
         elif where.phase == "opt":
             stage.fires = self._take()
+            self.fed = True
             self.current.opt.append(stage)
             if stage.source == "event" and stage.tree is not None and len(stage.tree.roots) == 1:
                 self.roots.setdefault(stage.tree.roots[0], set()).add("00-initial" if label == "kernel-initial-or-00"
                                                                        else label)
         else:
+            self.fed = True
             self.current.compile.append(CompileItem(stage.order, stage.file, stage.line,
-                                                    document_name(stage.canonical), stage=stage, fires=self._take()))
+                                                    document_name(stage.canonical), stage=stage, fires=self._take(),
+                                                    stream=stage.stream))
 
     def schedule(self, stage: Stage, position: int | None = None) -> None:
         """A schedule-level stage: after optimize- or compile-phase output it starts the next program."""
         self._stamp(stage)
-        if not self.current.empty:
+        if self.fed:
             self.boundary()
         stage.fires = self._take()
         stage.schedule = self.current.schedule
@@ -116,20 +132,24 @@ class Segmenter:
     def boundary(self) -> None:
         """The end of a realize (a `realize complete` event, or a schedule after kernels): what follows is the
         next program's."""
-        if not self.current.empty:
-            self.programs.append(Program(self.current.schedule + 1, self.test))
+        if self.fed:
+            self.at, self.fed = self.at + 1, False
+            if self.at == len(self.programs):
+                self.programs.append(Program(self.programs[-1].schedule + 1, self.test))
 
     def marker(self, what: str) -> None:
         """A line or event that places BEAM's output (`[beam] ...`, `beam_search_optimize: completed`)."""
         self.current.markers.append((self.next_order(), what))
 
     def code_text(self, text: str, kind: str, file: int, line: int) -> None:
+        self.fed = True
         self.current.compile.append(CompileItem(self.next_order(), file, line, kernel_name_of(text), code=text,
-                                                code_kind=kind, fires=self._take()))
+                                                code_kind=kind, fires=self._take(), stream=self.stream))
 
     def code_name(self, name: str, file: int, line: int) -> None:
         """A runtime event naming the kernel it compiles (`kernel.name`), after its code was rendered."""
-        self.current.compile.append(CompileItem(self.next_order(), file, line, name))
+        self.fed = True
+        self.current.compile.append(CompileItem(self.next_order(), file, line, name, stream=self.stream))
 
     @property
     def printed(self) -> bool:
@@ -139,6 +159,7 @@ class Segmenter:
         """File every program's stages on kernels (tgstore.svod.readers.attribute), in order."""
         if self.fires is not None:  # after the last pass event: no pass to tie them to
             self.log.loose_fires.append(self._take())
+        self._unalign()
         programs = [p for p in self.programs if not p.empty]
         if programs and self.failed:
             programs[-1].complete = False
@@ -162,4 +183,29 @@ class Segmenter:
                 f"{hints.documents(self.log.kernels, [*stray, *(s for k in self.log.kernels for s in k.stages)])}"))
         self.log.schedules = max([p.schedule + 1 for p in programs] +
                                  [s.schedule + 1 for s in self.log.schedule_stages] + [0])
-        self.programs = [Program(self.current.schedule + 1, self.test)]
+        self.programs = [Program(self.programs[-1].schedule + 1, self.test)]
+        self.at, self.fed = 0, False
+
+    def _unalign(self) -> None:
+        """Two streams that showed different numbers of programs: the second's stages tie to no program (and so to no
+        kernel); they are taken out of the programs and stored unattributed."""
+        if not self.first_programs:  # one stream, or a first stream with no stage: the second's programs are its own
+            return
+        second = self.at + 1 if self.fed else self.at
+        if second in (0, self.first_programs):
+            return
+        taken: list[Stage] = []
+        for program in self.programs:
+            taken += [s for s in program.opt if s.stream == 2]
+            taken += [c.stage for c in program.compile if c.stage is not None and c.stage.stream == 2]
+            program.opt = [s for s in program.opt if s.stream != 2]
+            program.compile = [c for c in program.compile if c.stage is None or c.stage.stream != 2]
+        if not taken:
+            return
+        self.log.unattributed += taken
+        file, line = self.second_stream_at or (taken[0].file, taken[0].line)
+        self.log.problems.append(Problem(file, line, f"the two streams, written to two files, show different numbers "
+                                         f"of realizes (the first {self.first_programs}, this one {second}): nothing "
+                                         f"ties this stream's {len(taken)} stages to a realize or a kernel; stored "
+                                         "unattributed. Write both streams to one file (2>&1): then the order "
+                                         "between them is the log's"))
