@@ -39,7 +39,7 @@ SUSPECT = re.compile(r"test \S+(?: - [\w ]+)? \.\.\. |(?<=[^\n])\{\"timestamp\""
                      r"|(?<=[^\n\"])(?<!\x1b\[2m)(?:\x1b\[[\d;]*m)*\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z")
 NEWLINE = re.compile("\n")
 NON_SPACE = re.compile(r"\S")
-RUNNING = re.compile(r"^running \d+ tests?$", re.M)
+RUNNING = re.compile(r"running \d+ tests?(?=\n|$)")  # matched where a line starts
 REACH = 4  # lines after the first piece's line that the word and the newline may land on
 WORDS_TRIED = 4  # the first few words after the first piece (a Svod line may hold an `ok` of its own)
 
@@ -101,13 +101,24 @@ def _libtest_threads(text: str) -> bool:
     """libtest ran tests on its threads: output between `running N tests` and the first `test NAME ... ` (with one
     thread, libtest writes a test's name before the test runs, so nothing comes first; with threads, a test's name
     and result together when it ends, after its output)."""
-    for running in RUNNING.finditer(text):
+    for running in _running_lines(text):
         first = NAME.search(text, running.end())
         printed = NON_SPACE.search(text, running.end())  # no slice: the output before a first test may be 100 MB
         if printed and (first is None or printed.start() < first.start()) \
                 and not text.startswith("test result: ", printed.start()):  # `running 0 tests`: its section ends
             return True
     return False
+
+
+def _running_lines(text: str):
+    """libtest's `running N tests` lines (a str.find walk: a multi-line regex over a 100 MB log costs more)."""
+    at = text.find("running ")
+    while at >= 0:
+        if at == 0 or text[at - 1] == "\n":
+            found = RUNNING.match(text, at)
+            if found:
+                yield found
+        at = text.find("running ", at + 8)
 
 
 def _starts_event(line: str) -> bool:
