@@ -112,11 +112,19 @@ def kernel_timings(bundle: Bundle) -> dict[tuple[str, int], dict]:
     return found
 
 
-def time_once(root: Path, plan: ExtractionPlan, out: Path) -> dict[tuple[str, int], dict]:
-    try:
-        return kernel_timings(extract_to_bundle(root, out, plan))
-    except ExtractionFailed as exc:
-        raise SpeedCheckError(str(exc)) from None
+def timed_rounds(trees: list[tuple[str, Path]], plan: ExtractionPlan, rounds: int, *, alternate: bool,
+                 log: Callable[[int, str], None]) -> dict[str, list[dict[tuple[str, int], dict]]]:
+    """{label: [each round's kernel timings]}: each (label, package tree) extracted with timings once a round, in
+    one session on one machine, one after the other; `alternate` reverses the order every other round (A B B A),
+    which cancels a drift of the machine's speed that is linear in time. `log(round, label)` before each; an
+    extraction that fails raises ExtractionFailed."""
+    found: dict[str, list[dict[tuple[str, int], dict]]] = {label: [] for label, _root in trees}
+    with tempdirs.owned("timing") as tmp:
+        for r in range(rounds):
+            for n, (label, root) in enumerate(trees[::-1] if alternate and r % 2 else trees):
+                log(r, label)
+                found[label].append(kernel_timings(extract_to_bundle(root, Path(tmp) / f"{r}-{n}.jsonl", plan)))
+    return found
 
 
 def judge(kernel: KernelSpeed, threshold: float, confidence: float = CONFIDENCE) -> None:
@@ -142,22 +150,23 @@ def check_speed(tree: Path, base_tree: Path, against: str, plan: ExtractionPlan,
                 threshold: float = 0.05, confidence: float = CONFIDENCE,
                 log: Callable[[str], None] = lambda _m: None) -> SpeedCheck:
     """Time `tree` (the working tree) and `base_tree` (REV's package) `rounds` times each, interleaved."""
-    timed = timing_plan(plan)
+    try:
+        per_tree = timed_rounds([("working tree", tree), ("base", base_tree)], timing_plan(plan), rounds,
+                                alternate=True, log=lambda r, which: log(f"round {r + 1}/{rounds}: timing the {which}"))
+    except ExtractionFailed as exc:
+        raise SpeedCheckError(str(exc)) from None
     kernels: dict[tuple[str, int], KernelSpeed] = {}
-    with tempdirs.owned("speed") as tmp:
-        for r in range(rounds):
-            order = [("working tree", tree), ("base", base_tree)]
-            for which, root in order if r % 2 == 0 else order[::-1]:
-                log(f"round {r + 1}/{rounds}: timing the {which}")
-                for key, t in time_once(root, timed, Path(tmp) / f"{r}-{which[0]}.jsonl").items():
-                    k = kernels.setdefault(key, KernelSpeed(key[0], key[1], None))
-                    if which == "base":
-                        k.base_ns.append(t["ns_min"])
-                        k.base_samples += t.get("samples") or [t["ns_min"]]
-                    else:
-                        k.kernel = t.get("program") or k.kernel
-                        k.ns.append(t["ns_min"])
-                        k.samples += t.get("samples") or [t["ns_min"]]
+    for which, timings in per_tree.items():
+        for round_timings in timings:
+            for key, t in round_timings.items():
+                k = kernels.setdefault(key, KernelSpeed(key[0], key[1], None))
+                if which == "base":
+                    k.base_ns.append(t["ns_min"])
+                    k.base_samples += t.get("samples") or [t["ns_min"]]
+                else:
+                    k.kernel = t.get("program") or k.kernel
+                    k.ns.append(t["ns_min"])
+                    k.samples += t.get("samples") or [t["ns_min"]]
     for k in kernels.values():
         judge(k, threshold, confidence)
     return SpeedCheck(against, rounds, threshold, sorted(kernels.values(), key=lambda k: (k.case, k.position)),

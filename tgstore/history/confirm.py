@@ -18,11 +18,10 @@ from pathlib import Path
 
 from sqlalchemy import Engine
 
-from tgstore import tempdirs
 from tgstore.compare.stepfit import ALPHA, mann_whitney
-from tgstore.gate.speed import kernel_timings, rounds_needed, timing_plan
+from tgstore.gate.speed import rounds_needed, timed_rounds, timing_plan
 from tgstore.git import GitError, package_checkout
-from tgstore.pipeline import ExtractionFailed, ExtractionPlan, extract_to_bundle
+from tgstore.pipeline import ExtractionFailed, ExtractionPlan
 from tgstore.store.timings import this_machine
 from tgstore.store.triage import Confirmation, now, store_confirmation
 
@@ -104,11 +103,7 @@ def confirm(engine: Engine, repo: Path, report, plan: ExtractionPlan, *, rounds:
 def time_interleaved(repo: Path, good: str, bad: str, plan: ExtractionPlan, rounds: int,
                      log: Callable[[str], None]) -> dict[str, list[dict]]:
     """{sha: [each round's kernel timings]} of both commits, timed good, bad, good, bad, ... in one session."""
-    found: dict[str, list[dict]] = {good: [], bad: []}
-    with tempdirs.owned("confirm") as tmp, package_checkout(repo, good) as a, package_checkout(repo, bad) as b:
-        for r in range(rounds):
-            for sha, root in ((good, a), (bad, b)):
-                log(f"{good[:10]}..{bad[:10]}: round {r + 1}/{rounds}, timing {sha[:10]}")
-                bundle = extract_to_bundle(root, Path(tmp) / f"{r}-{sha[:10]}.jsonl", plan)
-                found[sha].append(kernel_timings(bundle))
-    return found
+    with package_checkout(repo, good) as a, package_checkout(repo, bad) as b:
+        return timed_rounds([(good, a), (bad, b)], plan, rounds, alternate=False,
+                            log=lambda r, sha: log(f"{good[:10]}..{bad[:10]}: round {r + 1}/{rounds}, "
+                                                   f"timing {sha[:10]}"))

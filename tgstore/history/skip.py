@@ -31,7 +31,7 @@ from sqlalchemy import Connection, Engine
 
 from tgstore.extract.child.inputs import listing_hash
 from tgstore.git import Tree
-from tgstore.store.runs import stored_runs
+from tgstore.store.runs import StoredRun
 
 
 def why_not_same(tree: Tree, inputs: dict[str, Any]) -> str | None:
@@ -77,7 +77,7 @@ def ancestors(path: str) -> list[str]:
 
 
 STORED_INPUTS = """
-SELECT c.sha, b.text FROM runs r
+SELECT c.sha, r.id, r.status, r.renderers, r.debug_level, b.text FROM runs r
 JOIN tinygrad_commits c ON c.id = r.commit_id
 JOIN suites s ON s.id = r.suite_id
 JOIN blobs b ON b.id = r.inputs_blob_id
@@ -87,18 +87,20 @@ WHERE s.hash = ? AND r.backend = ? AND r.status = 'ok' AND r.is_current = 1 AND 
 
 def stored_inputs(conn: Connection, asked: dict[str, Any], shas: list[str]) -> dict[str, dict[str, Any]]:
     """The inputs of those commits' current ok runs that hold the `asked` settings and hold nothing their own
-    extraction did not make (a renderer carried from the run it replaced was extracted from other inputs)."""
-    runs = stored_runs(conn, asked["suite"], asked["backend"], shas)
+    extraction did not make (a renderer carried from the run it replaced was extracted from other inputs). Each run's
+    inputs blob is read once: its settings say what the run holds (store.runs.StoredRun)."""
     found: dict[str, dict[str, Any]] = {}
     for start in range(0, len(shas), 500):
         chunk = shas[start:start + 500]
-        for sha, text in conn.exec_driver_sql(STORED_INPUTS.format(marks=",".join("?" * len(chunk))),
-                                              (asked["suite"], asked["backend"], *chunk)).fetchall():
+        for sha, run_id, status, renderers, debug_level, text in conn.exec_driver_sql(
+                STORED_INPUTS.format(marks=",".join("?" * len(chunk))), (asked["suite"], asked["backend"], *chunk)):
             inputs = json.loads(text)
-            run = runs.get(sha)
-            if run is None or "files" not in inputs or "machine" not in inputs or not run.covers(asked):
+            if "files" not in inputs or "machine" not in inputs:
                 continue
-            if set(inputs["settings"].get("renderers", [])) == set(run.settings["renderers"]):
+            settings = inputs.get("settings")
+            run = StoredRun(run_id, status, renderers, json.dumps(settings) if settings is not None else None,
+                            debug_level, asked["suite"], asked["backend"])
+            if run.covers(asked) and set((settings or {}).get("renderers", [])) == set(run.settings["renderers"]):
                 found[sha] = inputs
     return found
 
