@@ -107,6 +107,18 @@ def test_matmul_kernel_0_from_home_in_one_click_then_every_pass_and_rewrite_by_k
     assert browser.js("document.title") == f"matmul · kernel 0 {name} · C · 0.14.0 · tgstore"
     assert pass_rows(browser) == [[str(p), n, "" if c is None else str(c)] for p, n, c in expected]
     assert int(query_arg(browser, "pass") or expected[0][0]) == expected[0][0]
+    # the list's fold has a sign: the passes it hides below, by number, at its visible bottom (issue 46)
+    hidden = browser.js("(() => { const l = document.querySelector('.tgstore-pass-list'), m = l.querySelector("
+                        "'.tgstore-pass-more'), b = l.getBoundingClientRect().bottom - m.offsetHeight + 1; return "
+                        "Array.from(l.querySelectorAll('tbody tr')).filter(r => r.getBoundingClientRect().bottom > b)"
+                        ".map(r => r.cells[0].textContent.trim()); })()")
+    sign = browser.js("document.querySelector('.tgstore-pass-more').textContent")
+    marker_bottom = browser.js("(() => { const l = document.querySelector('.tgstore-pass-list'); return Math.round("
+                               "l.getBoundingClientRect().bottom - l.querySelector('.tgstore-pass-more')"
+                               ".getBoundingClientRect().bottom); })()")
+    assert hidden and hidden[-1] == str(expected[-1][0]), (hidden, sign)  # 1000 px: the list is longer than that
+    assert sign == f"▼ {len(hidden)} more below (#{hidden[0]}–#{hidden[-1]})", sign
+    assert abs(marker_bottom) <= 2, marker_bottom  # at the list's visible bottom, not after its last row
     sizes = [page_bytes(browser)]
     for position, pass_name, _count in expected[1:]:  # every pass, by the right arrow alone
         browser.press("ArrowRight")

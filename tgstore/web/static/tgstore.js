@@ -246,6 +246,25 @@ document.addEventListener("DOMContentLoaded", () => {
   });
   const list = document.querySelector(".tgstore-pass-list"), here = list && list.querySelector("tr.selected");
   if (here) list.scrollTop = here.offsetTop - list.clientHeight / 2;  // the list alone scrolls, not the page
+  const more = list && list.querySelector(".tgstore-pass-more");
+  if (more) {
+    // which passes the list's fold hides, above and below, said at its visible bottom
+    const rows = Array.from(list.querySelectorAll("tbody tr"));
+    const pos = (r) => "#" + r.cells[0].textContent.trim();
+    const say = () => {
+      const box = list.getBoundingClientRect(), bottom = box.bottom - more.offsetHeight + 1;
+      const below = rows.filter((r) => r.getBoundingClientRect().bottom > bottom);
+      const above = rows.filter((r) => r.getBoundingClientRect().top < box.top - 1);
+      const parts = [];
+      if (below.length) parts.push(`▼ ${below.length} more below (${pos(below[0])}–${pos(below[below.length - 1])})`);
+      if (above.length) parts.push(`▲ ${above.length} above (${pos(above[0])}–${pos(above[above.length - 1])})`);
+      more.textContent = parts.length ? parts.join(" · ") : `${rows.length} passes, all shown`;
+      more.classList.toggle("tgstore-folded", below.length > 0);
+    };
+    say();
+    list.addEventListener("scroll", say);
+    window.addEventListener("resize", say);
+  }
 });
 
 // The home page's case list: typing filters the rows by case name.
