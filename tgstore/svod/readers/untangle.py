@@ -42,6 +42,8 @@ NON_SPACE = re.compile(r"\S")
 RUNNING = re.compile(r"running \d+ tests?(?=\n|$)")  # matched where a line starts
 REACH = 4  # lines after the first piece's line that the word and the newline may land on
 WORDS_TRIED = 4  # the first few words after the first piece (a Svod line may hold an `ok` of its own)
+# other threads' whole events that may land between two pieces of one stderr line (a loaded machine: 8 seen)
+EVENTS_BETWEEN = 64
 
 
 def untangle(text: str) -> str:
@@ -54,7 +56,7 @@ def untangle(text: str) -> str:
         if suspect.start() < done:
             continue
         first = text.rfind("\n", 0, suspect.start()) + 1
-        ends = _line_ends(text, first, REACH + 2)
+        ends = _with_events(text, _line_ends(text, first, REACH + 2))
         lines = [text[a:b] for a, b in zip([first, *(e + 1 for e in ends[:-1])], ends, strict=True)]
         if suspect.group().startswith("test "):
             window = _untangled_result(lines, threaded)
@@ -77,6 +79,17 @@ def _line_ends(text: str, first: int, count: int) -> list[int]:
         at = end + 1
         if end == len(text):
             break
+    return ends
+
+
+def _with_events(text: str, ends: list[int]) -> list[int]:
+    """The window's line ends, on past a run of whole events it ends in (up to EVENTS_BETWEEN more lines) and the
+    line after them: where the rest of a stderr line torn by them lands."""
+    while 1 < len(ends) < REACH + 2 + EVENTS_BETWEEN and ends[-1] < len(text):
+        if not _whole_event(text[ends[-2] + 1:ends[-1]]):
+            break
+        end = text.find("\n", ends[-1] + 1)
+        ends.append(len(text) if end < 0 else end)
     return ends
 
 
