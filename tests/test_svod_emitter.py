@@ -160,9 +160,12 @@ def _attribution(name: str, result: corpus.Result, db: Path, runs: dict, kernels
         later = [1, *_bodies_after(texts[landed.file], landed.line, record["label"])] \
             if source.startswith("dump-") else []
         later += [1, 2] if landed.shared else []  # a torn line is put back one or two lines on
+        message = record.get("message") if source == "event" else None
+        later += [1] if message else []  # whole events after a torn line move one on with the event it held
         found = next((stages[key] for n in [0, *later]
                       if (key := (landed.file, landed.line + n, source)) in stages
-                      and (n == 0 or not source.startswith("dump-") or stages[key][0]["label"] == record["label"])),
+                      and (n == 0 or not source.startswith("dump-") or stages[key][0]["label"] == record["label"])
+                      and (not message or stages[key][0]["message"] == message)),
                      None)  # a dump further on is this one only by its label (the next block's body may be there)
         if not found and source.startswith("dump-") and _said(db, landed, record["label"]):
             continue  # a body no proof ties to its block (other threads' blocks open): kept as text, a problem says so
