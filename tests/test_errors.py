@@ -260,3 +260,31 @@ def test_usage_errors_are_one_line_naming_the_help(args: list[str], words: list[
 def test_a_bare_command_group_still_prints_its_help() -> None:
     proc = tgstore("db")
     assert proc.returncode == 2 and "upgrade" in proc.stderr + proc.stdout and "error:" not in proc.stderr
+
+
+def test_db_is_one_option_of_the_app_written_before_or_after_the_command(tmp_path: Path, db: Path) -> None:
+    """`--db` is the app's option (defined once, cli/app.py); `tgstore runs --db X`, `tgstore --db X runs`,
+    `--db=X` and TGSTORE_DB name the same database; a `--db` with no file is a one-line usage error; a captured
+    command's own `--db` (after `--`) is left to it; each database command's --help says how to name it."""
+    import os
+
+    from tgstore.cli.app import hoist_db
+
+    after = tgstore("runs", "--json", "--db", db)
+    assert after.returncode == 0, after.stderr
+    assert [r["status"] for r in json.loads(after.stdout)["runs"]] == ["ok"]
+    for spelling in (("--db", db, "runs", "--json"), ("runs", f"--db={db}", "--json")):
+        proc = tgstore(*spelling)
+        assert (proc.returncode, proc.stdout) == (0, after.stdout), (spelling, proc.stderr)
+    from_env = tgstore("runs", "--json", cwd=tmp_path, env={**os.environ, "TGSTORE_DB": str(db)})
+    assert (from_env.returncode, from_env.stdout) == (0, after.stdout), from_env.stderr
+    elsewhere = tgstore("runs", "--json", cwd=tmp_path)  # ./tgstore.db, which tmp_path lacks
+    assert elsewhere.returncode == 1 and "tgstore.db does not exist" in elsewhere.stderr, elsewhere.stderr
+    bare = tgstore("runs", "--db")
+    assert (bare.returncode, bare.stderr) == (2, "error: Option '--db' requires an argument: the database file. "
+                                                 "(see tgstore --help)\n")
+    assert hoist_db(["capture", "--db", "a.db", "--", "python", "x.py", "--db", "b"]) == \
+        ["--db", "a.db", "capture", "--", "python", "x.py", "--db", "b"]
+    assert "The database: --db PATH (before or after the command name) or TGSTORE_DB" in \
+        unwrapped(tgstore("runs", "--help").stdout)
+    assert "The database:" not in tgstore("extract", "--help").stdout  # writes a bundle, opens no database

@@ -14,10 +14,10 @@ from tgstore.cli.app import app
 from tgstore.cli.common import (
     DEFAULT_REWRITES,
     CaseArgument,
-    DbOption,
     JsonOption,
     RepoOption,
     command,
+    db_path,
     fail,
     open_db,
     open_reader,
@@ -72,7 +72,6 @@ def blame(
     why: Annotated[bool, typer.Option("--why", help="Explain each change: the rules whose matches differ and the "
                                       "hunks that touch them (needs the tinygrad repository).")] = False,
     repo: RepoOption = None,
-    db: DbOption = Path("tgstore.db"),
     as_json: JsonOption = False,
 ) -> None:
     """In git order over the stored commits, each commit where a pass's output changed for CASE's kernel
@@ -80,6 +79,7 @@ def blame(
     lacks between two stored ones are said, with the bisect that would find the change inside them. --json prints
     {"case", "kernel", "pass_name", "commits", "changes": [{"pass", "before", "after", "nodes_before",
     "nodes_after", "gap", "bisect", "diff", "why"?}], "gaps"}."""
+    db = db_path()
     from tgstore.answers.base import Unanswerable
     from tgstore.answers.blame import blame as blame_answer
 
@@ -132,7 +132,6 @@ def why(
     renderer: RendererOption = "C",
     spelling: SpellingOption = "ignore",
     repo: RepoOption = None,
-    db: DbOption = Path("tgstore.db"),
     as_json: JsonOption = False,
 ) -> None:
     """Why a pass's output changed for CASE's kernel between two stored commits: the rules whose matches in that
@@ -140,6 +139,7 @@ def why(
     both commits and the hunks of `git diff PARENT COMMIT` touching its lines, its helpers, its function or its
     matcher, ranked most likely cause first; where no rule explains it, the changed files the run read. --json
     prints {"before", "after", "changed", "rules": [{"status", "a", "b", "why", "hunks"}], "files_read", "notes"}."""
+    db = db_path()
     from tgstore.answers.base import Unanswerable
     from tgstore.answers.blame import why as why_answer
 
@@ -208,12 +208,12 @@ def repro(
     renderer: Annotated[str, typer.Option("--renderer", help="C, LLVM or X86 (rendered on the CPU).")] = "C",
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the script here (default: stdout).",
                                              show_default=False)] = None,
-    db: DbOption = Path("tgstore.db"),
     as_json: JsonOption = False,
 ) -> None:
     """Write a standalone Python script that, run with tinygrad at COMMIT (installed, or PYTHONPATH=a checkout),
     rebuilds CASE's kernel from its stored pyrender, runs tinygrad's own lowering, and prints the graph after
     --pass and the generated source (`--source`: the source alone, byte for byte what is stored)."""
+    db = db_path()
     from tgstore.answers.base import Unanswerable
     from tgstore.answers.repro import repro as make
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import sys
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -12,9 +11,9 @@ from rich.text import Text
 
 from tgstore.cli.app import app
 from tgstore.cli.common import (
-    DbOption,
     JsonOption,
     command,
+    db_path,
     fail,
     open_db,
     open_reader,
@@ -34,13 +33,13 @@ JsonLinesOption = Annotated[bool, typer.Option("--jsonl", help="Print JSON lines
 
 
 @command(app)
-def runs(db: DbOption = Path("tgstore.db"),
-         as_json: JsonOption = False,
+def runs(as_json: JsonOption = False,
          as_jsonl: JsonLinesOption = False,
          all_attempts: Annotated[bool, typer.Option("--all", help="Also list failed attempts that did not replace "
                                                     "an ok run.")] = False) -> None:
     """List the stored runs in history order (git's first-parent line, releases by version): commit, version,
     suite, backend, status. --json prints {"runs": [...]}, --jsonl one run per line."""
+    db = db_path()
     from tgstore.answers.runs import runs as runs_answer
 
     found = runs_answer(open_reader(db), all_attempts=all_attempts)
@@ -65,7 +64,6 @@ def print_query_list() -> None:
 def query(
     name: Annotated[str | None, typer.Argument(help="The query: a file stem in queries/ (see --list).")] = None,
     param: ParamOption = None,
-    db: DbOption = Path("tgstore.db"),
     list_queries: Annotated[bool, typer.Option("--list", help="List the available queries and exit.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the answer as one JSON document: query, title, "
                                           "params, columns, rows.")] = False,
@@ -75,6 +73,7 @@ def query(
     """Run a named SQL query from queries/ with -p key=value parameters; a commit parameter takes a sha, a unique
     sha prefix or a version. A terminal gets a table, a pipe plain columns; --json, --jsonl and --csv for
     scripts."""
+    db = db_path()
     from tgstore.answers.queries import checked_query
     from tgstore.answers.queries import query as query_answer
     from tgstore.queries import QueryError, parse_param_options
@@ -130,7 +129,6 @@ DIFF_STYLES = {"header": "bold", "add": "green", "remove": "red", "hunk": "cyan"
 def diff(
     a: Annotated[str, typer.Argument(help="The older commit: sha, unique sha prefix, version, or tree:<hash>.")],
     b: Annotated[str, typer.Argument(help="The newer commit.")],
-    db: DbOption = Path("tgstore.db"),
     case: Annotated[str | None, typer.Option("--case", help="Only this case.")] = None,
     renderer: Annotated[str | None, typer.Option("--renderer", help="Only this renderer's sources (C, LLVM, ...).")
                         ] = None,
@@ -155,6 +153,7 @@ def diff(
     """What changed between two commits' runs: a summary (cases, kernels, renderers changed), then unified diffs of
     kernel ASTs and generated sources; spelling-blind unless --spelling raw. Renderers unavailable at either commit
     are skipped with one line saying so."""
+    db = db_path()
     from tgstore.answers.diff import diff as diff_answer
     from tgstore.compare.diff import format_diff
 
@@ -172,13 +171,13 @@ def diff(
 
 @command(app)
 def serve(
-    db: DbOption = Path("tgstore.db"),
     host: Annotated[str, typer.Option("--host", help="The address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="The port to listen on.")] = 8001,
     open_browser: Annotated[bool, typer.Option("--open/--no-open", help="Open a web browser on it.")] = False,
 ) -> None:
     """Browse the database in Datasette (read-only): commits, kernels, pass graphs, diffs between commits, charts,
     and every queries/*.sql as a canned query."""
+    db = db_path()
     from tgstore.serve import serve_datasette
 
     open_db(db, migrate=False, writer=False)  # a clear error for a missing or foreign file

@@ -18,7 +18,22 @@ import typer
 
 from tgstore.cli.output import error
 
-DbOption = Annotated[Path, typer.Option("--db", help="The tgstore SQLite database file.", envvar="TGSTORE_DB")]
+DEFAULT_DB = Path("tgstore.db")
+# the app's one `--db` (cli/app.py's callback); written before or after the command name (app.DbFirstGroup)
+DbOption = Annotated[Path, typer.Option("--db", help="The tgstore SQLite database file, for every command; before or "
+                                        "after the command name.", envvar="TGSTORE_DB")]
+DB_EPILOG = "The database: --db PATH (before or after the command name) or TGSTORE_DB; default ./tgstore.db."
+_DB: contextvars.ContextVar[Path] = contextvars.ContextVar("tgstore_db", default=DEFAULT_DB)
+
+
+def set_db(path: Path) -> None:
+    """The app's callback: the database this invocation's command uses."""
+    _DB.set(path)
+
+
+def db_path() -> Path:
+    """The database the command works on: `--db`, else TGSTORE_DB, else ./tgstore.db."""
+    return _DB.get()
 TinygradOption = Annotated[
     Path | None,
     typer.Option("--tinygrad", help="A tinygrad checkout, a directory holding the tinygrad package, or the package "
@@ -133,6 +148,9 @@ def command(group: typer.Typer, *args: Any, **kwargs: Any) -> Callable[[F], F]:
     """`group.command(...)` whose function runs inside `errors_as_messages`."""
 
     def register(fn: F) -> F:
+        if "db_path" in fn.__code__.co_names:  # a command on the database: its --help says how to name it
+            kwargs.setdefault("epilog", DB_EPILOG)
+
         @functools.wraps(fn)
         def wrapper(*a: Any, **k: Any) -> Any:
             with errors_as_messages():

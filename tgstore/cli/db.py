@@ -3,20 +3,20 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from tgstore.cli.app import db_app
-from tgstore.cli.common import DbOption, command, open_db
+from tgstore.cli.common import command, db_path, open_db
 from tgstore.cli.output import emit, note
 
 
 @command(db_app, "upgrade")
-def db_upgrade(db: DbOption = Path("tgstore.db"),
+def db_upgrade(
                revision: Annotated[str, typer.Argument(help="Target revision.")] = "head") -> None:
     """Create the database or migrate it up to REVISION (default head)."""
+    db = db_path()
     from tgstore.db import current_revision, upgrade
 
     engine = open_db(db, migrate=False)
@@ -26,8 +26,9 @@ def db_upgrade(db: DbOption = Path("tgstore.db"),
 
 @command(db_app, "downgrade", context_settings={"ignore_unknown_options": True})  # `downgrade -1`
 def db_downgrade(revision: Annotated[str, typer.Argument(help="Target revision (e.g. -1, base, 0001).")],
-                 db: DbOption = Path("tgstore.db")) -> None:
+                 ) -> None:
     """Migrate the database down to REVISION."""
+    db = db_path()
     from tgstore.db import current_revision, downgrade
 
     engine = open_db(db, migrate=False)
@@ -36,10 +37,11 @@ def db_downgrade(revision: Annotated[str, typer.Argument(help="Target revision (
 
 
 @command(db_app, "gc")
-def db_gc(db: DbOption = Path("tgstore.db"),
+def db_gc(
           vacuum: Annotated[bool, typer.Option("--vacuum", help="Also VACUUM to give the space back to the "
                                                "filesystem (rewrites the file).")] = False) -> None:
     """Delete stored artifacts that no run refers to any more (left by --force, retries or widened runs)."""
+    db = db_path()
     from tgstore.db.gc import collect_garbage
 
     engine = open_db(db)
@@ -52,9 +54,10 @@ def db_gc(db: DbOption = Path("tgstore.db"),
 
 
 @command(db_app, "current")
-def db_current(db: DbOption = Path("tgstore.db"),
+def db_current(
                as_json: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False) -> None:
     """Print the database's schema revision and the newest this tgstore knows (read without Alembic)."""
+    db = db_path()
     from tgstore.cli.common import open_reader
     from tgstore.db.read import head, stored_revision
 
@@ -66,12 +69,13 @@ def db_current(db: DbOption = Path("tgstore.db"),
 
 
 @command(db_app, "check")
-def db_check(db: DbOption = Path("tgstore.db"),
+def db_check(
              fix: Annotated[bool, typer.Option("--fix", help="Repair what can be repaired: JSON values with NaN or "
                                                "Infinity (written by older tgstores) become valid JSON.")] = False,
              as_json: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False) -> None:
     """Check the database: SQLite's integrity and foreign-key checks, every JSON column valid, every view readable.
     Exits 1 if a problem is left (after --fix, if given)."""
+    db = db_path()
     from tgstore.db.repair import check_database
 
     engine = open_db(db, migrate=False, writer=fix)

@@ -23,7 +23,6 @@ from tgstore.cli.common import (
     CasesOption,
     CommandArgument,
     CompileTimesOption,
-    DbOption,
     DebugOption,
     JobsOption,
     RenderersOption,
@@ -37,6 +36,7 @@ from tgstore.cli.common import (
     TinygradOption,
     capture_command,
     command,
+    db_path,
     fail,
     make_plan,
     open_db,
@@ -164,7 +164,6 @@ def replaced_by(given: dict[str, object]) -> str | None:
 @command(app)
 def ingest(
     ctx: typer.Context,
-    db: DbOption = Path("tgstore.db"),
     tinygrad: TinygradOption = None,
     bundle: Annotated[list[Path] | None, typer.Option("--bundle", help="Ingest bundle file(s) written by "
                                                       "`tgstore extract` instead of extracting, or a directory "
@@ -210,6 +209,7 @@ def ingest(
     commit's checkout) and stores every kernel tinygrad lowered, one case per pytest test (or one for the whole
     command); the command failing is recorded (the run is partial), what it lowered is kept.
     """
+    db = db_path()
     replaced = replaced_by({"rev": rev, "bundle": bundle, "capture": capture})
     run_ingest(ctx, db, tinygrad, bundle, cases, suite, capture, command_args, backend, renderers, stages, rewrites,
                debug, timeout, force, no_skip, keep_bundle, repo, rev, jobs, dask, worker_repo, time, time_runs,
@@ -387,7 +387,6 @@ def bisect(
                                                show_default=False)] = None,
     renderer: Annotated[str, typer.Option("--renderer", help="Whose generated source (--what source).")] = "C",
     ignore_names: IgnoreNamesOption = False,
-    db: DbOption = Path("tgstore.db"),
     cases: CasesOption = None,
     suite: SuiteOption = None,
     backend: BackendOption = "CPU",
@@ -397,6 +396,7 @@ def bisect(
 ) -> None:
     """Find the first commit in GOOD..BAD (first-parent line) where CASE's generated source (or kernel ASTs)
     differs from GOOD's, by binary search over stored runs, extracting and ingesting only the commits missing."""
+    db = db_path()
     from tgstore.git import open_repo, verify_rev
     from tgstore.history.bisect import BisectError, bisect_case, case_names
     from tgstore.history.sweep import SweepError

@@ -13,7 +13,6 @@ from tgstore.cli.common import (
     BackendOption,
     CasesOption,
     CommandArgument,
-    DbOption,
     DebugOption,
     JsonOption,
     RenderersOption,
@@ -21,6 +20,7 @@ from tgstore.cli.common import (
     TimeoutOption,
     TinygradOption,
     command,
+    db_path,
     fail,
     make_plan,
     open_db,
@@ -48,7 +48,6 @@ def check(
     against: Annotated[str, typer.Option("--against", help="The stored commit to compare with: sha, sha prefix or "
                                          "version.", show_default=False)],
     tinygrad: TinygradOption = None,
-    db: DbOption = Path("tgstore.db"),
     cases: CasesOption = None,
     suite: SuiteOption = None,
     backend: BackendOption = "CPU",
@@ -85,6 +84,7 @@ def check(
     The database is left as it was. Renderers default to those of the stored run. With --time, also times both
     trees' kernels on this machine, interleaved, and lists those slower or faster beyond the noise (--fail-on slower
     exits 1 on a slower one); --report md prints a Markdown summary for a pull request."""
+    db = db_path()
     from tgstore.compare.diff import diff_to_json, format_diff
     from tgstore.gate.tree import CheckError, check_tree
 

@@ -18,7 +18,6 @@ from tgstore.cli.common import (
     CasesOption,
     CommandArgument,
     CompileTimesOption,
-    DbOption,
     DebugOption,
     JobsOption,
     RenderersOption,
@@ -31,6 +30,7 @@ from tgstore.cli.common import (
     TimeRunsOption,
     TinygradOption,
     command,
+    db_path,
 )
 from tgstore.cli.extract import ForceOption, KeepBundleOption, NoSkipOption, ingest_bundles, run_ingest
 
@@ -51,7 +51,6 @@ CaptureCommand = Annotated[list[str], typer.Argument(
 def sweep(
     ctx: typer.Context,
     rev: RevOption,
-    db: DbOption = Path("tgstore.db"),
     repo: RepoOption = None,
     cases: CasesOption = None,
     suite: SuiteOption = None,
@@ -76,6 +75,7 @@ def sweep(
     holds what is asked is skipped, each line says why; failed ones are retried), resumable, parallel with --jobs,
     on a Dask cluster with --dask; with --capture -- COMMAND, the command is run in each commit's checkout instead of
     a suite. Exits 1 if an extraction failed. (Was `ingest --rev`.)"""
+    db = db_path()
     run_ingest(ctx, db, None, None, cases, suite, capture, command_args, backend, renderers, stages, rewrites, debug,
                timeout, force, no_skip, None, repo, rev, jobs, dask, worker_repo, time, time_runs, compile_times)
 
@@ -84,12 +84,12 @@ def sweep(
 def ingest_bundle(
     paths: Annotated[list[Path], typer.Argument(help="Bundle files written by `tgstore extract`, or one directory "
                                                 "of them (*.jsonl, in name order).", show_default=False)],
-    db: DbOption = Path("tgstore.db"),
     force: ForceOption = False,
 ) -> None:
     """Store bundles as `tgstore extract` wrote them (on this machine or another): each validated before the
     database is opened; a truncated one is stored as a failed run. Exits 1 if a bundle failed. (Was
     `ingest --bundle`.)"""
+    db = db_path()
     ingest_bundles(db, paths, force)
 
 
@@ -97,7 +97,6 @@ def ingest_bundle(
 def capture(
     ctx: typer.Context,
     command_args: CaptureCommand,
-    db: DbOption = Path("tgstore.db"),
     tinygrad: TinygradOption = None,
     backend: BackendOption = "CPU",
     renderers: RenderersOption = None,
@@ -115,5 +114,6 @@ def capture(
     lowered, one case per pytest test (or one for the whole command), with its call site; the command failing is
     recorded (the run is partial), what it lowered is kept. In each commit of a sweep: `tgstore sweep --rev A..B
     --capture -- COMMAND`. (Was `ingest --capture`.)"""
+    db = db_path()
     run_ingest(ctx, db, tinygrad, None, None, None, True, command_args, backend, renderers, stages, rewrites, debug,
                timeout, force, False, keep_bundle, None, None, None, None, None, time, time_runs, compile_times)

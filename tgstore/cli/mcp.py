@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from tgstore.cli.app import app
-from tgstore.cli.common import DbOption
+from tgstore.cli.common import db_path
 
 INSTRUCTIONS = (
     "tgstore answers questions about tinygrad's compiler pipeline across commits from a SQLite database: which runs "
@@ -101,11 +101,12 @@ def build_server(db: Path):
 
 
 @app.command("mcp")
-def mcp(db: DbOption = Path("tgstore.db")) -> None:
+def mcp() -> None:
     """Serve tgstore's answers (queries, query, runs, diff, stages, rewrites, parity, regressions, slowdowns,
     times, compile_times, blame, why, repro) to an agent over the Model Context Protocol on stdin/stdout, read from
     DB in this
     process; each answer is what the command's --json prints. Needs `pip install 'tgstore[mcp]'`."""
+    db = db_path()
     from tgstore.cli.common import fail
 
     try:

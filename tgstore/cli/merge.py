@@ -9,14 +9,13 @@ from typing import Annotated
 import typer
 
 from tgstore.cli.app import app
-from tgstore.cli.common import DbOption, command, fail, open_db
+from tgstore.cli.common import command, db_path, fail, open_db
 from tgstore.cli.output import emit, note, plural
 
 
 @command(app, "merge")
 def merge(sources: Annotated[list[Path], typer.Argument(help="tgstore databases to copy from (read-only).",
                                                         show_default=False)],
-          db: DbOption = Path("tgstore.db"),
           as_json: Annotated[bool, typer.Option("--json", help="One JSON object per source on stdout.")] = False,
           ) -> None:
     """Copy every run, commit and artifact of SRC.db... into --db, one transaction per source.
@@ -24,6 +23,7 @@ def merge(sources: Annotated[list[Path], typer.Argument(help="tgstore databases 
     The same rules as ingest apply: content is stored once, an ok run is never replaced by a worse one, history
     order is recomputed. Merging a source twice adds nothing. A source of an older schema is upgraded in a copy
     (the file itself is not touched); a newer one is refused."""
+    db = db_path()
     from tgstore.store.merge import merge_database
 
     for source in sources:

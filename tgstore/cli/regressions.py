@@ -13,11 +13,11 @@ from tgstore.cli.common import (
     DEFAULT_REPO,
     BackendOption,
     CasesOption,
-    DbOption,
     JsonOption,
     RepoOption,
     SuiteOption,
     command,
+    db_path,
     fail,
     make_plan,
     open_db,
@@ -47,7 +47,6 @@ def regressions(
     cases: CasesOption = None,
     suite: SuiteOption = None,
     backend: BackendOption = "CPU",
-    db: DbOption = Path("tgstore.db"),
     as_json: JsonOption = False,
 ) -> None:
     """Walk every kernel's (and case's) stored timings in history order on one machine (default: this one, else the
@@ -62,6 +61,7 @@ def regressions(
     judge is listed as 'unconfirmed: too little history' (--confirm decides it); an excursion's two steps say
     'back at'; steps at one range in many kernels are one common shift (machine change, common code change or
     unclassified); the reference kernel's machine states are divided out."""
+    db = db_path()
     from tgstore.answers.regressions import regressions as regressions_answer
     from tgstore.answers.regressions import this_machine
 

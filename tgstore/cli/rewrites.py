@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from tgstore.cli.app import app
-from tgstore.cli.common import DbOption, JsonOption, command, fail, open_reader, print_json
+from tgstore.cli.common import JsonOption, command, db_path, fail, open_reader, print_json
 from tgstore.cli.output import emit, note, plural, print_table
 from tgstore.cli.stages import CaseArgument, CommitOption, KernelOption
 
@@ -24,7 +23,6 @@ def rewrites(
                                                  "...). Default: one renderer per kernel.")] = None,
     schedule: Annotated[bool, typer.Option("--schedule", help="The case's scheduler passes instead of the "
                                            "kernels' codegen passes.")] = False,
-    db: DbOption = Path("tgstore.db"),
     as_json: JsonOption = False,
 ) -> None:
     """Each rewrite step recorded inside the passes of CASE (extracted with --rewrites N), in order: the pass, the
@@ -32,6 +30,7 @@ def rewrites(
     hash of its subgraph). --json prints {"case", "commit": {"sha", "version", ...}, "missing", "kernels":
     [{"index", "passes": [{"name", "steps": [{"index", "pattern": {"file", "line", "upat"}, "before",
     "after"}]}]}]}."""
+    db = db_path()
     from tgstore.answers.rewrites import rewrites as rewrites_answer
 
     answer = rewrites_answer(open_reader(db), case, commit, kernel, pass_name, renderer, schedule)

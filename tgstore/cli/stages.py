@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -12,9 +11,9 @@ from tgstore.cli.app import app
 from tgstore.cli.browse import JsonLinesOption
 from tgstore.cli.common import (
     CaseArgument,
-    DbOption,
     JsonOption,
     command,
+    db_path,
     fail,
     open_db,
     open_reader,
@@ -37,7 +36,6 @@ def stages(
     renderer: Annotated[str | None, typer.Option("--renderer", help="Only this renderer (C, LLVM, ...).")] = None,
     schedule: Annotated[bool, typer.Option("--schedule", help="The case's scheduler passes instead of the "
                                            "kernels' codegen passes.")] = False,
-    db: DbOption = Path("tgstore.db"),
     as_json: JsonOption = False,
     as_jsonl: JsonLinesOption = False,
 ) -> None:
@@ -45,6 +43,7 @@ def stages(
     the graph, and the graph's hash. Nested passes (run inside another pass's rewrite) are indented. --json prints
     {"case", "commit", "version", "schedule", "kernels": [one per kernel and renderer]}, --jsonl one kernel per
     line."""
+    db = db_path()
     from tgstore.answers.stages import stages as stages_answer
 
     answer = stages_answer(open_reader(db), case, commit, kernel, renderer, schedule)
@@ -97,13 +96,13 @@ def canonical(
                                        show_default=False)],
     kernel: KernelOption = None,
     commit: CommitOption = None,
-    db: DbOption = Path("tgstore.db"),
     as_json: Annotated[bool, typer.Option("--json", help="Print the stored row as JSON: hash, node_count, "
                                           "unsupported, reason and the document (parsed; null when unsupported).")]
     = False,
 ) -> None:
     """Print the stored Svod canonical JSON (schema v7) document of CASE at STAGE. A stage the schema cannot
     represent at that commit prints its typed reason and exits 1."""
+    db = db_path()
     from tgstore.compare.stage_diff import StageError, canonical_document, pretty_document, run_with_case
 
     engine = open_db(db, migrate=False, writer=False)

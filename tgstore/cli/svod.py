@@ -11,7 +11,7 @@ import typer
 from rich.text import Text
 
 from tgstore.cli.app import app
-from tgstore.cli.common import DbOption, JsonOption, command, fail, open_db, open_reader, print_json
+from tgstore.cli.common import JsonOption, command, db_path, fail, open_db, open_reader, print_json
 from tgstore.cli.output import emit, err, note, safe
 
 
@@ -35,7 +35,6 @@ def ingest_svod(
                                              "cargo test filters).", metavar="PATTERN")] = None,
     svod_commit: Annotated[str | None, typer.Option("--svod-commit", help="The Svod commit the output comes from.")]
     = None,
-    db: DbOption = Path("tgstore.db"),
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object per line for each run: svod_run, "
                                           "case, test, outcome, panic, kernels with their stages, problems.")]
     = False,
@@ -49,6 +48,7 @@ def ingest_svod(
     Re-ingesting the same files does nothing. Exits 1 if they could not be stored at all (nothing is stored then),
     e.g. a file in which Svod printed nothing. Tests run in libtest's threads whose output cannot be told apart are
     stored, each with its outcome, their stages unattributed in a run with no test."""
+    db = db_path()
     from tgstore.svod.log_paths import SvodLogError, precheck
 
     if (case is None) == (not case_from_test):
@@ -114,7 +114,6 @@ def parity(
                                         "trace) beside tinygrad's rewrite steps (extracted with --rewrites N), by "
                                         "the op of the node rewritten, naming the ops matched on one side only.")]
     = False,
-    db: DbOption = Path("tgstore.db"),
     as_json: JsonOption = False,
 ) -> None:
     """Svod against tinygrad, kernel by kernel and stage by stage: equal, differs, or missing (on which side), the
@@ -129,6 +128,7 @@ def parity(
     counted by that op on both sides, with tinygrad's rules (function, file:line) listed; ops matched on one side
     only are named, and the exit status is 1 when there are any. Where the log lacks the events, one line says
     which RUST_LOG setting to rerun with."""
+    db = db_path()
     from tgstore.answers.parity import parity as parity_answer
     from tgstore.svod.parity import format_parity
     from tgstore.svod.rules import format_rules
@@ -148,11 +148,11 @@ def parity_refresh(
     case: Annotated[str | None, typer.Argument(help="The case (default: every case with a Svod run).",
                                                show_default=False)] = None,
     force: Annotated[bool, typer.Option("--force", help="Decide every pair again, not only the new ones.")] = False,
-    db: DbOption = Path("tgstore.db"),
 ) -> None:
     """Decide and store Svod parity for every pair of a Svod run and a current tinygrad run holding its case that has
     none yet (a tinygrad commit ingested after the Svod log), or was decided by an older tgstore: what the
     parity_matrix query and the parity page read. `ingest-svod` decides its own runs; this is for the rest."""
+    db = db_path()
     from tgstore.svod.parity_store import refresh
 
     engine = open_db(db)
@@ -172,12 +172,11 @@ def parity_drift(
     to: Annotated[str, typer.Option("--to", help="A later tinygrad commit.", show_default=False)],
     repo: Annotated[Path | None, typer.Option("--repo", envvar="TGSTORE_REPO", help="The tinygrad git repository "
                                               "(git order, unstored commits between stored ones).")] = None,
-    db: DbOption = Path("tgstore.db"),
     as_json: JsonOption = False,
 ) -> None:
     """`port-queue` for one case (kept for scripts that call it): the commits that changed what Svod mirrors, and
     the gaps of unstored commits where a change lies somewhere between two stored commits."""
-    port_queue(cases=[case], from_=from_, to=to, repo=repo, fill_gaps=False, db=db, as_json=as_json)
+    port_queue(cases=[case], from_=from_, to=to, repo=repo, fill_gaps=False, as_json=as_json)
 
 
 @command(app, "port-queue")
@@ -199,7 +198,6 @@ def port_queue(
                                                   "LLVM, ...). Default: every renderer the runs recorded.")] = None,
     report: Annotated[str | None, typer.Option("--report", help="Print the porter's report instead: md or html.",
                                                metavar="md|html")] = None,
-    db: DbOption = Path("tgstore.db"),
     as_json: JsonOption = False,
 ) -> None:
     """In git order, every stored tinygrad commit after --from up to --to that changed what Svod mirrors for the
@@ -208,6 +206,7 @@ def port_queue(
     pass"). Where stored commits are not adjacent in git, the change is reported as a gap with the number of unstored
     commits, never blamed on the later commit; fill the gap (`--fill`, or the command printed with it) and ask
     again. Without --repo, gaps cannot be counted and every pair of stored commits is a gap."""
+    db = db_path()
     from tgstore.port_fill import fill
     from tgstore.store.commit_names import CommitNotFound
     from tgstore.svod.parity import ParityError

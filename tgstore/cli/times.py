@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from tgstore.cli.app import app
-from tgstore.cli.common import DbOption, JsonOption, command, fail, open_db, open_reader, print_json
+from tgstore.cli.common import JsonOption, command, db_path, fail, open_db, open_reader, print_json
 from tgstore.cli.output import emit, note, print_table
 from tgstore.units import format_ns
 
@@ -29,12 +29,12 @@ def times(
     compile_: Annotated[bool, typer.Option("--compile", help="Compile times instead: how long tinygrad took to "
                                            "schedule the case and lower each kernel per renderer, and its slowest "
                                            "passes (ingest --time or --compile-times).")] = False,
-    db: DbOption = Path("tgstore.db"),
     as_json: JsonOption = False,
 ) -> None:
     """Each kernel of CASE at a commit: best and median time over the timed runs, their spread, tinygrad's ops and
     memory estimates and the GFLOP/s and GB/s they give, on the machine that timed it (ingest --time). With
     --compile: the scheduling and each kernel's lowering per renderer, with its three slowest top-level passes."""
+    db = db_path()
     from tgstore.answers.times import times as times_answer
 
     if compile_:
@@ -140,11 +140,11 @@ def slowdowns(
     machine: MachineOption = None,
     threshold: Annotated[float, typer.Option("--threshold", min=0, max=100, help="How much slower (a fraction) "
                                              "counts, beyond the timings' noise.")] = 0.1,
-    db: DbOption = Path("tgstore.db"),
     as_json: JsonOption = False,
 ) -> None:
     """Two commits' kernel times side by side on one machine that timed both, slowest change first: each kernel's
     best time at each, the ratio and the verdict (slower, faster, within noise); what the /-/slowdowns page shows."""
+    db = db_path()
     from tgstore.answers.slowdowns import slowdowns as slowdowns_answer
 
     answer = slowdowns_answer(open_reader(db), a, b, case, machine, threshold)

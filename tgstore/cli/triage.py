@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from tgstore.cli.app import app
-from tgstore.cli.common import DbOption, JsonOption, command, fail, open_db, open_reader
+from tgstore.cli.common import JsonOption, command, db_path, fail, open_db, open_reader
 from tgstore.cli.output import emit, print_table
 from tgstore.cli.times import MachineOption
 
@@ -40,12 +39,12 @@ def triage(
                                                "kernels added up).", show_default=False)] = None,
     metric: MetricOption = "time",
     machine: MachineOption = None,
-    db: DbOption = Path("tgstore.db"),
     as_json: JsonOption = False,
 ) -> None:
     """Set the state of the regressions `tgstore regressions` finds in a commit range (all of its series, or one
     case's or kernel's), with a note; the date is stored. The state is keyed by series and range, so it stays when
     the analysis runs again and finds the same step; /-/regressions and `tgstore report` show it."""
+    db = db_path()
     from tgstore.store.triage import STATES, set_triage
 
     if state not in STATES:
@@ -82,11 +81,11 @@ def report(
     format: Annotated[str, typer.Option("--format", help="md (Markdown) or html.")] = "md",
     metric: MetricOption = "time",
     machine: MachineOption = None,
-    db: DbOption = Path("tgstore.db"),
 ) -> None:
     """A triage report to paste (rustc-perf's weekly one is the model): new confirmed regressions and improvements,
     those fixed, and the unconfirmed ones, each with its kernel, ratio, commit range, codegen or same source, and
     the diff or bisect command."""
+    db = db_path()
     from datetime import date
 
     from tgstore.history.report import FORMATS, commit_dates, render

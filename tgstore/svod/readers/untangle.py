@@ -18,9 +18,9 @@ thread's whole event (stdout, one write) cut into a stderr line (`[per-stage] X 
 then `24`), onto the line after: each line then holds one thread's output, and split_tests can give it to the test
 its thread names. The whole events that landed between the two pieces keep their order after it, so each of them
 (up to EVENTS_BETWEEN) is stored one line after the file's line for it: the order of one thread's events is what the
-readers rely on, a line number off by one is said here. (With one test at a time, the test reader reads a glued event where it lies: pieces.py.) A tearing
-is undone only where what remains reads as whole lines of known kinds (grammar.LINE_KINDS) and the text as it is does
-not; anything else is left as it is.
+readers rely on, a line number off by one is said here. (With one test at a time, the test reader reads a glued
+event where it lies: pieces.py.) A tearing is undone only where what remains reads as whole lines of known kinds
+(grammar.LINE_KINDS) and the text as it is does not; anything else is left as it is.
 """
 
 from __future__ import annotations
