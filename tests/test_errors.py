@@ -288,3 +288,16 @@ def test_db_is_one_option_of_the_app_written_before_or_after_the_command(tmp_pat
     assert "The database: --db PATH (before or after the command name) or TGSTORE_DB" in \
         unwrapped(tgstore("runs", "--help").stdout)
     assert "The database:" not in tgstore("extract", "--help").stdout  # writes a bundle, opens no database
+
+
+def test_extraction_settings_are_one_section_of_each_extracting_commands_help() -> None:
+    """The extraction settings (cli/common.py, defined once) are a section of their own in the --help of every
+    command that extracts; the command's own options stay under Options."""
+    for name in ("ingest", "sweep", "capture", "extract"):
+        text = tgstore(name, "--help").stdout
+        options, _, settings = text.partition("\nExtraction settings:\n")
+        flags = {line.split()[0] for line in settings.splitlines() if line.startswith("  -")} | \
+            {line.split()[1] for line in settings.splitlines() if line.startswith("  -j")}
+        assert {"--renderers", "--stages", "--rewrites", "--debug", "--timeout", "--backend"} <= flags, (name, text)
+        assert "--renderers" not in options and "--help" in options, (name, text)
+    assert "Extraction settings" not in tgstore("runs", "--help").stdout

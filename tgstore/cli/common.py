@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
+from typer.core import TyperCommand
 
 from tgstore.cli.output import error
 
@@ -53,20 +54,25 @@ CaptureOption = Annotated[bool, typer.Option(
     "on the CPU, which needs clang.")]
 CommandArgument = Annotated[list[str] | None, typer.Argument(
     help="With --capture: the command, after --.", show_default=False)]
-BackendOption = Annotated[str, typer.Option("--backend", help="The device tinygrad schedules for.")]
+# the extraction settings: one section of each extracting command's --help (PanelCommand)
+EXTRACTION = "Extraction settings"
+BackendOption = Annotated[str, typer.Option("--backend", help="The device tinygrad schedules for.",
+    rich_help_panel=EXTRACTION)]
 RenderersOption = Annotated[
     str | None, typer.Option("--renderers", help="Comma-separated renderers (C, LLVM, PTX, ...). Default: all that "
-                             "render without hardware.")]
-TimeoutOption = Annotated[float, typer.Option("--timeout", help="Seconds before one extraction is killed.")]
+                             "render without hardware.", rich_help_panel=EXTRACTION)]
+TimeoutOption = Annotated[float, typer.Option("--timeout", help="Seconds before one extraction is killed.",
+    rich_help_panel=EXTRACTION)]
 JobsOption = Annotated[int | None, typer.Option(
     "--jobs", "-j", min=1, show_default=False,
     help="Processes to use. One extraction runs its cases in this many (default: the usable cores, at most 4; "
          "what is stored is the same; timing with --time or --compile-times runs in one). A sweep (--rev) runs "
-         "this many extractions at once (default 1), sharing those cores between them.")]
-DebugOption = Annotated[int, typer.Option("--debug", help="tinygrad DEBUG level whose output is captured per case.")]
+         "this many extractions at once (default 1), sharing those cores between them.", rich_help_panel=EXTRACTION)]
+DebugOption = Annotated[int, typer.Option("--debug", help="tinygrad DEBUG level whose output is captured per case.",
+    rich_help_panel=EXTRACTION)]
 StagesOption = Annotated[str | None, typer.Option(
     "--stages", help="Renderers whose codegen passes (the graph after each named pass) are recorded: "
-    "comma-separated, 'all' or 'none'. Default: C,LLVM.", show_default=False)]
+    "comma-separated, 'all' or 'none'. Default: C,LLVM.", show_default=False, rich_help_panel=EXTRACTION)]
 # On by default with a cap: the child records steps with its own counting rewrite (extract/child/step_log.py), where
 # tinygrad's own trace cost 30-55% more extraction CPU. Every step of every pass cost too much on the built-in suite
 # (bench/bench_rewrites.py --cases all, bench/README.md): 2.11x the bundle, 1.73x the database, 1.12x the extraction
@@ -75,17 +81,20 @@ StagesOption = Annotated[str | None, typer.Option(
 DEFAULT_REWRITES = 100
 RewritesOption = Annotated[int, typer.Option(
     "--rewrites", min=0, help="Record up to N rewrite steps of each pass (the rule that matched, the node before "
-    "and after), as tinygrad's VIZ does; `tgstore rewrites` and the web pages show them. 0: off.")]
+    "and after), as tinygrad's VIZ does; `tgstore rewrites` and the web pages show them. 0: off.",
+    rich_help_panel=EXTRACTION)]
 TimeOption = Annotated[bool, typer.Option(
     "--time", help="Also compile every kernel with the device's compiler and time it on deterministic buffers "
     "(tinygrad's own timer, one kernel at a time on this machine; a kernel that crashes or hangs is recorded). "
-    "`tgstore times CASE` shows the result. A commit already stored is timed again and keeps its run.")]
+    "`tgstore times CASE` shows the result. A commit already stored is timed again and keeps its run.",
+    rich_help_panel=EXTRACTION)]
 CompileTimesOption = Annotated[bool, typer.Option(
     "--compile-times", help="Record how long tinygrad took to schedule each case and lower each kernel per renderer, "
-    "per named pass, on this machine (implied by --time; cheap: no kernel runs). `tgstore times CASE --compile`.")]
+    "per named pass, on this machine (implied by --time; cheap: no kernel runs). `tgstore times CASE --compile`.",
+    rich_help_panel=EXTRACTION)]
 TimeRunsOption = Annotated[int | None, typer.Option(
     "--time-runs", min=1, help="Timed runs per kernel after the warm-up (default: as many as fit about 0.15 s, "
-    "5 to 50).", show_default=False)]
+    "5 to 50).", show_default=False, rich_help_panel=EXTRACTION)]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
 DEFAULT_REPO = Path("submodules/tinygrad")
 CaseArgument = Annotated[str, typer.Argument(help="The case (e.g. matmul).", show_default=False)]
@@ -144,8 +153,26 @@ def database_errors() -> tuple[type[BaseException], ...]:
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+class PanelCommand(TyperCommand):
+    """A command whose --help lists its options in sections by their `rich_help_panel` (the extraction settings
+    apart from the rest), as Typer does only with rich's formatter, which this app does not use."""
+
+    def format_options(self, ctx: Any, formatter: Any) -> None:
+        sections: dict[str, list[tuple[str, str]]] = {"Arguments": [], "Options": []}
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is not None:
+                default = "Arguments" if param.param_type_name == "argument" else "Options"
+                sections.setdefault(getattr(param, "rich_help_panel", None) or default, []).append(record)
+        for title, records in sections.items():
+            if records:
+                with formatter.section(title):
+                    formatter.write_dl(records)
+
+
 def command(group: typer.Typer, *args: Any, **kwargs: Any) -> Callable[[F], F]:
-    """`group.command(...)` whose function runs inside `errors_as_messages`."""
+    """`group.command(...)` whose function runs inside `errors_as_messages`, its --help in sections (PanelCommand)."""
+    kwargs.setdefault("cls", PanelCommand)
 
     def register(fn: F) -> F:
         if "db_path" in fn.__code__.co_names:  # a command on the database: its --help says how to name it
