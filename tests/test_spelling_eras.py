@@ -1,8 +1,10 @@
 """The era spelling rules (tgstore/spelling/eras.py) on graphs tinygrad 0.13.0 and 0.14.0 really stored for the core
 cases (tests/fixtures/eras/graphs.json: softmax's kernel AST and two of its passes, sum_rows after `lower all index
-dtypes`, a symbolic variable): what differs in spelling only compares equal, and no rule hides a real change: every
-graph mutated at random thousands of times (an op, a constant, a value's dtype, a range, a reduction, a buffer's
-slot, an edge) compares different from the graph it came from."""
+dtypes`, a symbolic variable; and softmax's first codegen pass and its schedule's `replace bufs` either side of
+tinygrad #16421, 7d38edffdb and 1e7f1dcf49, where PARAM's arg became a ParamArg): what differs in spelling only
+compares equal, and no rule hides a real change: every graph mutated at random thousands of times (an op, a
+constant, a value's dtype, a range, a reduction, a buffer's slot or device, an edge) compares different from the
+graph it came from."""
 
 from __future__ import annotations
 
@@ -27,6 +29,8 @@ MUTATIONS_PER_GRAPH = 1500
     ("softmax_ast_0.13", "softmax_ast_0.14"),  # PARAM, RANGE's axis type, REDUCE's arg, literals
     ("softmax_flatten_range_0.13", "softmax_flatten_range_0.14"),  # the same in a pass graph
     ("variable_0.13", "variable_0.14"),  # DEFINE_VAR / PARAM with vmin_vmax
+    ("softmax_first_pass_before_16421", "softmax_first_pass_after_16421"),  # PARAM arg 0 / ParamArg(0)
+    ("softmax_replace_bufs_before_16421", "softmax_replace_bufs_after_16421"),  # a DEVICE source / device='CPU'
 ])
 def test_what_differs_in_spelling_only_compares_equal(older: str, newer: str) -> None:
     assert GRAPHS[older] != GRAPHS[newer]
@@ -89,7 +93,7 @@ def mutate(nodes: list[list], rng: random.Random) -> tuple[list[list], str] | No
     g = copy.deepcopy(nodes)
     i = rng.randrange(len(g))
     op, dtype, arg, src = g[i]
-    kind = rng.choice(["op", "const", "dtype", "range", "reduce", "slot", "swap", "drop", "opts"])
+    kind = rng.choice(["op", "const", "dtype", "range", "reduce", "slot", "swap", "drop", "opts", "device"])
     if kind == "op" and op in ALU:
         g[i][0] = rng.choice([o for o in ALU if o != op])
     elif kind == "const" and op == "CONST" and re.search(r"-?\d", str(arg)) and str(arg) != "Invalid":
@@ -112,6 +116,9 @@ def mutate(nodes: list[list], rng: random.Random) -> tuple[list[list], str] | No
         src[a], src[b] = src[b], src[a]
     elif kind == "drop" and len(src) >= 2 and op not in ("PARAM", "BUFFER"):
         del src[rng.randrange(len(src))]
+    elif kind == "device" and (op == "DEVICE" or "device='" in str(arg) and not str(arg).startswith(
+            "ParamArg(") or re.match(r"^ParamArg\(-?\d+, device='", str(arg))):  # 0.14's is the run's backend
+        g[i][2] = re.sub(r"'(\w+)", lambda m: f"'{m.group(1)}X", str(arg), count=1)
     elif kind == "opts" and op == "SINK" and "arg=" in str(arg) and "applied_opts=(Opt" in str(arg):
         g[i][2] = re.sub(r"arg=(\d+)", lambda m: f"arg={int(m.group(1)) + rng.randint(1, 7)}", str(arg), count=1)
     else:

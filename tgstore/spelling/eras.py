@@ -4,6 +4,11 @@ rewrites one node from a later era's spelling into the earliest stored one; a ru
 - PARAM: 0.14 writes the element dtype, `ParamArg(slot, dtype, device=...)` and the buffer size as a CONST source;
   0.13 and before wrote `dtype.ptr(size)` and the slot alone. Normalized to the latter (the size CONST, then unused,
   goes too; the device is the run's backend).
+- PARAM after tinygrad #16421 (1e7f1dcf49, "add ParamArgs"): a kernel buffer's arg is `ParamArg(slot)` where the
+  commit before wrote the slot alone: the slot. A schedule's buffer is `ParamArg(slot, device='CPU')` where the
+  commit before wrote the slot with a `DEVICE 'CPU'` source after its size: the slot, with the graph's DEVICE node as
+  that source (where the graph has none, or the device is several, left as it is). A variable's range and name, or an
+  axis, were sources of other kinds before: a change of structure, left as it is.
 - RANGE: 0.14 marks the ranges of a kernel AST that the optimizer may still reshape `AxisType.WEAK` where 0.13 wrote
   `AxisType.LOOP`. Normalized to LOOP.
 - REDUCE: the arg's second field is `()` at 0.13 and `0` at 0.14 on the same reductions (the reduced ranges are
@@ -35,7 +40,8 @@ Pass graphs (the IR after each codegen pass) add, from the built-in suite at 0.1
 
 What a rule may not hide (tests/test_spelling_eras.py mutates real graphs of both eras thousands of times): an op,
 a constant's value, a dtype of a value, a range's size or axis number, a reduction's op, a buffer's slot or size,
-a kernel's optimizations, or any source (edges and their order).
+a buffer's device where the graph spells it (a DEVICE node, #16421's ParamArg; 0.14's ParamArg device is the run's
+backend), a kernel's optimizations, or any source (edges and their order).
 
 Nodes are tgstore's encoding, [op, dtype, arg, [source positions]]; the root is the last node. Nodes no longer
 reachable from the root after the rules are dropped and positions renumbered in the original order."""
@@ -48,8 +54,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 Node = list[Any]
-PARAM_ARG = re.compile(r"^ParamArg\((\d+), ([\w.]+)")
+PARAM_ARG = re.compile(r"^ParamArg\((\d+), (dtypes\.[\w.]+)")  # 0.14's: the slot, then its dtype
 SPACE_ARG = re.compile(r"^ParamArg\((\d+), ([\w.]+), addrspace=AddrSpace\.(REG|LOCAL)\)$")
+BARE_PARAM_ARG = re.compile(r"^ParamArg\((-?\d+)\)$")  # #16421's repr of a buffer with no other field
+DEVICE_PARAM_ARG = re.compile(r"^ParamArg\((-?\d+), device=('[^']*')\)$")  # #16421's, with one device
 VARIABLE_ARG = re.compile(r"^ParamArg\(-\d+, [\w.]+, vmin_vmax=\((.*?), (.*?)\),.*\bname='([^']*)'")
 KERNEL_NAME = re.compile(r"^KernelInfo\(name='[^']*', ")
 REDUCE_OP = re.compile(r"^\((Ops\.\w+),")
@@ -75,6 +83,11 @@ def _param(node: Node, nodes: list[Node]) -> Node:
         low, high, name = variable.groups()  # shape (a STACK of nothing)
         empty = [s for s in src if nodes[s][0] == "STACK" and not nodes[s][3] and nodes[s][1] == "dtypes.void"]
         return ["DEFINE_VAR", dtype, f"('{name}', {low}, {high})", [s for s in src if s not in empty]]
+    if bare := BARE_PARAM_ARG.match(str(arg)):
+        return [op, dtype, bare.group(1), src]
+    if on := DEVICE_PARAM_ARG.match(str(arg)):
+        device = next((n for n, node in enumerate(nodes) if node[0] == "DEVICE" and str(node[2]) == on.group(2)), None)
+        return node if device is None else [op, dtype, on.group(1), [*src, device]]
     found = PARAM_ARG.match(str(arg))
     if not found:
         return node
@@ -186,9 +199,29 @@ def normalized(nodes: list[Node]) -> list[Node]:
         if i not in keep:
             keep.add(i)
             todo += spelled[i][3]
-    order = sorted(keep)
+    order = _sources_first(spelled, sorted(keep))
     position = {old: new for new, old in enumerate(order)}
     return [[*spelled[i][:3], [position[s] for s in spelled[i][3]]] for i in order]
+
+
+def _sources_first(nodes: list[Node], kept: list[int]) -> list[int]:
+    """`kept` in their order, a node moved after its sources where a rule gave it a later one (a PARAM given the
+    graph's DEVICE node): the order of a graph where every source comes first is kept as it is."""
+    order: list[int] = []
+    done: set[int] = set()
+    for start in kept:
+        stack = [(start, False)]
+        while stack:
+            i, expanded = stack.pop()
+            if i in done:
+                continue
+            if expanded:
+                done.add(i)
+                order.append(i)
+                continue
+            stack.append((i, True))
+            stack += [(s, False) for s in reversed(nodes[i][3]) if s not in done]
+    return order
 
 
 def spelling_hash(nodes: list[Node]) -> str:
