@@ -13,8 +13,7 @@ from tgstore.cli.output import emit, note
 
 
 @command(db_app, "upgrade")
-def db_upgrade(
-               revision: Annotated[str, typer.Argument(help="Target revision.")] = "head") -> None:
+def db_upgrade(revision: Annotated[str, typer.Argument(help="Target revision.")] = "head") -> None:
     """Create the database or migrate it up to REVISION (default head)."""
     db = db_path()
     from tgstore.db import current_revision, upgrade
@@ -25,8 +24,7 @@ def db_upgrade(
 
 
 @command(db_app, "downgrade", context_settings={"ignore_unknown_options": True})  # `downgrade -1`
-def db_downgrade(revision: Annotated[str, typer.Argument(help="Target revision (e.g. -1, base, 0001).")],
-                 ) -> None:
+def db_downgrade(revision: Annotated[str, typer.Argument(help="Target revision (e.g. -1, base, 0001).")]) -> None:
     """Migrate the database down to REVISION."""
     db = db_path()
     from tgstore.db import current_revision, downgrade
@@ -37,8 +35,7 @@ def db_downgrade(revision: Annotated[str, typer.Argument(help="Target revision (
 
 
 @command(db_app, "gc")
-def db_gc(
-          vacuum: Annotated[bool, typer.Option("--vacuum", help="Also VACUUM to give the space back to the "
+def db_gc(vacuum: Annotated[bool, typer.Option("--vacuum", help="Also VACUUM to give the space back to the "
                                                "filesystem (rewrites the file).")] = False) -> None:
     """Delete stored artifacts that no run refers to any more (left by --force, retries or widened runs)."""
     db = db_path()
@@ -54,8 +51,7 @@ def db_gc(
 
 
 @command(db_app, "current")
-def db_current(
-               as_json: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False) -> None:
+def db_current(as_json: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False) -> None:
     """Print the database's schema revision and the newest this tgstore knows (read without Alembic)."""
     db = db_path()
     from tgstore.cli.common import open_reader
@@ -69,8 +65,7 @@ def db_current(
 
 
 @command(db_app, "check")
-def db_check(
-             fix: Annotated[bool, typer.Option("--fix", help="Repair what can be repaired: JSON values with NaN or "
+def db_check(fix: Annotated[bool, typer.Option("--fix", help="Repair what can be repaired: JSON values with NaN or "
                                                "Infinity (written by older tgstores) become valid JSON.")] = False,
              as_json: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False) -> None:
     """Check the database: SQLite's integrity and foreign-key checks, every JSON column valid, every view readable.
