@@ -127,7 +127,8 @@ def cargo_preamble(test: str) -> list[str]:
 
 def worked_example_log(*, trace: bool = True, per_stage: bool = True, dump: bool = True, kernels: int = 1,
                        test: str = "test::reduce::sum_axis1::llvm") -> str:
-    """A test log of the worked example (`--test-threads=1`: libtest names the test before its output)."""
+    """A test log of the worked example (`--test-threads=1`: libtest names the test before its output) with
+    SVOD_THREADS=1: kernels one after another in schedule order (read it with `threads_stated=1`)."""
     clock = Clock()
     rangeified = doc("rangeify-1.txt")
     lines = cargo_preamble(test)

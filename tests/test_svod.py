@@ -98,7 +98,7 @@ def test_a_tree_that_does_not_parse_says_where(broken: str, line: int) -> None:
 
 
 def stages_of(log_text: str) -> list[tuple]:
-    log = read_files([("x.log", log_text)])
+    log = read_files([("x.log", log_text)], threads_stated=1)
     return [(k.name, k.test, [(s.label, s.node_count) for s in k.stages if s.source == "event"]) for k in log.kernels]
 
 
@@ -127,7 +127,7 @@ def test_kernel_boundaries_at_debug_level() -> None:
 
 def test_stderr_lines_belong_to_their_kernel() -> None:
     """[per-stage] and [dump-stage] lines, with or without the JSON events around them."""
-    full = read_files([("x.log", worked_example_log(kernels=2))])
+    full = read_files([("x.log", worked_example_log(kernels=2))], threads_stated=1)
     for kernel in full.kernels:
         labels = [(s.label, s.source) for s in kernel.stages if s.source != "event"]
         assert labels == [("00-initial", "per-stage"), ("00-initial", "dump-stage"), ("09-pre_expand", "per-stage"),
@@ -137,7 +137,7 @@ def test_stderr_lines_belong_to_their_kernel() -> None:
         assert dumped["20-final_rewrite"].tree.node_count == 43 and dumped["00-initial"].node_count == 20
     stderr_only = "\n".join(line for line in worked_example_log(kernels=2).split("\n")
                             if '{"timestamp"' not in line)
-    assert len(read_files([("stderr.log", stderr_only)]).kernels) == 2
+    assert len(read_files([("stderr.log", stderr_only)], threads_stated=1).kernels) == 2
 
 
 def test_backends_run_in_parallel_keep_their_stages_unattributed() -> None:
@@ -152,7 +152,7 @@ def test_backends_run_in_parallel_keep_their_stages_unattributed() -> None:
 
 def test_every_format_is_read(tmp_path: Path) -> None:
     log_text = worked_example_log(kernels=2)
-    ir = read_files([("ir.txt", extract_ir_output(log_text))])
+    ir = read_files([("ir.txt", extract_ir_output(log_text))], threads_stated=1)
     assert [k.name for k in ir.kernels] == ["r_8_16_4", "r_8_16_4n1"]
     assert [s.label for s in ir.kernels[0].stages] == ["kernel-initial", "pre-movement", "pre-load-collapse",
                                                        "pre-split-ranges", "pre-symbolic", "pre-simplify-ranges",
@@ -205,16 +205,23 @@ def test_ingest_svod_json_per_log(parity_db: Path, tmp_path: Path) -> None:
     db.write_bytes(parity_db.read_bytes())
     log = tmp_path / "trace.log"
     log.write_text(worked_example_log(kernels=2))
-    proc = tgstore("ingest-svod", log, "--case", CASE, "--svod-commit", "5c1b7bc", "--db", db, "--json")
+    proc = tgstore("ingest-svod", log, "--case", CASE, "--svod-commit", "5c1b7bc", "--db", db, "--json",
+                   "--svod-threads", "1")  # the log was made with SVOD_THREADS=1, which it cannot show
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert {k for k in out} >= {"svod_run", "case", "kernels", "problems"} and out["problems"] == []
     assert [(k["index"], k["name"]) for k in out["kernels"]] == [(0, "r_8_16_4"), (1, "r_8_16_4n1")]
     stage = next(s for s in out["kernels"][0]["stages"] if s["label"] == "20-final_rewrite")
     assert stage == {"label": "20-final_rewrite", "node_count": 43, "has_tree": True, "has_canonical": False}
-    again = tgstore("ingest-svod", log, "--case", CASE, "--db", db)
+    again = tgstore("ingest-svod", log, "--case", CASE, "--db", db, "--svod-threads", "1")
     assert again.returncode == 0 and "already stored" in again.stderr
     assert rows(db, "SELECT count(*), sum(kernel_count) FROM svod_runs") == [(1, 2)]
+    # without the statement the same file is another reading: a run of its own, its same-named blocks unattributed
+    unstated = tgstore("ingest-svod", log, "--case", CASE, "--db", db, "--json")
+    assert unstated.returncode == 0, unstated.stderr
+    out = json.loads(unstated.stdout)
+    assert [len(k["stages"]) for k in out["kernels"]] == [0, 0]
+    assert any("--svod-threads 1" in p["message"] for p in out["problems"]), out["problems"]
     missing = tgstore("ingest-svod", tmp_path / "nope.log", "--case", CASE, "--db", db)
     assert missing.returncode == 2 and "no such file" in missing.stderr
 

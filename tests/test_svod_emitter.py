@@ -27,7 +27,7 @@ def built() -> corpus.Build:
 
 
 def ingest(result: corpus.Result, db: Path) -> tuple[int, str]:
-    proc = tgstore("ingest-svod", *result.logs, "--case", "emitter", "--db", db, "--json")
+    proc = tgstore("ingest-svod", *result.logs, "--case", "emitter", "--db", db, "--json", *result.scenario.stated)
     return proc.returncode, proc.stderr
 
 
@@ -44,7 +44,8 @@ def ingest_in_process(result: corpus.Result, db: Path) -> tuple[int, str]:
 
     engine = open_db(db)
     try:
-        ingest_svod_runs(engine, list(result.logs), "emitter")
+        stated = result.scenario.stated
+        ingest_svod_runs(engine, list(result.logs), "emitter", svod_threads=int(stated[1]) if stated else None)
     except SvodLogError as exc:
         return 1, str(exc)
     finally:

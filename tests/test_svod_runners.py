@@ -33,8 +33,9 @@ EVENT = ('{"timestamp":"2026-05-07T18:07:43.000137Z","level":"DEBUG","fields":{"
          '"target":"svod_schedule::optimizer"}')
 
 
-def read(text: str, name: str = "t.log"):
-    return read_runs([(name, text)])
+def read(text: str, name: str = "t.log", stated: int | None = None):
+    """The runs, read as `ingest-svod` reads them (`stated`: its --svod-threads; a log of ONE is read with 1)."""
+    return read_runs([(name, text)], threads_stated=stated)
 
 
 # ------------------------------------------------------------------------------------ point 2: lines cut in two
@@ -129,7 +130,7 @@ def test_a_killed_serial_job_is_serial_and_its_cut_is_reported() -> None:
     test = run_test("ops::killed::llvm", 5, ONE, 3)
     text = libtest_nocapture([test])
     third = [m.start() for m in re.finditer('"after pm_reduce"', text)][2]  # inside kernel 2's post-optimization
-    (run,) = read(text[:third])
+    (run,) = read(text[:third], stated=1)
     assert run.serial and len(run.kernels) == 3 and not run.unattributed
     messages = " ".join(p.message for p in run.problems)
     assert "ends mid-line" in messages and "no result line" in messages and "SVOD_THREADS" not in messages
@@ -148,7 +149,7 @@ def test_nextest_runs_one_process_per_test(switches: Switches, era: str) -> None
     eras of nextest's output blocks (the current `  stdout ───` with the output indented four spaces, and
     `--no-output-indent`; the older `──── STDOUT:  BINARY TEST`) are read alike."""
     tests = [run_test(f"ops::t{n}::llvm", 20 + n, switches, 2 + n % 2) for n in range(3)]
-    runs = read(nextest(tests, era=era), "nextest.log")
+    runs = read(nextest(tests, era=era), "nextest.log", 1 if switches is ONE else None)
     assert [r.test for r in runs] == [t.name for t in tests]
     assert [sorted(k.name for k in r.kernels) for r in runs] == [sorted(t.names()) for t in tests]
     assert all(not k.name.endswith("n1") or k.name.startswith(("r_4_4_4", "r_8_2_4", "r_8_16_4", "r_16_8_4"))
@@ -165,7 +166,7 @@ def test_nextest_immediate_final_output_is_read_once() -> None:
     """`--success-output immediate-final`: each test's output again after the summary, under its status line again;
     the repeat is not read a second time (no doubled stages)."""
     tests = [run_test(f"ops::t{n}::llvm", 40 + n, ONE, 2) for n in range(2)]
-    once, twice = (read(nextest(tests, final=final), "nextest.log") for final in (False, True))
+    once, twice = (read(nextest(tests, final=final), "nextest.log", 1) for final in (False, True))
     assert [(r.test, [k.name for k in r.kernels], r.stage_count) for r in twice] == \
         [(r.test, [k.name for k in r.kernels], r.stage_count) for r in once]
     assert all(r.stage_count > 0 and not r.problems for r in twice)
@@ -265,7 +266,7 @@ def test_captured_tests_are_unknown_and_a_failing_tests_output_is_its_run(tmp_pa
              run_test("ops::b::llvm", 42, ONE, 2, counter=counter, whole_lines=True,
                       panic=assertion_panic("ops::b::llvm")),
              run_test("ops::c::llvm", 43, ONE, 1, counter=counter, whole_lines=True)]
-    runs = {r.test: r for r in read(libtest_capture(tests))}
+    runs = {r.test: r for r in read(libtest_capture(tests), stated=1)}
     assert {t: (r.outcome, r.captured, len(r.kernels)) for t, r in runs.items()} == {
         "ops::a::llvm": ("ok", True, 0), "ops::b::llvm": ("FAILED", False, 2), "ops::c::llvm": ("ok", True, 0)}
     failed = runs["ops::b::llvm"]
@@ -328,7 +329,7 @@ def test_two_programs_in_one_test_are_two_schedules_of_one_run() -> None:
     """A test that realizes twice prints two schedules (a rangeify event each, `realize complete` after each,
     tensor/src/realize.rs): one run, its kernels filed by schedule, the counter's names going on."""
     test = run_test("ops::twice::llvm", 11, ONE, [2, 3], realize_events=True)
-    (run,) = read(libtest_nocapture([test]))
+    (run,) = read(libtest_nocapture([test]), stated=1)
     assert run.schedules == 2 and not run.problems
     assert [(k.name, k.schedule) for k in run.kernels] == [(n, s) for s, t in enumerate(test.truth) for n in t.kernels]
     assert [s.schedule for s in run.schedule_stages] == [0, 1]

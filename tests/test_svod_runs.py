@@ -99,7 +99,7 @@ def test_svod_threads_1_is_cut_by_emission_order() -> None:
 
     serial = "\n".join(text.split("\n")[:5] + ["test x::llvm ... " + program_lines(3, None, per_stage=True)[0],
                                                 *program_lines(3, None, per_stage=True)[1:], "ok"])
-    (run,) = read_runs([("t.log", serial)])
+    (run,) = read_runs([("t.log", serial)], threads_stated=1)  # as `ingest-svod --svod-threads 1` reads it
     assert [k.name for k in run.kernels] == NAMES and not run.unattributed and not run.problems
     for k, kernel in enumerate(run.kernels):
         assert {i // 1000 for i in ids_of(kernel)} == {k}

@@ -9,15 +9,16 @@ import pytest
 from svod_emission import NAMES, Run, Switches, every_switch_combination
 
 from tgstore.svod.readers import read_files
-from tgstore.svod.readers.attribute import SERIAL_MIN_KINDS
+from tgstore.svod.readers.threads import SERIAL_MIN_KINDS
 
 COMBINATIONS = every_switch_combination()
 
 
-def read_run(switches: Switches, kernels: int):
+def read_run(switches: Switches, kernels: int, stated: int | None = 1):
+    """The run (SVOD_THREADS=1, as svod_emission prints it) read as `ingest-svod --svod-threads 1` reads it."""
     run = Run(switches, kernels)
     text, files = run.build()
-    return run, read_files([("run.log", text), *sorted(files.items())])
+    return run, read_files([("run.log", text), *sorted(files.items())], threads_stated=stated)
 
 
 def tree_ids(stage) -> set[int]:
@@ -107,6 +108,22 @@ def test_kernels_optimized_in_parallel_are_reported() -> None:
     assert any("SVOD_THREADS=1" in p.message for p in log.problems)
 
 
+def test_one_after_another_without_one_thread_known_files_only_what_names_prove() -> None:
+    """The same SVOD_THREADS=1 run read without `--svod-threads 1`: Svod's pool prints kernels one after another too,
+    in any order, and the two kernels share their bare name, so no block is filed on either; both keep their names
+    and code, and one problem says what to state. Stated, every block is filed in order."""
+    switches = Switches(rust_log="svod_schedule=trace,svod_codegen=trace", per_stage=True)
+    run, log = read_run(switches, 2, stated=None)
+    assert [k.name for k in log.kernels] == NAMES and all(k.code for k in log.kernels)
+    assert [[s.source for s in k.stages] for k in log.kernels] == [[], []]
+    assert len(log.unattributed) == sum(len(e) for e in run.expected)
+    assert sorted({s.fragment for s in log.unattributed}) == [0, 1]  # each block still proven one kernel's
+    told = [p.message for p in log.problems if "--svod-threads 1" in p.message]
+    assert len(told) == 1 and "kernels of one bare name (r_8_16_4) print alike" in told[0], told
+    _run, stated = read_run(switches, 2)
+    assert [len(k.stages) for k in stated.kernels] == [len(e) for e in run.expected] and not stated.unattributed
+
+
 BAD_LINES = [
     "garbage \x00\x01 that is not Svod output",
     '{"timestamp":"2026-05-07T18:07:43.000001Z","level":"DEBUG","fields":{"mess',
@@ -124,7 +141,7 @@ def test_a_bad_line_is_one_problem_at_its_line_and_nothing_is_misfiled(bad: str)
     lines = text.split("\n")
     at = next(i for i, line in enumerate(lines) if '"Stage 9: after pre_expand"' in line)
     lines.insert(at, bad)
-    log = read_files([("run.log", "\n".join(lines))])
+    log = read_files([("run.log", "\n".join(lines))], threads_stated=1)
     assert [(p.line, p.file) for p in log.problems] == [(at + 1, 0)], [p.message for p in log.problems]
     assert [k.name for k in log.kernels] == NAMES
     for k, kernel in enumerate(log.kernels):

@@ -35,6 +35,11 @@ def ingest_svod(
                                              "cargo test filters).", metavar="PATTERN")] = None,
     svod_commit: Annotated[str | None, typer.Option("--svod-commit", help="The Svod commit the output comes from.")]
     = None,
+    svod_threads: Annotated[int | None, typer.Option(
+        "--svod-threads", min=1, metavar="N", help="The SVOD_THREADS the run had. With 1 (one optimizing thread) "
+        "kernels printed one after another are filed in that order; the log cannot show it (Svod's pool also prints "
+        "them one after another, in any order), so without it only names or thread ids prove a block's kernel.",
+        show_default=False)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object per line for each run: svod_run, "
                                           "case, test, outcome, panic, kernels with their stages, problems.")]
     = False,
@@ -58,7 +63,8 @@ def ingest_svod(
         from tgstore.svod.store import ingest_svod_runs
 
         engine = open_db(db)
-        reports = ingest_svod_runs(engine, list(paths), case, svod_commit, tests=test, case_from=case_from_test)
+        reports = ingest_svod_runs(engine, list(paths), case, svod_commit, tests=test, case_from=case_from_test,
+                                   svod_threads=svod_threads)
     except SvodLogError as exc:
         raise fail(str(exc), 2) from None
     where = ", ".join(str(p) for p in paths)

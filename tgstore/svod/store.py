@@ -41,10 +41,11 @@ from tgstore.svod.readers.hints import nothing_printed
 from tgstore.svod.readers.sessions import case_from_test, variant_of
 from tgstore.svod.tree import text_hash
 
-PARSER_VERSION = 6  # 2: kernel boundaries from Svod's emission order; 3: a run per test, threads, failures;
+PARSER_VERSION = 7  # 2: kernel boundaries from Svod's emission order; 3: a run per test, threads, failures;
 # 4: pattern matches and the kernel cut's events; 5: stages on kernels by proof only (hash-consed ids are none),
 # split lines put back, nextest, BEAM candidates, captured output, Metal code, a run's schedules; 6: Rust 1.88+
 # panics, tracing's text formats, programs without a harness, ONNX and unknown skip lines, captured runs stored
+# 7: one optimizing thread known only when stated (--svod-threads) or shown by the events' threads
 EVENT_CHUNK = 1000
 
 
@@ -260,11 +261,14 @@ def ingest_svod(engine: Engine, path: Path | str | list[Path], case: str, svod_c
 
 
 def ingest_svod_runs(engine: Engine, path: Path | str | list[Path], case: str | None, svod_commit: str | None = None,
-                     *, tests: str | None = None, case_from: bool = False) -> list[SvodIngestReport]:
+                     *, tests: str | None = None, case_from: bool = False,
+                     svod_threads: int | None = None) -> list[SvodIngestReport]:
     """Read the files and directories at `path` (one path or several: a log and its SVOD_DUMP_LINEAR /
     SVOD_DUMP_LLVM_IR directories; see tgstore.svod.readers) and store one Svod run per libtest test in them (one
     run when they hold no test), all for `case`, or each for the case its test name maps to (`case_from`,
-    sessions.case_from_test). `tests` keeps the tests whose name contains it (cargo's own filter rule). One
+    sessions.case_from_test). `tests` keeps the tests whose name contains it (cargo's own filter rule);
+    `svod_threads` is the SVOD_THREADS the user says the run had (the log cannot show one thread; a reading that
+    counts on it is another run of the files). One
     transaction; SvodLogError (nothing written) when a path cannot be read, nothing holds Svod output, no test
     matches."""
     paths = [Path(p) for p in path] if isinstance(path, list) else [Path(path)]
@@ -280,7 +284,9 @@ def ingest_svod_runs(engine: Engine, path: Path | str | list[Path], case: str | 
                       for name, text in read_path(one, keep, empty_ok=len(paths) > 1)]
         path = paths[0] if len(paths) == 1 else Path(os.path.commonpath([os.path.abspath(p) for p in paths]))
         digest = keep.source.hexdigest()  # the files' source hash (_FileBlobKeeper)
-        runs = read_runs(files)
+        if svod_threads is not None:  # read with what the user says: not the reading of the files alone
+            digest = hashlib.sha256(f"{digest}\0svod-threads={svod_threads}".encode()).hexdigest()
+        runs = read_runs(files, threads_stated=svod_threads)
         _check(runs, where)
         if tests is not None:
             runs = [log for log in runs if log.test is not None and tests in log.test]

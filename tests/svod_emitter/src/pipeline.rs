@@ -308,8 +308,9 @@ pub fn realize(test: Option<&str>, program: &Program, schedule: usize) -> Vec<St
         truth::set_current(before);
         result
     };
+    let turns = crate::scenario::Turns::new(program.kernels.len(), threads);
     let optimized: Vec<Arc<UOp>> = map_on_threads(threads, jobs, |(index, spec)| {
-        within(index, &|| optimize(index, &spec, panic_at))
+        turns.run(index, || within(index, &|| optimize(index, &spec, panic_at)))
     });
     let names: Vec<String> = program
         .kernels
@@ -323,7 +324,7 @@ pub fn realize(test: Option<&str>, program: &Program, schedule: usize) -> Vec<St
         })
         .collect();
     let compile: Vec<(usize, String)> = names.iter().cloned().enumerate().collect();
-    map_on_threads(threads, compile, |(index, name)| {
+    map_on_threads(if turns.on() { 1 } else { threads }, compile, |(index, name)| {
         within(index, &|| {
             // `program_from_sink` and `do_linearize` (codegen/src/program_pipeline.rs), named finally
             emit::dump_canonical("program", &optimized[index], Some(&name));

@@ -10,10 +10,18 @@ Where Svod's source puts what (npatsakula/svod, read Dec 2026; facts, not code):
   one optimizing thread both phases run in schedule order, and the n-th optimized kernel is the n-th compiled one.
 
 What is filed where:
-* one optimizing thread (every stage linked into whole kernels that follow one another; the compile phase in the
-  same order, its suffixes growing): program order, the n-th kernel's stages with the n-th code;
+* kernels optimized one after another (every stage linked into whole kernels that follow one another; the compile
+  phase in the same order, its suffixes growing) on one thread: program order, the n-th kernel's stages with the
+  n-th code. One thread is known when the user says so (`ingest-svod --svod-threads 1`: a JSON log without thread
+  ids cannot show it) or the log shows it (thread ids or names on the events: every optimize-phase event on the
+  thread that printed the realize's schedule, as `map_on_threads` runs inline only with one thread; BEAM's output:
+  BEAM optimizes on one thread, tgstore.svod.readers.beam). Svod's pool
+  can also run kernels one after another, in any order (a worker that took kernel 0 and waited while another ran
+  kernels 1-4): without one thread known, the n-th block is the n-th kernel's only where names prove it (each
+  kernel's bare name its alone, the block's documents or trees spelling it), else the kernels are filed as below;
 * otherwise kernels are the compile phase's, by name; a proven chain of optimize-phase stages joins a kernel only
-  through a document naming it (a bare name only one kernel has), as the program's only kernel, or as the last
+  through a document naming it or trees spelling its name (a bare name only one kernel has), as the program's only
+  kernel, or as the last
   whole chain left for the last kernel; without a compile phase whole chains are the kernels. The rest is stored
   unattributed, a fragment number tying the stages proven to be one kernel's, with one problem naming the fix.
 * BEAM (`beam_search_optimize`, tensor/src/realize.rs; tensor/src/beam_worker.rs): candidates are compiled in
@@ -24,16 +32,22 @@ What is filed where:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from tgstore.spelling.svod import maps
 from tgstore.svod.emission import HEURISTIC_ONLY, KERNEL_INITIAL_FIRST, code_place, opt_kinds, place
 from tgstore.svod.readers.beam import set_aside
 from tgstore.svod.readers.chains import Item, link
 from tgstore.svod.readers.hints import one_thread
 from tgstore.svod.readers.model import Kernel, Problem, Stage, SvodLog, bare_name, document_name, suffix_of
-from tgstore.svod.readers.naming import name_fits
+from tgstore.svod.readers.naming import name_fits, name_shown
 from tgstore.svod.readers.program import CompileItem, Program
+from tgstore.svod.readers.threads import (
+    NAMES_SHOWN,
+    merge_streams,
+    one_after_another,
+    one_thread_known,
+    paired_by_name,
+    unordered_blocks,
+)
 
 
 def _positions(kinds: frozenset[tuple[str, str]]) -> set[int]:
@@ -54,66 +68,6 @@ def _item(stage: Stage, beam: bool) -> Item:
     graph = None if stage.source in ("dump-canonical", "capture") else stage.label
     return Item(kinds, stage.stream, root, stage.node_count if stage.counted else None,
                 document_name(stage.canonical), graph, stage.order)
-
-
-PRE_END = 10  # emission positions below this (after `kernel initial`) are the pre-optimization events
-SERIAL_MIN_KINDS = 20  # kinds per kernel that one thread's output shows whole, when no tree dates the kernels
-
-
-def _serial(groups: list[list[int]], kinds: list[int], kind_of: list[int | None], complete: bool,
-            items: Sequence[Item]) -> bool:
-    """Whether the chains are whole kernels printed one after another, and optimized one after another: what one
-    optimizing thread prints. Output alone could look so on several threads, so the trees date it: a pass that
-    changes a graph allocates its new root from the one process-wide counter, so with one thread every root a kernel
-    allocated is older than every root the next kernel allocated. Without trees, only long runs of one kernel's
-    output count (threads that start together interleave at once)."""
-    if not groups or any(kind_of[i] is None for g in groups for i in g):
-        return False
-    spans = sorted((g[0], g[-1]) for g in groups)
-    if any(b[0] < a[1] for a, b in zip(spans, spans[1:], strict=False)):
-        return False
-    whole = set(kinds)
-    for n, group in enumerate(groups):
-        mine = {kind_of[i] for i in group}
-        if mine != whole and not (n == len(groups) - 1 and not complete and kind_of[group[0]] == kinds[0]):
-            return False
-    if len(groups) == 1:
-        return True
-    dated = [_allocated_roots(group, kind_of, items) for group in groups]
-    if all(dated):
-        return all(max(a) < min(b) for a, b in zip(dated, dated[1:], strict=False))
-    return len(kinds) >= SERIAL_MIN_KINDS
-
-
-def _allocated_roots(group: list[int], kind_of: list[int | None], items: Sequence[Item]) -> set[int]:
-    """The roots a kernel's passes built (all but its AST's, which the schedule built). Without `kernel initial`
-    (the optimizer at DEBUG) the AST's root is its first pre-optimization event's when that pass changed nothing:
-    that one is left out too."""
-    first = {items[i].root for i in group if kind_of[i] == KERNEL_INITIAL_FIRST}
-    if not first and group and kind_of[group[0]] is not None and KERNEL_INITIAL_FIRST < kind_of[group[0]] < PRE_END:
-        first = {items[group[0]].root}
-    return {items[i].root for i in group if items[i].root is not None} - first
-
-
-def _merge_streams(groups: list[list[int]], items: Sequence[Item], kinds: list[int], kind_of: list[int | None],
-                   complete: bool) -> list[list[int]] | None:
-    """nextest keeps stdout and stderr apart: one thread's kernels are in the same order in both, so the n-th
-    chain of one stream is the n-th of the other when each stream alone shows one thread."""
-    by_stream: dict[int, list[list[int]]] = {}
-    for group in groups:
-        by_stream.setdefault(items[group[0]].stream, []).append(group)
-    if set(by_stream) != {1, 2}:
-        return None
-    split = []
-    for stream in (1, 2):
-        mine = by_stream[stream]
-        stream_kinds = sorted({kind_of[i] for g in mine for i in g if kind_of[i] is not None})
-        if not _serial(mine, stream_kinds, kind_of, complete, items):
-            return None
-        split.append(mine)
-    if len(split[0]) != len(split[1]):
-        return None
-    return [sorted(a + b) for a, b in zip(split[0], split[1], strict=True)]
 
 
 def _position(item: CompileItem) -> int:
@@ -227,9 +181,6 @@ def _in_suffix_order(kernels: list[Kernel]) -> bool:
     return True
 
 
-NAMES_SHOWN = 8  # kernels named in a problem line; more are counted
-
-
 def attribute(log: SvodLog, program: Program) -> None:
     """File the program's stages: its kernels appended to `log.kernels` in schedule order, the rest unattributed."""
     beam = set_aside(log, program)
@@ -252,9 +203,9 @@ def attribute(log: SvodLog, program: Program) -> None:
             stage.label = "kernel-initial" if kind_of[i] == KERNEL_INITIAL_FIRST else "00-initial"
     groups = [[placed[n] for n in g] for g in links.chains()]
     loose_docs = [i for i, it in enumerate(items) if not it.kinds]  # chained nowhere (BEAM's optional documents)
-    serial = _serial(groups, links.kinds, kind_of, program.complete, items)
+    serial = one_after_another(groups, links.kinds, kind_of, program.complete, items)
     if not serial:
-        merged = _merge_streams(groups, items, links.kinds, kind_of, program.complete)
+        merged = merge_streams(groups, items, links.kinds, kind_of, program.complete)
         if merged is not None:
             groups, serial = merged, True
     named = [_chain_name(opt, g) for g in groups]
@@ -264,6 +215,12 @@ def attribute(log: SvodLog, program: Program) -> None:
             and name_fits(sections[n].name, [opt[i] for i in groups[n]]) for n in range(len(sections))))):
         serial = False  # the compile phase does not follow the optimized kernels: not one thread after all
     surplus = serial and program.complete and bool(sections) and len(sections) < len(groups)
+    dated, one = serial, beam or one_thread_known(log, program)  # BEAM optimizes on one thread (beam.py)
+    if serial and not surplus and not one and len(groups) > 1 and sections is not None and \
+            not paired_by_name(sections, groups, named, opt):
+        serial = False  # blocks one after another on Svod's pool, in an order nothing proves: filed by names only
+        log.problems.append(unordered_blocks(opt[groups[0][0]], sections))
+        program.explained = True
     compiled, unnamed = (sections, []) if serial else _compile_kernels(program)
     kernels: list[Kernel] = []
     left: list[list[int]] = []
@@ -287,6 +244,7 @@ def attribute(log: SvodLog, program: Program) -> None:
         kernels += compiled[len(groups):]
         left = [[i] for i in loose_docs]
         _tie_fires(kernels)
+        order_proven = one or len(kernels) <= 1  # the pool could have compiled them in another order too
     else:
         kernels, left, order_proven = _by_proof(log, program, opt, groups, named, compiled, links.kinds, kind_of,
                                                 loose_docs, lost)
@@ -315,11 +273,12 @@ def attribute(log: SvodLog, program: Program) -> None:
         names = ", ".join(k.name or "?" for k in kernels[:NAMES_SHOWN]) + \
             (f", ... ({len(kernels)} kernels)" if len(kernels) > NAMES_SHOWN else "")
         log.problems.append(Problem(kernels[0].file, kernels[0].line, f"the log does not prove the schedule's order "
-                                    f"of kernels {names} (optimized and compiled on several threads; the counter's "
-                                    "suffixes order only names of one shape): numbered as their output was printed. "
+                                    f"of kernels {names} (optimized and compiled on several threads, or on a pool that "
+                                    "can take them in any order; the counter's suffixes order only names of one "
+                                    "shape): numbered as their output was printed. "
                                     f"{one_thread(log, kernels, 'the schedule order')}"))
     log.order_proven &= order_proven
-    log.serial = serial if log.serial is None else log.serial and serial
+    log.serial = dated if log.serial is None else log.serial and dated
 
 
 def _unpair(opt: list[Stage], kernels: list[Kernel], left: list[list[int]]) -> tuple[list[Kernel], list[list[int]]]:
@@ -395,6 +354,8 @@ def _by_proof(log: SvodLog, program: Program, opt: list[Stage], groups: list[lis
                 owners = [k for k, kernel in enumerate(compiled) if bare_name(kernel.name or "") == bare]
                 if len(owners) == 1 and only_kernel_named(bare):
                     linked.update({n: owners[0] for n, b in enumerate(named) if b == bare})
+            if compile_whole:
+                _link_spelled(compiled, groups, complete_groups, opt, linked)
             free_groups = [n for n in complete_groups if n not in linked]
             free_kernels = [k for k in range(len(compiled)) if k not in linked.values()]
             if compile_whole and len(complete_groups) == len(compiled) and len(free_groups) == 1 and \
@@ -419,6 +380,24 @@ def _by_proof(log: SvodLog, program: Program, opt: list[Stage], groups: list[lis
     left = [g for n, g in enumerate(groups) if n not in complete_groups] + [[i] for i in loose_docs]
     total = max([c for c in counts.values()] + [1])
     return kernels, left, total <= 1 and len(kernels) <= 1
+
+
+def _link_spelled(compiled: list[Kernel], groups: list[list[int]], complete_groups: list[int], opt: list[Stage],
+                  linked: dict[int, int]) -> None:
+    """Whole chains whose trees spell a name only one compiled kernel has (naming.name_shown), and no other chain
+    spells: that kernel's (the compile phase is whole, so no kernel of that name is missing from it)."""
+    bares = [bare_name(k.name) if k.name else None for k in compiled]
+    unique = [k for k, bare in enumerate(bares) if bare is not None and bares.count(bare) == 1 and
+              k not in linked.values()]
+    spelled: dict[int, list[int]] = {}
+    for n in complete_groups:
+        if n in linked:
+            continue
+        stages = [opt[i] for i in groups[n]]
+        hits = [k for k in unique if name_shown(compiled[k].name, stages)]
+        if len(hits) == 1:
+            spelled.setdefault(hits[0], []).append(n)
+    linked.update({chains[0]: k for k, chains in spelled.items() if len(chains) == 1})
 
 
 def _tie_fires(kernels: list[Kernel]) -> None:

@@ -1,8 +1,10 @@
 """What a problem tells the user to change to get proof it lacked, checked against the log first.
 
 `SVOD_THREADS=1` runs `compile_missing_kernels` on one thread (tensor/src/realize.rs `map_on_threads`: inline when
-1), so program order files every stage. But `SVOD_THREADS` is also `HeuristicsConfig.thread_count`, "the number of
-core_id chunks a CPU kernel is split into; baked into the kernel and its cache identity"
+1), so program order files every stage; the log does not show the setting (a pool can print kernels one after
+another too), so the user says it: `ingest-svod --svod-threads 1`. But `SVOD_THREADS` is also
+`HeuristicsConfig.thread_count`, "the number of core_id chunks a CPU kernel is split into; baked into the kernel and
+its cache identity"
 (schedule/src/optimizer/config.rs@3e06443b): on a CPU backend that rerun builds other kernels (no core_id split),
 whose stages are not this run's. GPU kernels are not split by it. What proves a stage's kernel without changing the
 kernels: the canonical documents (`SVOD_DUMP_CANONICAL_STAGE=`, empty prefix: every stage), each naming its
@@ -35,10 +37,11 @@ def backend(log: SvodLog, kernels: Iterable[Kernel]) -> str | None:
 def one_thread(log: SvodLog, kernels: Iterable[Kernel], what: str) -> str:
     """`Rerun with SVOD_THREADS=1` for `what`, with what else it changes where it changes the kernels."""
     where = backend(log, list(kernels))
+    rerun = f"Rerun with SVOD_THREADS=1 (one optimizing thread) and ingest with --svod-threads 1 for {what}"
     if where == "gpu":
-        return f"Rerun with SVOD_THREADS=1 (one optimizing thread) for {what}"
+        return rerun
     cpu = "this run's kernels are CPU kernels" if where == "cpu" else "on a CPU backend"
-    return (f"Rerun with SVOD_THREADS=1 (one optimizing thread) for {what}; but {cpu}: SVOD_THREADS is also the "
+    return (f"{rerun}; but {cpu}: SVOD_THREADS is also the "
             "number of core_id chunks a CPU kernel is split into, part of the kernel and its cache identity "
             "(schedule/src/optimizer/config.rs), so that rerun's kernels can differ from this run's")
 

@@ -46,6 +46,7 @@ class Stage:
     counted: bool = False  # node_count is Svod's own number (a `node_count` field, a [per-stage] line)
     unpaired: bool = False  # a dump body whose block (of several of its label open at once) is not proven
     moved: bool = False  # a document stored a line below its own, off a header it may not answer (dumps.py)
+    thread: str | None = None  # an event's thread as its subscriber printed it (`threadId`, `threadName`); None: not
 
 
 @dataclass
@@ -152,7 +153,8 @@ class SvodLog:
     last_stage: str | None = None
     loose_fires: list[Fires] = field(default_factory=list)  # matches no pass event ties to a kernel and pass
     captured: bool = False  # libtest or nextest kept the test's output: what its kernels did is unknown, not empty
-    serial: bool | None = None  # the log shows one optimizing thread (program order proven); None: no kernels
+    serial: bool | None = None  # kernels optimized one after another (whole blocks, dated); None: no kernels
+    threads_stated: int | None = None  # the SVOD_THREADS the user says the run had (ingest-svod --svod-threads)
     order_proven: bool = True  # kernels are numbered in schedule order by proof (names, one thread)
     schedules: int = 0  # how many schedules (realizes) the run printed
     beam_candidates: int = 0  # BEAM worker output set aside (not the kernel's stages)

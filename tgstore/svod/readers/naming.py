@@ -1,4 +1,4 @@
-"""Whether a kernel name can be the name of a chain of optimize-phase stages: a veto, never a proof.
+"""Whether a kernel name can be the name of a chain of optimize-phase stages (a veto), and whether its trees spell it.
 
 A log whose kernels were optimized one after another files the n-th chain under the n-th name the compile phase
 prints. With `SVOD_THREADS=1` that is the schedule's order in both phases; but a run on Svod's default threads whose
@@ -10,7 +10,9 @@ ranges the same way): `r` for a kernel that reduces, `E` otherwise, then the siz
 GROUP_REDUCE, UPCAST, REDUCE, UNROLL) then axis number, then the counter's `nK` (`r_8_16_4`: the WEAK range of 8,
 the REDUCE range of 16, the UNROLL range of 4). A chain whose `00-initial` tree (the optimized AST) spells another
 name (or, at DEBUG level, its `08-post_opt_sym` tree: a symbolic pass keeps the ranges), or that reduces under an
-`E_` name, is not that kernel's. Two kernels of one shape stay unchecked.
+`E_` name, is not that kernel's. Two kernels of one shape stay unchecked: their blocks are told apart only by the
+order of one optimizing thread (tgstore.svod.readers.attribute). Trees that spell a name only one kernel of the
+program has are that kernel's.
 """
 
 from __future__ import annotations
@@ -29,18 +31,28 @@ EARLY = ("kernel-initial", "kernel-initial-or-00", "pre-movement", "pre-load-col
 def name_fits(name: str | None, stages: list[Stage]) -> bool:
     """False when the name cannot be the kernel of these stages (see the module); True when it can, or when the
     name or the trees say nothing."""
+    return _spells(name, stages) is not False
+
+
+def name_shown(name: str | None, stages: list[Stage]) -> bool:
+    """Whether the trees spell the name: it reduces as they do and their optimized AST's ranges are its sizes."""
+    return _spells(name, stages) is True
+
+
+def _spells(name: str | None, stages: list[Stage]) -> bool | None:
+    """Whether the stages' trees spell the name; None when the name or the trees say nothing of it."""
     m = NAME.match(bare_name(name)) if name else None
     if m is None:
-        return True
+        return None
     early = [s.tree for s in stages if s.tree is not None and s.label in EARLY]
     if not early:
-        return True
+        return None
     reduces = any(node.op == "REDUCE" for tree in early for node in tree.nodes.values())
     if reduces != (m.group("kind") == "r"):
         return False
     optimized = next((s.tree for label in OPTIMIZED for s in stages if s.tree is not None and s.label == label), None)
     dims = _dims(optimized) if optimized is not None else None
-    return dims is None or dims == [int(d) for d in m.group("dims").split("_")]
+    return None if dims is None else dims == [int(d) for d in m.group("dims").split("_")]
 
 
 # the trees that show the optimized AST's ranges: `00-initial` (TRACE), else the first post-opt pass's (DEBUG)

@@ -31,17 +31,18 @@ def reader_for(name: str, text: str) -> ModuleType:
     return next(reader for reader in READERS if reader.sniff(name, text))
 
 
-def read_runs(files: list[tuple[str, str]]) -> list[SvodLog]:
+def read_runs(files: list[tuple[str, str]], threads_stated: int | None = None) -> list[SvodLog]:
     """The Svod runs in files (name, text) given together: one per test of the logs (one when the logs hold no
     test), with the dump files placed on the run whose kernels they name. Tests run in libtest's threads that the
     log cannot tell apart keep their runs and outcomes; their Svod output is one run with no test, every stage of it
     unattributed, with a problem saying what would prove its test (sessions.TestPart.unproven). The cyclic
-    collector waits (tgstore.nogc): what is read holds no cycle and lives until stored."""
+    collector waits (tgstore.nogc): what is read holds no cycle and lives until stored. `threads_stated`: the
+    SVOD_THREADS the user says the run had (SvodLog.threads_stated)."""
     with gc_paused():
-        return _read_runs(files)
+        return _read_runs(files, threads_stated)
 
 
-def _read_runs(files: list[tuple[str, str]]) -> list[SvodLog]:
+def _read_runs(files: list[tuple[str, str]], threads_stated: int | None) -> list[SvodLog]:
     kinds = [(name, reader_for(name.rsplit("/", 1)[-1], text), text) for name, text in files]
     listing = [(name, reader.KIND, text) for name, reader, text in kinds]
     groups: dict[str | None, list[tuple[int, TestPart, ModuleType]]] = {}
@@ -53,7 +54,7 @@ def _read_runs(files: list[tuple[str, str]]) -> list[SvodLog]:
             groups.setdefault(part.name, []).append((index, part, kinds[index][1]))
     runs: list[tuple[SvodLog, Segmenter]] = []
     for test, parts in (groups or {None: []}).items():
-        log = SvodLog(files=list(listing), test=test)
+        log = SvodLog(files=list(listing), test=test, threads_stated=threads_stated)
         log.panic = next((p.panic for _i, p, _r in parts if p.panic), None)
         outcomes = [p.outcome for _i, p, _r in parts]
         log.outcome = "FAILED" if "FAILED" in outcomes else outcomes[-1] if outcomes else None
@@ -231,10 +232,10 @@ def _tree_line(text: str) -> bool:
         return False
 
 
-def read_files(files: list[tuple[str, str]]) -> SvodLog:
+def read_files(files: list[tuple[str, str]], threads_stated: int | None = None) -> SvodLog:
     """All runs of the files as one log (kernels renumbered, each keeping its test): for callers that look at
     everything read, not at runs."""
-    runs = read_runs(files)
+    runs = read_runs(files, threads_stated)
     if len(runs) == 1:
         return runs[0]
     merged = SvodLog(files=runs[0].files)

@@ -239,8 +239,14 @@ def _kernel_split(tracker: Segmenter, record: dict[str, Any], file: int, line_no
     fields = record["fields"]
     elapsed = fields.get("elapsed_ms")
     tracker.schedule(Stage(str(fields["message"]), "event", file, line_no, message=str(fields["message"]),
-                           elapsed_ms=elapsed if isinstance(elapsed, int) else None))
+                           elapsed_ms=elapsed if isinstance(elapsed, int) else None, thread=thread_of(record)))
     return True
+
+
+def thread_of(record: dict[str, Any]) -> str | None:
+    """The thread a subscriber printed with the event (`.with_thread_ids`, `.with_thread_names`); None: neither."""
+    thread_id, name = record.get("threadId"), record.get("threadName")
+    return None if thread_id is None and name is None else f"{thread_id}|{name}"
 
 
 def _realize_end(tracker: Segmenter, record: dict[str, Any], file: int, line_no: int) -> bool:
@@ -355,7 +361,7 @@ def _record_event(log: SvodLog, tracker: Segmenter, file: int, line_no: int, rec
     stage = Stage(label or message, "event", file, line_no, message=message,
                   node_count=count if isinstance(count, int) else None, counted=isinstance(count, int),
                   elapsed_ms=fields.get("elapsed_ms") if isinstance(fields.get("elapsed_ms"), int) else None,
-                  stream=stream)
+                  stream=stream, thread=thread_of(record))
     if tree_field is not None:
         tree_stage(stage, fields[tree_field], log, line_no, inline=True)
     if label is None and tree_field in ("uop.tree", "tree"):  # a rangeify/kernel-split tree tgstore has no label for
