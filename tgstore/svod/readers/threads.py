@@ -28,10 +28,11 @@ SERIAL_MIN_KINDS = 20  # kinds per kernel that one thread's output shows whole, 
 def one_after_another(groups: list[list[int]], kinds: list[int], kind_of: list[int | None], complete: bool,
                       items: Sequence[Item]) -> bool:
     """Whether the chains are whole kernels printed one after another, and optimized one after another: what one
-    optimizing thread prints (and a pool that ran them so, in any order). Output alone could look so on several threads, so the trees date it: a pass that
-    changes a graph allocates its new root from the one process-wide counter, so with one thread every root a kernel
-    allocated is older than every root the next kernel allocated. Without trees, only long runs of one kernel's
-    output count (threads that start together interleave at once)."""
+    optimizing thread prints (and a pool that ran them so, in any order). Output alone could look so on threads that
+    overlapped, so the trees date it: a pass that changes a graph allocates its new root from the one process-wide
+    counter, so when kernels run one after another every root a kernel allocated is older than every root the next
+    kernel allocated. Without trees, only long runs of one kernel's output count (threads that start together
+    interleave at once)."""
     if not groups or any(kind_of[i] is None for g in groups for i in g):
         return False
     spans = sorted((g[0], g[-1]) for g in groups)
