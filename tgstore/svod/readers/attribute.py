@@ -12,18 +12,15 @@ Where Svod's source puts what (npatsakula/svod, read Dec 2026; facts, not code):
 What is filed where:
 * kernels optimized one after another (every stage linked into whole kernels that follow one another; the compile
   phase in the same order, its suffixes growing) on one thread: program order, the n-th kernel's stages with the
-  n-th code. One thread is known when the user says so (`ingest-svod --svod-threads 1`: a JSON log without thread
-  ids cannot show it) or the log shows it (thread ids or names on the events: every optimize-phase event on the
-  thread that printed the realize's schedule, as `map_on_threads` runs inline only with one thread; BEAM's output:
-  BEAM optimizes on one thread, tgstore.svod.readers.beam). Svod's pool
-  can also run kernels one after another, in any order (a worker that took kernel 0 and waited while another ran
-  kernels 1-4): without one thread known, the n-th block is the n-th kernel's only where names prove it (each
-  kernel's bare name its alone, the block's documents or trees spelling it), else the kernels are filed as below;
+  n-th code. Svod's pool can also run kernels one after another, in any order, so one thread must be known
+  (tgstore.svod.readers.threads: the user's `--svod-threads 1`, thread ids on the events, BEAM); without it the
+  n-th block is the n-th kernel's only where names prove it (each kernel's bare name its alone, the block's
+  documents or trees spelling it), else the kernels are filed as below;
 * otherwise kernels are the compile phase's, by name; a proven chain of optimize-phase stages joins a kernel only
   through a document naming it or trees spelling its name (a bare name only one kernel has), as the program's only
-  kernel, or as the last
-  whole chain left for the last kernel; without a compile phase whole chains are the kernels. The rest is stored
-  unattributed, a fragment number tying the stages proven to be one kernel's, with one problem naming the fix.
+  kernel, or as the last whole chain left for the last kernel; without a compile phase whole chains are the
+  kernels. The rest is stored unattributed, a fragment number tying the stages proven to be one kernel's, with one
+  problem naming the fix.
 * BEAM (`beam_search_optimize`, tensor/src/realize.rs; tensor/src/beam_worker.rs): candidates are compiled in
   `svod-beam-worker` processes that print `[per-stage]` lines (and dumps) with no tracing around them, between the
   kernel's pre-optimization and the chosen kernel's post-optimization: set aside (tgstore.svod.readers.beam), never

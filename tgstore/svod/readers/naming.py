@@ -1,9 +1,11 @@
 """Whether a kernel name can be the name of a chain of optimize-phase stages (a veto), and whether its trees spell it.
 
-A log whose kernels were optimized one after another files the n-th chain under the n-th name the compile phase
-prints. With `SVOD_THREADS=1` that is the schedule's order in both phases; but a run on Svod's default threads whose
-kernels happened not to overlap prints the same shape, and its compile phase may run in another order. What the names
-say rules such a pairing out where it cannot hold. Svod names a kernel as tinygrad's `get_optimized_ast` does
+A log whose kernels were optimized one after another on one thread files the n-th chain under the n-th name the
+compile phase prints (the schedule's order in both phases); a run on Svod's pool whose kernels happened not to
+overlap prints the same shape, in any order in either phase. What the names say rules such a pairing out where it
+cannot hold, and proves it where a block's trees spell a name only one kernel has.
+
+Svod names a kernel as tinygrad's `get_optimized_ast` does
 (tinygrad/codegen/opt/postrange.py at 0.14; Svod's `Scheduler`, schedule/src/optimizer/scheduler.rs, sorts its
 ranges the same way): `r` for a kernel that reduces, `E` otherwise, then the size of each range of the optimized AST
 (not those of size 1, not DEVICE), ordered by axis type (`axis_to_pos`: LOOP/WEAK, THREAD/GLOBAL, WARP, LOCAL/
