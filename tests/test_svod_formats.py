@@ -211,3 +211,25 @@ def test_a_session_in_two_files_gives_each_test_its_stderr() -> None:
     assert len(per_stage) == 2 * 20 and all(s.file == 1 for s in per_stage) and llvm.beam_candidates == 0
     assert (failed.panic.thread, failed.panic.location) == ("ops::q::llvm", "tests/ops.rs:9:5")
     assert failed.panic.message == "assertion `left == right` failed\n  left: 1\n right: 2"
+
+
+@pytest.mark.parametrize("layout", ["json", "compact", "full"])
+def test_an_event_glued_to_a_documents_closing_brace_is_read_there(layout: str) -> None:
+    """Another thread's event (stdout, one write) can land before the newline of a canonical document's `}` (stderr,
+    written piece by piece): the real emitter printed it in the compact format with ANSI (a random draw). The event
+    is read at that line, as its JSON twin is, and the document stays whole."""
+    text, _truth = generate(5, Switches("trace", True, False, None, "", 1), kernels=2)
+    text = text if layout == "json" else to_text(text, layout, ansi=True)
+    lines = text.split("\n")
+    at = next(i for i, line in enumerate(lines[:-2]) if line == "}" and lines[i + 1].endswith(" : end")
+              and "svod_schedule::optimizer" in lines[i + 2])
+    # as the emitter printed it: `}EVENT`, the event's newline, the brace's newline (a blank line), then `: end`
+    glued = lines[:at] + ["}" + lines[at + 2], "", lines[at + 1]] + lines[at + 3:]
+    (before,) = read_runs([("t.log", text)], threads_stated=1)
+    (after,) = read_runs([("t.log", "\n".join(glued))], threads_stated=1)
+    moved = {at + 3: at + 1}  # the glued event's line (1-based): two up
+    assert [(moved.get(e.line, e.line), e.message) for e in before.events] == \
+        [(e.line, e.message) for e in after.events]
+    assert [[(s.label, s.source, moved.get(s.line, s.line)) for s in k.stages] for k in before.kernels] == \
+        [[(s.label, s.source, s.line) for s in k.stages] for k in after.kernels]
+    assert [p.message for p in after.problems] == [p.message for p in before.problems] == []

@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 
 from tgstore.svod.readers.model import Problem, Stage, SvodLog, load_json, strip_ansi, tree_stage
-from tgstore.svod.readers.pieces import EVENT_START, TREE_LINE
+from tgstore.svod.readers.pieces import TREE_LINE, event_at
 from tgstore.svod.readers.segment import Segmenter
 from tgstore.svod.readers.sessions import Lines
 
@@ -42,7 +42,7 @@ class Dumps:
     def __init__(self, log: SvodLog, tracker: Segmenter, file: int, stream: int,
                  on_event: Callable[[int, str], None]) -> None:
         self.log, self.tracker, self.file, self.stream = log, tracker, file, stream
-        self.on_event = on_event  # reads a JSON event glued to a document's closing brace
+        self.on_event = on_event  # reads an event (JSON or text) glued to a document's closing brace
         self.waiting: dict[str, Counter[str]] = {"stage": Counter(), "canonical": Counter()}  # headers, no body yet
         self.filled: dict[str, Counter[str]] = {"stage": Counter(), "canonical": Counter()}  # bodies, no end yet
         self.headers: dict[tuple[str, str], list[int]] = {}  # (kind, label) -> lines of its headers still open
@@ -165,11 +165,12 @@ class Dumps:
         if whole is not None:  # the common case, found in the file's text at once
             end, text = whole
             last_newline = text.rfind("\n")
-            cut = text.find(EVENT_START, last_newline)
-            body_text = text[:cut] if cut > 0 else text
+            closing = strip_ansi(text[last_newline + 1:])  # `}`, maybe with an event glued on (JSON or text)
+            cut = event_at(closing)
+            body_text = text[:last_newline + 1] + closing[:cut] if cut > 0 else text
             self.body("canonical", body_text + "\n", first, end - n + 1)
             if cut > 0:
-                self.on_event(lines[end - 1][0], text[cut:])
+                self.on_event(lines[end - 1][0], closing[cut:])
             return end
         body = ["{"]
         glued = None
@@ -179,7 +180,7 @@ class Dumps:
                 text = strip_ansi(text).rstrip("\r")
             n += 1
             if text.startswith("}"):
-                cut = text.find(EVENT_START)
+                cut = event_at(text)
                 body.append(text[:cut] if cut > 0 else text)
                 glued = (number, text[cut:]) if cut > 0 else None
                 break
