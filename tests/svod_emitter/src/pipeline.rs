@@ -309,9 +309,18 @@ pub fn realize(test: Option<&str>, program: &Program, schedule: usize) -> Vec<St
         result
     };
     let turns = crate::scenario::Turns::new(program.kernels.len(), threads);
-    let optimized: Vec<Arc<UOp>> = map_on_threads(threads, jobs, |(index, spec)| {
-        turns.run(index, || within(index, &|| optimize(index, &spec, panic_at)))
-    });
+    let optimized: Vec<Arc<UOp>> = if turns.on() {
+        let slots: Vec<std::sync::Mutex<Option<Arc<UOp>>>> = jobs.iter().map(|_| Default::default()).collect();
+        map_on_threads(threads, jobs, |_job| {
+            turns.next(|index| {
+                let result = within(index, &|| optimize(index, &program.kernels[index], panic_at));
+                *slots[index].lock().unwrap() = Some(result);
+            })
+        });
+        slots.into_iter().map(|slot| slot.into_inner().unwrap().expect("every kernel optimized")).collect()
+    } else {
+        map_on_threads(threads, jobs, |(index, spec)| within(index, &|| optimize(index, &spec, panic_at)))
+    };
     let names: Vec<String> = program
         .kernels
         .iter()

@@ -20,53 +20,35 @@ pub fn maybe_stall() {
     }
 }
 
-/// `SVOD_EMITTER_KERNEL_0_AFTER_1=1` (with SVOD_THREADS > 1): the pool optimizes one kernel at a time, in the order
-/// 1, 0, 2, 3, ... (as a loaded machine sometimes runs it: the worker that took kernel 0 descheduled while another ran
-/// kernel 1), and the compile phase runs in schedule order. What it prints is what one thread prints, in an order that
-/// is not the schedule's, and a JSON log without thread ids cannot tell the two apart. A kernel waits for its turn at
-/// most TURN_WAIT (workers blocked on their turns could hold the job whose turn it is): then it runs anyway, and the
-/// truth says the order it ran in.
+/// `SVOD_EMITTER_KERNEL_0_AFTER_1=1` (with SVOD_THREADS > 1 and several kernels): the pool optimizes one kernel at
+/// a time, in the order 1, 0, 2, 3, ... (as a loaded machine sometimes runs it: the worker that took kernel 0
+/// descheduled while another ran kernel 1), and the compile phase runs in schedule order. What it prints is what one
+/// thread prints, in an order that is not the schedule's, and a JSON log without thread ids cannot tell the two
+/// apart. Each pool job takes the next turn's kernel (not its own), so no worker waits for another's.
 pub struct Turns {
     on: bool,
-    done: std::sync::Mutex<usize>,
-    ran: std::sync::Condvar,
+    next: std::sync::Mutex<usize>,
 }
-
-const TURN_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 impl Turns {
     pub fn new(kernels: usize, threads: usize) -> Turns {
         let on = threads > 1 && kernels > 1 && std::env::var("SVOD_EMITTER_KERNEL_0_AFTER_1").is_ok_and(|v| v == "1");
-        Turns { on, done: Default::default(), ran: Default::default() }
+        Turns { on, next: Default::default() }
     }
 
     pub fn on(&self) -> bool {
         self.on
     }
 
-    /// Run kernel `index`'s work in its turn (its place in 1, 0, 2, 3, ...), one kernel at a time.
-    pub fn run<R>(&self, index: usize, work: impl FnOnce() -> R) -> R {
-        if !self.on {
-            return work();
-        }
-        let turn = match index {
+    /// Run `work` on the next turn's kernel (1, 0, 2, 3, ...), one kernel at a time.
+    pub fn next<R>(&self, work: impl FnOnce(usize) -> R) -> R {
+        let mut next = self.next.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let turn = *next;
+        *next += 1;
+        work(match turn {
             0 => 1,
             1 => 0,
             n => n,
-        };
-        let deadline = std::time::Instant::now() + TURN_WAIT;
-        let mut done = self.done.lock().unwrap();
-        while *done != turn {
-            let left = deadline.saturating_duration_since(std::time::Instant::now());
-            if left.is_zero() {
-                break;
-            }
-            done = self.ran.wait_timeout(done, left).unwrap().0;
-        }
-        let result = work(); // under the lock: one kernel at a time
-        *done += 1;
-        drop(done);
-        self.ran.notify_all();
-        result
+        }) // under the lock: one kernel at a time
     }
 }
