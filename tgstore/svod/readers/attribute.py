@@ -29,13 +29,15 @@ What is filed where:
 
 from __future__ import annotations
 
+from collections import Counter
+
 from tgstore.spelling.svod import maps
 from tgstore.svod.emission import HEURISTIC_ONLY, KERNEL_INITIAL_FIRST, code_place, opt_kinds, place
 from tgstore.svod.readers.beam import set_aside
 from tgstore.svod.readers.chains import Item, link
 from tgstore.svod.readers.hints import one_thread
 from tgstore.svod.readers.model import Kernel, Problem, Stage, SvodLog, bare_name, document_name, suffix_of
-from tgstore.svod.readers.naming import name_fits, name_shown
+from tgstore.svod.readers.naming import name_fits, spelled_name
 from tgstore.svod.readers.program import CompileItem, Program
 from tgstore.svod.readers.threads import (
     NAMES_SHOWN,
@@ -383,17 +385,14 @@ def _link_spelled(compiled: list[Kernel], groups: list[list[int]], complete_grou
                   linked: dict[int, int]) -> None:
     """Whole chains whose trees spell a name only one compiled kernel has (naming.name_shown), and no other chain
     spells: that kernel's (the compile phase is whole, so no kernel of that name is missing from it)."""
-    bares = [bare_name(k.name) if k.name else None for k in compiled]
-    unique = [k for k, bare in enumerate(bares) if bare is not None and bares.count(bare) == 1 and
-              k not in linked.values()]
+    bares = Counter(bare_name(k.name) for k in compiled if k.name)
+    unique = {bare_name(k.name): n for n, k in enumerate(compiled)
+              if k.name and bares[bare_name(k.name)] == 1 and n not in linked.values()}
     spelled: dict[int, list[int]] = {}
     for n in complete_groups:
-        if n in linked:
-            continue
-        stages = [opt[i] for i in groups[n]]
-        hits = [k for k in unique if name_shown(compiled[k].name, stages)]
-        if len(hits) == 1:
-            spelled.setdefault(hits[0], []).append(n)
+        kernel = unique.get(spelled_name([opt[i] for i in groups[n]]) or "") if n not in linked else None
+        if kernel is not None:
+            spelled.setdefault(kernel, []).append(n)
     linked.update({chains[0]: k for k, chains in spelled.items() if len(chains) == 1})
 
 

@@ -41,6 +41,17 @@ def name_shown(name: str | None, stages: list[Stage]) -> bool:
     return _spells(name, stages) is True
 
 
+def spelled_name(stages: list[Stage]) -> str | None:
+    """The bare name the stages' trees spell (`r_8_16_4`), or None when they do not say it whole."""
+    early = [s.tree for s in stages if s.tree is not None and s.label in EARLY]
+    optimized = next((s.tree for label in OPTIMIZED for s in stages if s.tree is not None and s.label == label), None)
+    dims = _dims(optimized) if optimized is not None and early else None
+    if not dims:
+        return None
+    reduces = any(node.op == "REDUCE" for tree in early for node in tree.nodes.values())
+    return ("r_" if reduces else "E_") + "_".join(str(d) for d in dims)
+
+
 def _spells(name: str | None, stages: list[Stage]) -> bool | None:
     """Whether the stages' trees spell the name; None when the name or the trees say nothing of it."""
     m = NAME.match(bare_name(name)) if name else None
