@@ -3,6 +3,7 @@ is never read as markup or terminal escapes; readers work on read-only media (is
 
 from __future__ import annotations
 
+import inspect
 import json
 import shutil
 import sqlite3
@@ -301,3 +302,28 @@ def test_extraction_settings_are_one_section_of_each_extracting_commands_help() 
         assert {"--renderers", "--stages", "--rewrites", "--debug", "--timeout", "--backend"} <= flags, (name, text)
         assert "--renderers" not in options and "--help" in options, (name, text)
     assert "Extraction settings" not in tgstore("runs", "--help").stdout
+
+
+def test_extracting_commands_take_the_extraction_settings_as_one_value(tmp_path) -> None:
+    """Issue 46 point 3: the settings are declared once (cli/settings.py ExtractionSettings) and handed to each
+    extracting command as one value: every field is an option of every such command, with the same help, and no
+    command declares one of them itself. A setting given to `sweep` reaches its plan (a bad one is refused as such)."""
+    from dataclasses import fields
+
+    import typer.main
+
+    from tgstore.cli.app import app
+    from tgstore.cli.settings import ExtractionSettings
+
+    group = typer.main.get_command(app)
+    names = [f.name for f in fields(ExtractionSettings)]
+    helps = {}
+    for name in ("ingest", "sweep", "capture", "extract"):
+        params = {p.name: p for p in group.commands[name].params}
+        assert set(names) <= set(params), name
+        helps[name] = [params[n].help for n in names]
+        declared = inspect.signature(inspect.unwrap(group.commands[name].callback)).parameters
+        assert "settings" in declared and not set(names) & set(declared), (name, list(declared))
+    assert len({tuple(h) for h in helps.values()}) == 1, helps
+    refused = tgstore("sweep", "--rev", "HEAD", "--repo", tmp_path, "--timeout", "0", "--db", tmp_path / "t.db")
+    assert refused.returncode != 0 and "--timeout must be a positive number of seconds, not 0" in refused.stderr

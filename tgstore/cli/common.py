@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextvars
 import functools
+import inspect
 import math
 import os
 import shutil
@@ -175,7 +176,7 @@ def command(group: typer.Typer, *args: Any, **kwargs: Any) -> Callable[[F], F]:
     kwargs.setdefault("cls", PanelCommand)
 
     def register(fn: F) -> F:
-        if "db_path" in fn.__code__.co_names:  # a command on the database: its --help says how to name it
+        if "db_path" in inspect.unwrap(fn).__code__.co_names:  # on the database: its --help says how to name it
             kwargs.setdefault("epilog", DB_EPILOG)
 
         @functools.wraps(fn)

@@ -17,20 +17,15 @@ from rich.text import Text
 from tgstore.cli.app import app
 from tgstore.cli.common import (
     DEFAULT_REPO,
-    DEFAULT_REWRITES,
     BackendOption,
     CaptureOption,
     CasesOption,
     CommandArgument,
-    CompileTimesOption,
     DebugOption,
     JobsOption,
     RenderersOption,
     RepoOption,
-    RewritesOption,
-    StagesOption,
     SuiteOption,
-    TimeOption,
     TimeoutOption,
     TimeRunsOption,
     TinygradOption,
@@ -43,6 +38,7 @@ from tgstore.cli.common import (
     resolve_root,
 )
 from tgstore.cli.output import emit, err, error, note, plural, safe
+from tgstore.cli.settings import ExtractionSettings, extraction_settings, with_timing
 from tgstore.extract.runner import Echo
 from tgstore.store import after_store
 
@@ -162,8 +158,10 @@ def replaced_by(given: dict[str, object]) -> str | None:
 
 
 @command(app)
+@extraction_settings
 def ingest(
     ctx: typer.Context,
+    settings: ExtractionSettings,
     tinygrad: TinygradOption = None,
     bundle: Annotated[list[Path] | None, typer.Option("--bundle", help="Ingest bundle file(s) written by "
                                                       "`tgstore extract` instead of extracting, or a directory "
@@ -172,12 +170,6 @@ def ingest(
     suite: SuiteOption = None,
     capture: CaptureOption = False,
     command_args: CommandArgument = None,
-    backend: BackendOption = "CPU",
-    renderers: RenderersOption = None,
-    stages: StagesOption = None,
-    rewrites: RewritesOption = DEFAULT_REWRITES,
-    debug: DebugOption = 4,
-    timeout: TimeoutOption = 900.0,
     force: ForceOption = False,
     no_skip: NoSkipOption = False,
     keep_bundle: KeepBundleOption = None,
@@ -192,9 +184,6 @@ def ingest(
     worker_repo: Annotated[str | None, typer.Option("--worker-repo", help="With --dask: the path of a tinygrad clone "
                                                     "on every worker (else each commit's package is sent as a "
                                                     "git archive).", show_default=False)] = None,
-    time: TimeOption = False,
-    time_runs: TimeRunsOption = None,
-    compile_times: CompileTimesOption = False,
 ) -> None:
     """Extract a tinygrad (installed, or --tinygrad PATH) over the case suite and store it in the database. Its
     other jobs have commands of their own: `sweep` (--rev), `ingest-bundle` (--bundle), `capture` (--capture).
@@ -211,19 +200,17 @@ def ingest(
     """
     db = db_path()
     replaced = replaced_by({"rev": rev, "bundle": bundle, "capture": capture})
-    run_ingest(ctx, db, tinygrad, bundle, cases, suite, capture, command_args, backend, renderers, stages, rewrites,
-               debug, timeout, force, no_skip, keep_bundle, repo, rev, jobs, dask, worker_repo, time, time_runs,
-               compile_times)
+    run_ingest(ctx, db, settings, tinygrad, bundle, cases, suite, capture, command_args, force, no_skip, keep_bundle,
+               repo, rev, jobs, dask, worker_repo)
     if replaced:
         note(replaced)
 
 
-def run_ingest(ctx: typer.Context, db: Path, tinygrad: Path | None, bundle: list[Path] | None,
-               cases: list[Path] | None, suite: str | None, capture: bool, command_args: list[str] | None,
-               backend: str, renderers: str | None, stages: str | None, rewrites: int, debug: int, timeout: float,
-               force: bool, no_skip: bool, keep_bundle: Path | None, repo: Path | None, rev: list[str] | None,
-               jobs: int | None, dask: str | None, worker_repo: str | None, time: bool, time_runs: int | None,
-               compile_times: bool) -> None:
+def run_ingest(ctx: typer.Context, db: Path, settings: ExtractionSettings, tinygrad: Path | None,
+               bundle: list[Path] | None, cases: list[Path] | None, suite: str | None, capture: bool,
+               command_args: list[str] | None, force: bool, no_skip: bool, keep_bundle: Path | None,
+               repo: Path | None, rev: list[str] | None, jobs: int | None, dask: str | None,
+               worker_repo: str | None) -> None:
     """What `ingest`, `sweep` and `capture` do (cli/ingest_forms.py), each giving the options it has."""
     argv = capture_command(capture, command_args)
     if (dask or worker_repo) and not rev:
@@ -235,13 +222,12 @@ def run_ingest(ctx: typer.Context, db: Path, tinygrad: Path | None, bundle: list
             raise fail("--repo needs --rev (the commits to sweep)")
         if tinygrad or bundle or keep_bundle:
             raise fail("--rev sweeps commits of --repo; it does not combine with --tinygrad, --bundle or --keep-bundle")
-        plan = with_timing(make_plan(cases, backend, renderers, debug, timeout, stages, rewrites, suite=suite,
-                                     capture=argv), time, time_runs, compile_times)
+        plan = settings.plan(cases, suite=suite, capture=argv)
         sweep_commits(db, repo or DEFAULT_REPO, rev, plan, jobs or 1, force, dask=dask, worker_repo=worker_repo,
                       skip=not no_skip)
         return
     if bundle:
-        if time or time_runs or compile_times:
+        if settings.time or settings.time_runs or settings.compile_times:
             raise fail("--time times an extraction; a bundle is ingested as it was extracted (extract --time)")
         if argv is not None or suite or cases or jobs is not None:
             raise fail("--bundle ingests bundles as they are; it does not combine with --capture, --suite, --cases "
@@ -250,10 +236,9 @@ def run_ingest(ctx: typer.Context, db: Path, tinygrad: Path | None, bundle: list
         return
     from tgstore.pipeline import default_workers, extract_and_ingest
 
-    plan = with_timing(make_plan(cases, backend, renderers, debug, timeout, stages, rewrites, suite=suite,
-                                 capture=argv, capture_cwd=Path.cwd()), time, time_runs, compile_times)
+    plan = settings.plan(cases, suite=suite, capture=argv, capture_cwd=Path.cwd())
     plan.workers = jobs or default_workers()
-    root = resolve_root(tinygrad, backend)
+    root = resolve_root(tinygrad, settings.backend)
     if keep_bundle is not None:
         check_bundle_path(keep_bundle, "--keep-bundle")
     engine = open_db(db)
@@ -264,13 +249,6 @@ def run_ingest(ctx: typer.Context, db: Path, tinygrad: Path | None, bundle: list
     refresh_parity(engine, [report])
     if run_failed(report.status):
         raise typer.Exit(1)
-
-
-def with_timing(plan, time: bool, time_runs: int | None, compile_times: bool = False):
-    """The plan, timing kernels if asked (--time-runs alone asks too), and compile times (implied by --time)."""
-    plan.time, plan.time_runs = bool(time or time_runs), time_runs
-    plan.compile_times = plan.time or compile_times
-    return plan
 
 
 def given_on_command_line(ctx: typer.Context, parameter: str) -> bool:
@@ -440,33 +418,24 @@ def bisect(
 
 
 @command(app)
+@extraction_settings
 def extract(
+    settings: ExtractionSettings,
     out_file: Annotated[Path, typer.Option("--out", "-o", help="Where to write the JSON-lines bundle.")],
     tinygrad: TinygradOption = None,
     cases: CasesOption = None,
     suite: SuiteOption = None,
     capture: CaptureOption = False,
     command_args: CommandArgument = None,
-    backend: BackendOption = "CPU",
-    renderers: RenderersOption = None,
-    stages: StagesOption = None,
-    rewrites: RewritesOption = DEFAULT_REWRITES,
-    debug: DebugOption = 4,
-    timeout: TimeoutOption = 900.0,
-    time: TimeOption = False,
-    time_runs: TimeRunsOption = None,
-    compile_times: CompileTimesOption = False,
     jobs: JobsOption = None,
 ) -> None:
     """Only extract: write a bundle (docs/bundle-format.md) for `tgstore ingest-bundle` here or elsewhere.
     --capture -- COMMAND captures the kernels a command lowers, as `ingest --capture` does."""
     from tgstore.pipeline import default_workers, extract_bundle
 
-    plan = with_timing(make_plan(cases, backend, renderers, debug, timeout, stages, rewrites, suite=suite,
-                                 capture=capture_command(capture, command_args), capture_cwd=Path.cwd()),
-                       time, time_runs, compile_times)
+    plan = settings.plan(cases, suite=suite, capture=capture_command(capture, command_args), capture_cwd=Path.cwd())
     plan.workers = jobs or default_workers()
-    root = resolve_root(tinygrad, backend)
+    root = resolve_root(tinygrad, settings.backend)
     check_bundle_path(out_file, "--out")
     with case_progress(plan, "extracting") as (on_case, echo):
         result = extract_bundle(root, out_file, plan, on_case=on_case, echo=echo)

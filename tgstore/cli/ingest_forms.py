@@ -12,27 +12,18 @@ import typer
 
 from tgstore.cli.app import app
 from tgstore.cli.common import (
-    DEFAULT_REWRITES,
-    BackendOption,
     CaptureOption,
     CasesOption,
     CommandArgument,
-    CompileTimesOption,
-    DebugOption,
     JobsOption,
-    RenderersOption,
     RepoOption,
-    RewritesOption,
-    StagesOption,
     SuiteOption,
-    TimeOption,
-    TimeoutOption,
-    TimeRunsOption,
     TinygradOption,
     command,
     db_path,
 )
 from tgstore.cli.extract import ForceOption, KeepBundleOption, NoSkipOption, ingest_bundles, run_ingest
+from tgstore.cli.settings import ExtractionSettings, extraction_settings
 
 RevOption = Annotated[list[str], typer.Option(
     "--rev", help="Commits of --repo: A..B (B's first-parent line after A, oldest first, B included), a sha, branch "
@@ -48,36 +39,29 @@ CaptureCommand = Annotated[list[str], typer.Argument(
 
 
 @command(app, "sweep")
+@extraction_settings
 def sweep(
     ctx: typer.Context,
+    settings: ExtractionSettings,
     rev: RevOption,
     repo: RepoOption = None,
     cases: CasesOption = None,
     suite: SuiteOption = None,
     capture: CaptureOption = False,
     command_args: CommandArgument = None,
-    backend: BackendOption = "CPU",
-    renderers: RenderersOption = None,
-    stages: StagesOption = None,
-    rewrites: RewritesOption = DEFAULT_REWRITES,
-    debug: DebugOption = 4,
-    timeout: TimeoutOption = 900.0,
     force: ForceOption = False,
     no_skip: NoSkipOption = False,
     jobs: JobsOption = None,
     dask: DaskOption = None,
     worker_repo: WorkerRepoOption = None,
-    time: TimeOption = False,
-    time_runs: TimeRunsOption = None,
-    compile_times: CompileTimesOption = False,
 ) -> None:
     """Extract each commit of a tinygrad repository (--rev A..B) and store it: incremental (a commit whose ok run
     holds what is asked is skipped, each line says why; failed ones are retried), resumable, parallel with --jobs,
     on a Dask cluster with --dask; with --capture -- COMMAND, the command is run in each commit's checkout instead of
     a suite. Exits 1 if an extraction failed. (Was `ingest --rev`.)"""
     db = db_path()
-    run_ingest(ctx, db, None, None, cases, suite, capture, command_args, backend, renderers, stages, rewrites, debug,
-               timeout, force, no_skip, None, repo, rev, jobs, dask, worker_repo, time, time_runs, compile_times)
+    run_ingest(ctx, db, settings, None, None, cases, suite, capture, command_args, force, no_skip, None, repo, rev,
+               jobs, dask, worker_repo)
 
 
 @command(app, "ingest-bundle")
@@ -94,26 +78,19 @@ def ingest_bundle(
 
 
 @command(app, "capture")
+@extraction_settings
 def capture(
     ctx: typer.Context,
+    settings: ExtractionSettings,
     command_args: CaptureCommand,
     tinygrad: TinygradOption = None,
-    backend: BackendOption = "CPU",
-    renderers: RenderersOption = None,
-    stages: StagesOption = None,
-    rewrites: RewritesOption = DEFAULT_REWRITES,
-    debug: DebugOption = 4,
-    timeout: TimeoutOption = 900.0,
     force: ForceOption = False,
     keep_bundle: KeepBundleOption = None,
-    time: TimeOption = False,
-    time_runs: TimeRunsOption = None,
-    compile_times: CompileTimesOption = False,
 ) -> None:
     """Run a Python command (after --) with a tinygrad (installed, or --tinygrad PATH) and store every kernel it
     lowered, one case per pytest test (or one for the whole command), with its call site; the command failing is
     recorded (the run is partial), what it lowered is kept. In each commit of a sweep: `tgstore sweep --rev A..B
     --capture -- COMMAND`. (Was `ingest --capture`.)"""
     db = db_path()
-    run_ingest(ctx, db, tinygrad, None, None, None, True, command_args, backend, renderers, stages, rewrites, debug,
-               timeout, force, False, keep_bundle, None, None, None, None, None, time, time_runs, compile_times)
+    run_ingest(ctx, db, settings, tinygrad, None, None, None, True, command_args, force, False, keep_bundle, None,
+               None, None, None, None)
