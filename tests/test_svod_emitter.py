@@ -381,6 +381,12 @@ def test_kernels_one_after_another_are_filed_by_order_only_on_one_thread(built, 
     problems = [r["message"] for r in _rows(tmp_path / "pool-ids.db", "SELECT message FROM svod_problems")]
     assert any(m.startswith("--svod-threads 1 was given, but the events' threads show") for m in problems), problems
     assert _kernel_stages(tmp_path / "pool-ids.db")["r_8_2_4"] == 0
+    # unstated, the advice fits what the log shows: the threads are shown, so no statement is asked for
+    assert ingest_with(pool_ids, tmp_path / "pool-ids-unstated.db", [])[0] == 0
+    problems = [r["message"] for r in _rows(tmp_path / "pool-ids-unstated.db", "SELECT message FROM svod_problems")]
+    told = [m for m in problems if "one after another" in m]
+    assert len(told) == 1 and "on Svod's pool (the events' threads are not the schedule's)" in told[0], problems
+    assert "say so: ingest-svod --svod-threads 1" not in told[0]
 
 
 def test_truth_of_each_json_line_names_its_kernel(built, tmp_path) -> None:

@@ -218,7 +218,7 @@ def attribute(log: SvodLog, program: Program) -> None:
     if serial and not surplus and not one and len(groups) > 1 and sections is not None and \
             not paired_by_name(sections, groups, named, opt):
         serial = False  # blocks one after another on Svod's pool, in an order nothing proves: filed by names only
-        log.problems.append(unordered_blocks(opt[groups[0][0]], sections))
+        log.problems.append(unordered_blocks(log, program, opt[groups[0][0]], sections))
         program.explained = True
     compiled, unnamed = (sections, []) if serial else _compile_kernels(program)
     kernels: list[Kernel] = []

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from tgstore.svod.emission import KERNEL_INITIAL_FIRST
 from tgstore.svod.readers.chains import Item
+from tgstore.svod.readers.hints import one_thread
 from tgstore.svod.readers.model import Kernel, Problem, Stage, SvodLog, bare_name
 from tgstore.svod.readers.naming import name_shown
 from tgstore.svod.readers.program import Program
@@ -85,20 +86,28 @@ def merge_streams(groups: list[list[int]], items: Sequence[Item], kinds: list[in
 def one_thread_known(log: SvodLog, program: Program) -> bool:
     """Whether one optimizing thread is known (module): shown by the events' threads, else stated by the user. A
     statement the threads shown contradict is not taken (a problem says so)."""
-    events = [s for s in program.opt if s.source == "event"]
-    threads = {s.thread for s in events}
-    if not events or None in threads:
+    shown = _threads_shown(log, program)
+    if shown is None:
         return log.threads_stated == 1
-    caller = {s.thread for s in log.schedule_stages if s.schedule == program.schedule and s.source == "event"}
-    if not caller:
-        return log.threads_stated == 1
+    threads, caller = shown
     inline = threads <= caller
     if log.threads_stated == 1 and not inline:
-        log.problems.append(Problem(events[0].file, events[0].line, "--svod-threads 1 was given, but the events' "
-                                    f"threads show the kernels optimized on {len(threads - caller)} other threads than "
-                                    "the one that printed the schedule (SVOD_THREADS=1 optimizes inline): read as "
-                                    "the threads show"))
+        first = next(s for s in program.opt if s.source == "event")
+        log.problems.append(Problem(first.file, first.line, "--svod-threads 1 was given, but the events' threads show "
+                                    f"the kernels optimized on {len(threads - caller)} other threads than the one "
+                                    "that printed the schedule (SVOD_THREADS=1 optimizes inline): read as the "
+                                    "threads show"))
     return inline
+
+
+def _threads_shown(log: SvodLog, program: Program) -> tuple[set[str], set[str]] | None:
+    """The threads of the program's optimize-phase events and of its schedule's, where the subscriber printed them
+    on every such event (None otherwise)."""
+    threads = {s.thread for s in program.opt if s.source == "event"}
+    caller = {s.thread for s in log.schedule_stages if s.schedule == program.schedule and s.source == "event"}
+    if not threads or not caller or None in threads | caller:
+        return None
+    return threads, caller  # type: ignore[return-value]
 
 
 def paired_by_name(sections: list[Kernel], groups: list[list[int]], named: list[str | None],
@@ -114,13 +123,18 @@ def paired_by_name(sections: list[Kernel], groups: list[list[int]], named: list[
     return True
 
 
-def unordered_blocks(first: Stage, sections: list[Kernel]) -> Problem:
+def unordered_blocks(log: SvodLog, program: Program, first: Stage, sections: list[Kernel]) -> Problem:
+    """Why blocks printed one after another were not filed in order, and what would prove it, as the log shows."""
     bares = [bare_name(k.name) for k in sections if k.name]
     shared = sorted({b for b in bares if bares.count(b) > 1})
     why = (f"kernels of one bare name ({', '.join(shared[:NAMES_SHOWN])}) print alike" if shared else
            "no name proves which block is whose")
+    filed = f"{why}; each block is filed only where a name proves its kernel, the rest stored unattributed"
+    if _threads_shown(log, program) is not None:  # shown, and not one thread (or this would not be asked): a pool
+        return Problem(first.file, first.line, f"{len(sections)} kernels were optimized one after another on Svod's "
+                       f"pool (the events' threads are not the schedule's), in an order nothing proves, and {filed}. "
+                       f"{one_thread(log, sections, 'every block filed in order')}")
     return Problem(first.file, first.line, f"{len(sections)} kernels were optimized one after another, but nothing "
                    "shows one optimizing thread: Svod's pool (SVOD_THREADS > 1) also runs kernels one after another, "
-                   f"in any order, and {why}; each block is filed only where a name proves its kernel, the rest "
-                   "stored unattributed. If the run had SVOD_THREADS=1, say so: ingest-svod --svod-threads 1 (a "
-                   "log without thread ids cannot show it)")
+                   f"in any order, and {filed}. If the run had SVOD_THREADS=1, say so: ingest-svod --svod-threads 1 "
+                   "(a log without thread ids cannot show it)")
