@@ -22,7 +22,7 @@ from tgstore.compare import simulate
 from tgstore.compare.detectable import TABLE, detectable_step
 from tgstore.compare.noise_model import contrast_mean_square, level_change, variogram
 from tgstore.compare.segment import pelt
-from tgstore.compare.stepfit import Series, analyse, mann_whitney
+from tgstore.compare.stepfit import WINDOW, Series, analyse, least_spread_windows, mann_whitney, window_for
 
 needs_clang = pytest.mark.skipif(shutil.which("clang") is None, reason="timing compiles kernels with clang")
 
@@ -176,6 +176,34 @@ def test_detectable_is_what_the_detector_finds_90_percent_of_the_time():
     analysis = analyse(Series([1.0] * 20 + [1.5] * 20, None, 0.02))
     assert analysis.detectable == pytest.approx(math.expm1(detectable_step(40) * analysis.noise))
     assert math.isinf(detectable_step(3))
+
+
+def test_the_window_is_the_one_the_variogram_says_is_least_spread():
+    """Flat variogram (independent noise): the longest window the series allows; rising like a random walk's: the
+    shortest; a level that ends within a window stops the growth there."""
+    longest = window_for(1000)
+    assert (WINDOW, longest) == (10, 200) and window_for(50) == 10 and window_for(120) == 24
+    flat = np.array([0.0] + [1.0] * 400)
+    before, after, _spread, _least = least_spread_windows((0, 500), (500, 1000), longest, flat, 0.005)
+    assert (len(before), len(after)) == (200, 200)
+    walk = np.arange(401) / 2.0
+    before, after, _spread, _least = least_spread_windows((0, 500), (500, 1000), longest, walk, 0.005)
+    assert (len(before), len(after)) == (10, 10)
+    before, after, _spread, _least = least_spread_windows((0, 498), (498, 500), longest, flat, 0.005)
+    assert (len(before), len(after)) == (10, 2)  # a 2-commit level: not measured against 200 commits
+
+
+def test_a_long_series_measures_its_levels_over_long_windows():
+    """x1.25 at 10% noise is 2.2 noise units: ten commits a side cannot call it at 200 commits (the Bonferroni
+    factor is 199), a fifth of the series can (bench/bench_detection_grid.py: 7% of series -> 93%). Student t's
+    two-commit excursions in 1,000 commits stay unreported (2 of 20 series were reported before the window's growth
+    stopped at a short level)."""
+    rng = np.random.default_rng(11)
+    found = sum(any(abs(step.index - 100) <= 1 and step.ratio > 1 for step in
+                    analyse(simulate.history(rng, simulate.independent(0.10), 200, 1.25)).steps) for _ in range(20))
+    assert found >= 15, found
+    heavy = [analyse(simulate.history(rng, simulate.student(3.0, 0.02), 1000)).steps for _ in range(20)]
+    assert sum(map(bool, heavy)) == 0, heavy
 
 
 def commit(repo: Path, subject: str, day: int) -> str:

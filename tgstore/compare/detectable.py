@@ -5,8 +5,9 @@ For a series of n commits with independent noise of 1 (in log units), a step in 
 history test alone: the runs are usually far quieter than the commits), `simulate.detectable(n)` bisects on the
 step's size for the one found 90% of the time. The detector scales with the noise above its floor, so for noise
 sigma the detectable ratio is exp(TABLE[n] x sigma). TABLE was printed by `bench/bench_regressions.py --table`
-(1,000 series per length, seeds 0-9, 2026-12-04); lengths between are interpolated, longer ones take the last
-entry (the windows stop at 10 commits a side, and the Bonferroni factor grows slowly).
+(1,000 series per length, seeds 0-9, 2026-12-04; 60-400 again 2026-12-07 with 2,000 series, when the windows
+began to grow with the series: a fifth of it, up to 200 commits a side); lengths between are interpolated, longer
+ones take the last entry (an understatement of what a longer series finds: its windows grow on to 200 commits).
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ import math
 
 # n -> the step (in noise units) found 90% of the time; inf: too short to report a step (two commits each side)
 TABLE: dict[int, float] = {5: 37.18, 6: 20.83, 8: 10.14, 10: 6.98, 12: 6.79, 16: 5.86, 20: 5.51, 30: 5.71,
-                           40: 4.67, 60: 3.97, 100: 3.93}
-LENGTHS = (4, 5, 6, 8, 10, 12, 16, 20, 30, 40, 60, 100)
+                           40: 4.67, 60: 3.74, 100: 2.93, 200: 2.43, 400: 2.35}
+LENGTHS = (4, 5, 6, 8, 10, 12, 16, 20, 30, 40, 60, 100, 200, 400)
 GOAL = 0.9
 
 

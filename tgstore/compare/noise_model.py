@@ -28,12 +28,14 @@ MIN_PAIRS = 8  # a lag with fewer pairs than this is not estimated
 
 
 def variogram(y: Sequence[float], most_lag: int, cut: int | Sequence[int] | None = None, *,
-              median: bool = False) -> np.ndarray:
+              median: bool = False, classical: bool = False) -> np.ndarray:
     """gamma(h) for h = 0 .. most_lag (gamma(0) = 0) from the pairs of `y` that do not straddle a `cut` (a pair
     (t, t + h) straddles c when t < c <= t + h): non-decreasing in h (the weighted isotonic fit of each lag's estimate,
     weighted by its pairs); a lag with fewer than MIN_PAIRS pairs takes the estimate below it. `median`: each lag's
     estimate is the median of the squared differences over its value for normal noise (2 x 0.4549 gamma), which a
-    few odd commits among the pairs do not move (Cressie-Hawkins' mean of square roots is moved by them)."""
+    few odd commits among the pairs do not move (Cressie-Hawkins' mean of square roots is moved by them).
+    `classical`: half the mean square (Matheron's), the mean square a mean over many commits really has when the
+    noise has heavy tails (the robust estimates give the bulk's, which a long mean's spread exceeds)."""
     values = np.asarray(y, dtype=float)
     n = len(values)
     estimates, weights = [], []
@@ -50,6 +52,8 @@ def variogram(y: Sequence[float], most_lag: int, cut: int | Sequence[int] | None
             break
         if not m:
             estimates.append(0.0)
+        elif classical:
+            estimates.append(float(np.mean(diffs * diffs)) / 2)
         elif median:
             estimates.append(float(np.median(diffs * diffs)) / (2 * 0.4549))
         else:

@@ -5,11 +5,14 @@
    per commit. A commit off the level on both sides is taken out first (`spike_candidates`), so one slow reading
    does not become two steps; it is tested on its own as a spike (below).
 2. Each breakpoint the fit proposes is a candidate, tested twice; it is reported when both agree (`Step.evidence`):
-   - the history: the change of level (the mean of up to WINDOW commits after minus up to WINDOW before) against
-     the series' own history of commit-to-commit changes at every lag (`noise_model`: its variogram, from the
-     pairs that straddle neither this breakpoint nor another step of more than OTHER_STEP noise units), compared
-     with Student's t (`degrees_of_freedom`: the spread is estimated from the series itself). Correlated noise and
-     drift make the history's changes large, so they are not mistaken for a step;
+   - the history: the change of level (the mean of up to w commits after minus up to w before) against the
+     series' own history of commit-to-commit changes at every lag (`noise_model`: its variogram, from the pairs
+     that straddle neither this breakpoint nor another step of more than OTHER_STEP noise units), compared with
+     Student's t (`degrees_of_freedom`: the spread is estimated from the series itself). Correlated noise and drift
+     make the history's changes large, so they are not mistaken for a step. The window w (`windows`: WINDOW
+     commits, doubled up to a fifth of the series) is the one whose change the history says is least spread: long
+     for independent or correlated noise, whose means settle, short for a random walk, whose means wander. It is
+     chosen from the variogram alone, not from the change, so the choice does not make a step;
    - the runs: Mann-Whitney U (`ranktest.mann_whitney`, exact for small samples) between the stored timed runs of the
      NEAREST commits each side. Runs within one process agree with each other more than processes do, so the runs
      alone call a drift certain: they are needed, not enough.
@@ -42,7 +45,9 @@ from tgstore.compare.segment import pelt
 PENALTY = 3.0  # x sigma^2 ln(n): the cost of one more segment (BIC's is 2; candidates are tested after)
 MIN_NOISE = 0.005  # relative (0.5%): no series is trusted to be quieter than this
 ALPHA = 0.01  # a step is reported when both tests give p below this (after the Bonferroni factor)
-WINDOW = 10  # commits each side whose mean measures a level change
+WINDOW = 10  # commits each side whose mean measures a level change: the shortest window (see windows)
+WINDOW_SHARE = 0.2  # the longest window, as a share of the series (window_for)
+MOST_WINDOW = 200  # and at most (the variogram to twice this lag costs O(n x lag) a test)
 NEAREST = 3  # commits each side of a step whose runs are compared
 MIN_SIDE = 2  # commits each side of a step for it to be called: one commit at an end may be a slow reading
 SPIKE_Z = 3.0  # a commit this many noise units off both neighbours (and they nearer each other) is set apart
@@ -58,6 +63,51 @@ def degrees_of_freedom(before: int, after: int) -> float:
     is estimated from the series itself, whose commits are not independent, so fewer than a two-sample t-test's
     (DF_SHARE of them: chosen by simulation, bench/bench_regressions.py)."""
     return max(1.0, DF_SHARE * (before + after - 2))
+
+
+def window_for(n: int) -> int:
+    """The longest window a side a series of n commits gives a level change: WINDOW_SHARE of it (its variogram is
+    estimated at twice that lag from the series itself: a shorter series cannot say how correlated noise adds up
+    over longer stretches, and calls an AR(1) wander a step), at least WINDOW, at most MOST_WINDOW."""
+    return max(WINDOW, min(MOST_WINDOW, int(n * WINDOW_SHARE)))
+
+
+def windows(longest: int) -> list[int]:
+    """The windows tried: WINDOW, doubled up to `longest`, and `longest`."""
+    out = [WINDOW]
+    while out[-1] * 2 <= longest:
+        out.append(out[-1] * 2)
+    if out[-1] < longest:
+        out.append(longest)
+    return out
+
+
+def least_spread_windows(before: tuple[int, int], after: tuple[int, int], longest: int, gamma: np.ndarray,
+                         floor: float, classical: np.ndarray | None = None) -> tuple[range, range, float, float]:
+    """The windows (of `windows(longest)`, cut at the segments' ends) before and after a breakpoint between the
+    segments `before` and `after` whose level change is least spread under the variogram `gamma`: (before, after,
+    the spread, the least spread a series at the noise floor would have over them). Each spread is floored there.
+    A window longer than WINDOW is spread at least as the `classical` variogram says: a mean over many commits of
+    heavy-tailed noise (Student t) spreads as its whole variance, more than the robust variogram's bulk (a t3 series
+    of 1,000 commits called 2 of 20 steps without it, bench/bench_detection_grid.py)."""
+    (s0, e0), (s1, e1) = before, after
+    best: tuple[range, range, float, float] | None = None
+    for window in windows(longest):
+        sides = range(max(s0, e0 - window), e0), range(s1, min(e1, s1 + window))
+        if best is not None and min(len(sides[0]), len(sides[1])) < window:
+            break  # a segment ends within it: a long mean against a short one is as spread as the short one, and
+            # the degrees of freedom of the long one's commits would overstate what is known (2-commit excursions
+            # of Student t noise were called steps so)
+        least = floor ** 2 * (1 / len(sides[0]) + 1 / len(sides[1]))
+        weights = level_change(*sides)
+        square = contrast_mean_square(weights, gamma)
+        if classical is not None and window > WINDOW:
+            square = max(square, contrast_mean_square(weights, classical))
+        spread = math.sqrt(max(square, least))
+        if best is None or spread < best[2]:
+            best = (*sides, spread, least)
+    assert best is not None
+    return best
 
 
 def two_sided(z: float) -> float:
@@ -247,11 +297,13 @@ def analyse(series: Series, alpha: float = ALPHA) -> Analysis:
 
     def test(before_segment: tuple[int, int], after_segment: tuple[int, int]) -> Step:
         (s0, e0), (s1, e1) = before_segment, after_segment
-        before, after = range(max(s0, e0 - WINDOW), e0), range(s1, min(e1, s1 + WINDOW))
-        gamma = variogram(y, len(before) + len(after), cut=sorted({*big, s1}))
+        longest = window_for(len(y))
+        gamma = variogram(y, min(2 * longest, e1 - s0), cut=sorted({*big, s1}))
+        classical = variogram(y, min(2 * longest, e1 - s0), cut=sorted({*big, s1}), classical=True) \
+            if longest > WINDOW else None
+        before, after, spread, least = least_spread_windows(before_segment, after_segment, longest, gamma,
+                                                            series.floor, classical)
         weights = level_change(before, after)
-        least = series.floor ** 2 * (1 / len(before) + 1 / len(after))  # the spread at the noise floor
-        spread = math.sqrt(max(contrast_mean_square(weights, gamma), least))
         change = sum(w * y[i] for i, w in weights.items())
         z = change / spread if spread > 0 else (math.copysign(math.inf, change) if change else 0.0)
         df = degrees_of_freedom(len(before), len(after))
