@@ -298,9 +298,9 @@ def analyse(series: Series, alpha: float = ALPHA) -> Analysis:
     def test(before_segment: tuple[int, int], after_segment: tuple[int, int]) -> Step:
         (s0, e0), (s1, e1) = before_segment, after_segment
         longest = window_for(len(y))
-        gamma = variogram(y, min(2 * longest, e1 - s0), cut=sorted({*big, s1}))
-        classical = variogram(y, min(2 * longest, e1 - s0), cut=sorted({*big, s1}), classical=True) \
-            if longest > WINDOW else None
+        lags = min(e0 - s0, longest) + min(e1 - s1, longest)  # the longest windows (under 55 commits: 10, as ever)
+        gamma = variogram(y, lags, cut=sorted({*big, s1}))
+        classical = variogram(y, lags, cut=sorted({*big, s1}), classical=True) if longest > WINDOW else None
         before, after, spread, least = least_spread_windows(before_segment, after_segment, longest, gamma,
                                                             series.floor, classical)
         weights = level_change(before, after)
