@@ -19,8 +19,11 @@ import numpy as np
 from tgstore.compare.segment import pelt
 
 PENALTY = 3.0
-FLOOR = 0.01  # the reference loop's noise per session is taken to be at least 1%
-MIN_STATE = 0.03  # a level this close to the median is no machine state
+# the reference loop's noise per session is taken to be at least this (a quiet loop's best time varies ~0.2%): a
+# floor of 1% and no state under 3% left most of a wandering machine state in every series (bench/
+# bench_detection_grid.py's family-wise figure under AR(1): 30% of histories -> 10-12% with these)
+FLOOR = 0.003
+MIN_STATE = 0.005  # a level this close to the median is no machine state: stepfit.MIN_NOISE, no series is quieter
 
 
 def machine_factors(reference: Sequence[float | None]) -> list[float] | None:
