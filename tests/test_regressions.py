@@ -178,6 +178,26 @@ def test_detectable_is_what_the_detector_finds_90_percent_of_the_time():
     assert math.isinf(detectable_step(3))
 
 
+def test_a_long_variogram_in_blocks_is_the_variogram_lag_by_lag():
+    """Lags estimated 32 at a time (noise_model._by_block) agree with one lag at a time, and a pair is left out
+    exactly when it straddles a cut (t < c <= t + h), however many cuts."""
+    from tgstore.compare.noise_model import _by_block, _by_lag, _reach
+
+    rng = np.random.default_rng(4)
+    y = np.cumsum(rng.normal(0, 0.01, 700)) + rng.normal(0, 0.02, 700)
+    for cut in (None, 350, [40, 41, 300, 699, 5000]):
+        reach = _reach(700, cut)
+        by_lag, by_block = _by_lag(y, 300, reach, ("robust", "classical")), _by_block(y, 300, reach,
+                                                                                    ("robust", "classical"))
+        assert by_lag[1] == by_block[1]
+        for kind in ("robust", "classical"):
+            assert np.allclose(by_lag[0][kind], by_block[0][kind], rtol=1e-12, atol=0)
+        cuts = [] if cut is None else [cut] if isinstance(cut, int) else cut
+        for h in (1, 7, 260):
+            kept = [t for t in range(700 - h) if not any(t < c <= t + h for c in cuts)]
+            assert by_lag[1][h - 1] == len(kept)
+
+
 def test_the_window_is_the_one_the_variogram_says_is_least_spread():
     """Flat variogram (independent noise): the longest window the series allows; rising like a random walk's: the
     shortest; a level that ends within a window stops the growth there."""

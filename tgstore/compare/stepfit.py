@@ -38,7 +38,7 @@ from statistics import NormalDist
 import numpy as np
 
 from tgstore.compare.detectable import detectable_step
-from tgstore.compare.noise_model import contrast_mean_square, level_change, variogram
+from tgstore.compare.noise_model import contrast_mean_square, level_change, variogram, variograms
 from tgstore.compare.ranktest import mann_whitney, t_two_sided
 from tgstore.compare.segment import pelt
 
@@ -48,6 +48,7 @@ ALPHA = 0.01  # a step is reported when both tests give p below this (after the 
 WINDOW = 10  # commits each side whose mean measures a level change: the shortest window (see windows)
 WINDOW_SHARE = 0.2  # the longest window, as a share of the series (window_for)
 MOST_WINDOW = 200  # and at most (the variogram to twice this lag costs O(n x lag) a test)
+HISTORY_REACH = 1000  # commits each side of a breakpoint whose history is its noise model
 NEAREST = 3  # commits each side of a step whose runs are compared
 MIN_SIDE = 2  # commits each side of a step for it to be called: one commit at an end may be a slow reading
 SPIKE_Z = 3.0  # a commit this many noise units off both neighbours (and they nearer each other) is set apart
@@ -299,8 +300,14 @@ def analyse(series: Series, alpha: float = ALPHA) -> Analysis:
         (s0, e0), (s1, e1) = before_segment, after_segment
         longest = window_for(len(y))
         lags = min(e0 - s0, longest) + min(e1 - s1, longest)  # the longest windows (under 55 commits: 10, as ever)
-        gamma = variogram(y, lags, cut=sorted({*big, s1}))
-        classical = variogram(y, lags, cut=sorted({*big, s1}), classical=True) if longest > WINDOW else None
+        # the history near the breakpoint (all of it up to 2 x HISTORY_REACH commits): a 10,000-commit series spans
+        # years of machines, and its variogram at 400 lags cost 40 ms a test
+        lo, hi = max(0, s1 - HISTORY_REACH), min(len(y), s1 + HISTORY_REACH)
+        near, cuts = y[lo:hi], [c - lo for c in sorted({*big, s1}) if lo < c < hi]
+        if longest > WINDOW:
+            gamma, classical = variograms(near, lags, cuts, ("robust", "classical"))
+        else:
+            gamma, classical = variogram(near, lags, cut=cuts), None
         before, after, spread, least = least_spread_windows(before_segment, after_segment, longest, gamma,
                                                             series.floor, classical)
         weights = level_change(before, after)
