@@ -19,7 +19,7 @@ import numpy as np
 from tgstore.compare.segment import pelt
 
 PENALTY = 3.0
-# the reference loop's noise per session is taken to be at least this (a quiet loop's best time varies ~0.2%): a
+# the reference loop's noise per session is taken to be at least this (the real loop varies ~0.1%, docs/timing.md): a
 # floor of 1% and no state under 3% left most of a wandering machine state in every series (bench/
 # bench_detection_grid.py's family-wise figure under AR(1): 30% of histories -> 10-12% with these)
 FLOOR = 0.003
