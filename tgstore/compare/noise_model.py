@@ -121,11 +121,9 @@ def _lag_estimate(kind: str, diffs: np.ndarray) -> float:
     m = len(diffs)
     if not m:
         return 0.0
-    if kind == "classical":
-        return float(np.mean(diffs * diffs)) / 2
     if kind == "median":
         return float(np.median(diffs * diffs)) / (2 * 0.4549)
-    return float(np.mean(np.sqrt(np.abs(diffs))) ** 4 / (2 * (CRESSIE_HAWKINS[0] + CRESSIE_HAWKINS[1] / m)))
+    return _from_sum(kind, float(np.sum(diffs * diffs if kind == "classical" else np.sqrt(np.abs(diffs)))), m)
 
 
 def _fitted(estimates: list[float], weights: list[int], most_lag: int) -> np.ndarray:

@@ -296,20 +296,18 @@ def analyse(series: Series, alpha: float = ALPHA) -> Analysis:
     places = len(y) - 1  # where a breakpoint could have been chosen
     kept_samples = [series.samples[i] for i in kept] if series.samples is not None else None
 
+    longest = window_for(len(y))
+
     def test(before_segment: tuple[int, int], after_segment: tuple[int, int]) -> Step:
         (s0, e0), (s1, e1) = before_segment, after_segment
-        longest = window_for(len(y))
         lags = min(e0 - s0, longest) + min(e1 - s1, longest)  # the longest windows (under 55 commits: 10, as ever)
         # the history near the breakpoint (all of it up to 2 x HISTORY_REACH commits): a 10,000-commit series spans
         # years of machines, and its variogram at 400 lags cost 40 ms a test
         lo, hi = max(0, s1 - HISTORY_REACH), min(len(y), s1 + HISTORY_REACH)
         near, cuts = y[lo:hi], [c - lo for c in sorted({*big, s1}) if lo < c < hi]
-        if longest > WINDOW:
-            gamma, classical = variograms(near, lags, cuts, ("robust", "classical"))
-        else:
-            gamma, classical = variogram(near, lags, cut=cuts), None
+        gamma, *classical = variograms(near, lags, cuts, ("robust", "classical") if longest > WINDOW else ("robust",))
         before, after, spread, least = least_spread_windows(before_segment, after_segment, longest, gamma,
-                                                            series.floor, classical)
+                                                            series.floor, classical[0] if classical else None)
         weights = level_change(before, after)
         change = sum(w * y[i] for i, w in weights.items())
         z = change / spread if spread > 0 else (math.copysign(math.inf, change) if change else 0.0)
