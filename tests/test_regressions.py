@@ -452,6 +452,22 @@ def test_a_short_excursion_is_said_confirmed_triaged_and_reported(tmp_path, tiny
     assert f"back at `{line[4][:10]}`" in regressions_part and "triage: acknowledged (-O0)" in regressions_part
     assert "**matmul #2**" in improvements_part and f"`{line[3][:10]}..{line[4][:10]}`" in improvements_part
 
+    # a sweep asking again for what is stored skips it, saying what it holds; one asking for more runs a kernel times
+    # the commit again: the run stays, a session is added (resumed sweeps used to skip every commit timed at all)
+    sweep = ("ingest", "--db", db, "--repo", repo, "--rev", f"{line[-2]}..{line[-1]}", "--cases", cases,
+             "--renderers", "C", "--stages", "none", "--time", "--time-runs")
+    same = tgstore(*sweep, "10")
+    assert same.returncode == 0 and "1 skipped" in same.stderr, same.stderr
+    assert "holds what was asked" in same.stderr and "this machine's timings of 10 runs a kernel" in same.stderr
+    more = tgstore(*sweep, "12")
+    assert more.returncode == 0 and "1 ok" in more.stderr and "skipped" not in more.stderr, more.stderr
+    assert "lacked this machine's timings of 12 runs a kernel" in more.stderr
+    with sqlite3.connect(db) as conn:
+        sessions = conn.execute("SELECT s.runs, s.run_id FROM timing_sessions s JOIN tinygrad_commits c ON c.id = "
+                                "s.commit_id WHERE c.sha = ? ORDER BY s.id", (line[-1],)).fetchall()
+        (runs,) = conn.execute("SELECT count(*) FROM runs").fetchone()
+    assert [r for r, _run in sessions] == [10, 12] and len({run for _r, run in sessions}) == 1 and runs == 6
+
 
 def timed_database(path: Path, levels: np.ndarray, reference: list[int | None], seed: int = 0) -> Path:
     """A database whose timings are written as a sweep writes them (store.timings.store_timings, one session per

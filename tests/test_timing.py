@@ -142,11 +142,21 @@ def test_every_kernel_timed_with_positive_times_and_estimates(tmp_path, tinygrad
             "JOIN machines m ON m.id = s.machine_id")
     assert fingerprint == machine["fingerprint"] and calibration > 0 and calibration_end > 0
 
-    # timed again: the run stays, a second session is added, and `times` shows the latest
-    again = tgstore("ingest", "--db", db, "--tinygrad", tinygrad_release(release), "--cases", cases, "--renderers",
-                    "C", "--stages", "none", "--time", "--time-runs", "3", "--force")
-    assert again.returncode == 0, again.stderr
-    assert rows(db, "SELECT count(*) FROM timing_sessions")[0][0] == 2
+    # asked again for what is stored: nothing is timed; asked for more runs a kernel: timed again, the run stays and
+    # a session is added (`times` shows the latest); --force: extracted and timed again, a new run
+    ingest = ("ingest", "--db", db, "--tinygrad", tinygrad_release(release), "--cases", cases, "--renderers", "C",
+              "--stages", "none", "--time", "--time-runs")
+    same = tgstore(*ingest, "3")
+    assert same.returncode == 0 and "already ingested" in same.stderr and "--force to redo" in same.stderr
+    if release == "0.14.0":
+        again = tgstore(*ingest, "4")
+        assert again.returncode == 0 and "its kernels were timed again" in again.stderr, again.stderr
+    else:
+        again = tgstore(*ingest, "3", "--force")
+        assert again.returncode == 0 and "run 2 ok" in again.stderr, again.stderr
+    # (the run --force replaced is gone; its session stays, run_id NULL: re-timing keeps what was timed)
+    assert rows(db, "SELECT s.runs, s.run_id FROM timing_sessions s ORDER BY s.id") == \
+        ([(3, 1), (4, 1)] if release == "0.14.0" else [(3, None), (3, 2)])
     assert rows(db, "SELECT count(DISTINCT machine_id) FROM timing_sessions")[0][0] == 1
 
 

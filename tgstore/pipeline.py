@@ -15,7 +15,7 @@ from tgstore.extract import child
 from tgstore.extract.runner import BUILTIN_CASES, Echo, ExtractionResult, run_extraction
 
 if TYPE_CHECKING:  # the database side is imported where it is used: `extract` alone never opens a database
-    from sqlalchemy import Engine
+    from sqlalchemy import Connection, Engine
 
     from tgstore.bundle import Bundle
     from tgstore.store.runs import ExtractionOutcome, IngestReport
@@ -72,6 +72,13 @@ class ExtractionPlan:
         if self.capture is not None:
             return child.capture_identity(self.capture)
         return child.suite_identity(self.case_files, self.suite_name)
+
+    @property
+    def timings_asked(self) -> str | None:
+        """The timings the plan asks for, in a few words (what a stored commit without them lacks)."""
+        if self.time:
+            return "this machine's timings" + (f" of {self.time_runs} runs a kernel" if self.time_runs else "")
+        return "this machine's compile times" if self.compile_times else None
 
     @property
     def effective_renderers(self) -> list[str]:
@@ -175,13 +182,18 @@ def extract_and_ingest(engine: Engine, tinygrad_root: Path, plan: ExtractionPlan
 
 
 def timed(engine: Engine, sha: str, plan: ExtractionPlan) -> bool:
-    """Whether the commit has timings of the plan's suite on this machine (compile times only, for a plan that
-    asks only for them)."""
+    """Whether the commit holds the timings the plan asks for on this machine (timed_shas)."""
+    with engine.connect() as conn:
+        return sha in timed_shas(conn, plan)
+
+
+def timed_shas(conn: Connection, plan: ExtractionPlan) -> set[str]:
+    """The commits holding the timings the plan asks for on this machine: a session that timed the kernels with at
+    least its --time-runs, or, for a plan asking only for compile times, one that recorded them."""
     from tgstore.store.timings import this_machine, timed_commits
 
-    with engine.connect() as conn:
-        return sha in timed_commits(conn, plan.suite["hash"], plan.backend, this_machine(plan.backend),
-                                    compile_only=not plan.time)
+    return timed_commits(conn, plan.suite["hash"], plan.backend, this_machine(plan.backend),
+                         compile_only=not plan.time, runs=plan.time_runs)
 
 
 def ingest_result(engine: Engine, result: ExtractionResult, described: dict, plan: ExtractionPlan, *,

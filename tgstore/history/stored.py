@@ -9,9 +9,8 @@ from dataclasses import dataclass, field
 from sqlalchemy import Engine
 
 from tgstore.extract.child.settings import describe as settings_words
-from tgstore.pipeline import ExtractionPlan
+from tgstore.pipeline import ExtractionPlan, timed_shas
 from tgstore.store.runs import stored_runs
-from tgstore.store.timings import this_machine, timed_commits
 
 
 @dataclass
@@ -26,21 +25,23 @@ class Stored:
 def stored_commits(engine: Engine, plan: ExtractionPlan, shas: list[str] | None = None) -> Stored:
     """Which of `shas` (default: every commit) need no extraction: an ok current run of the plan's suite and backend
     that holds every setting the plan asks for (renderers, stages, rewrite steps, DEBUG level, the extractor's code:
-    the table in extract/child/settings.py) and, for a timed sweep, this machine's timings."""
+    the table in extract/child/settings.py) and the timings it asks for: this machine's, of at least its --time-runs
+    (or its compile times). A commit lacking only those is extracted again, and its run stays: the timings are
+    added to it (store/ingest.keep_current_run)."""
     asked = plan.settings
     found = Stored()
     with engine.connect() as conn:
         runs = stored_runs(conn, asked["suite"], plan.backend, shas)
-        timed = timed_commits(conn, plan.suite["hash"], plan.backend, this_machine(plan.backend)) if plan.time \
-            else None
-    held = settings_words(asked)
+        timings = plan.timings_asked
+        timed = timed_shas(conn, plan) if timings else None
+    held = settings_words(asked) + (f", {timings}" if timings else "")
     for sha, run in runs.items():
         if run.status != "ok":
             found.lacking[sha] = f"its run {run.id} is {run.status}"
             continue
         gaps = run.lacking(asked)
         if timed is not None and sha not in timed:
-            gaps.append("this machine's timings")
+            gaps.append(timings)
         if gaps:
             found.lacking[sha] = f"its run {run.id} lacked {'; '.join(gaps)}"
         else:

@@ -5,9 +5,11 @@
   tinygrad's master, whose history is squash merges, that is every commit; where there are merges it is the sequence
   of states the mainline went through, not the side branches' work in progress. A single rev (sha, prefix, branch,
   tag) is that one commit. Several revs are swept in the order given, duplicates once.
-* Resume. A commit that already has an ``ok`` run for this suite and backend is skipped before anything is checked
-  out; a ``failed``, ``timeout`` or ``partial`` run is extracted again and replaced. Each commit is ingested (in one
-  transaction) as soon as its extraction finishes, so killing a sweep loses only the commits in flight.
+* Resume. A commit that already has an ``ok`` run for this suite and backend holding what is asked (its settings,
+  and for a timed sweep this machine's timings of at least its --time-runs: history/stored.py) is skipped before
+  anything is checked out; a ``failed``, ``timeout`` or ``partial`` run is extracted again and replaced. Each commit
+  is ingested (in one transaction) as soon as its extraction finishes, so killing a sweep loses only the commits in
+  flight.
 * Parallelism. A sweep keeps as many commits in flight as its workers run at once: `jobs` threads here
   (LocalWorkers), each checking a commit's package out with `git archive` (a whole worktree when capturing) and
   running the extractor on it in a child process (``tgstore.extract.runner``), or the worker threads of a Dask
@@ -458,7 +460,7 @@ def _ingest_one(engine: Engine, commit: Commit, runner: Workers, future: Future,
             outcome.status = "failed"
             outcome.error = f"untestable: it could have read {needed[0]}, which the clone lacks"
             return outcome
-    if report.skipped:  # another sweep stored it meanwhile
+    if report.skipped and not report.timed:  # another sweep stored it meanwhile (a re-timing adds to the run)
         outcome.status = "skipped"
     elif report.status in FAILED:
         outcome.error = f"extraction {result.status} (exit code {result.returncode}): {_last_line(result.stderr)}"

@@ -76,18 +76,21 @@ def this_machine(backend: str) -> str:
 
 
 def timed_commits(conn: Connection, suite_hash: str, backend: str, fingerprint: str, *,
-                  compile_only: bool = False) -> set[str]:
+                  compile_only: bool = False, runs: int | None = None) -> set[str]:
     """Shas with a timing session of this suite and backend on this machine that timed kernels (`compile_only`: that
-    recorded compile times, as every session since they exist does)."""
+    recorded compile times, as every session since they exist does); `runs`: with at least that many timed runs a
+    kernel (a session of the child's adaptive count says no number, so it holds none that was asked for)."""
     # a session of --time has a warm-up (also in an era that cannot time: then its `timing` is missing); one of
     # --compile-times alone has none
     which = "EXISTS (SELECT 1 FROM compile_times t WHERE t.session_id = s.id)" if compile_only else \
         "s.warmup IS NOT NULL"
+    if runs is not None and not compile_only:
+        which += " AND s.runs >= :runs"
     return set(conn.execute(text(
         "SELECT DISTINCT c.sha FROM timing_sessions s JOIN tinygrad_commits c ON c.id = s.commit_id "
         "JOIN suites su ON su.id = s.suite_id JOIN machines m ON m.id = s.machine_id "
         f"WHERE su.hash = :suite AND s.backend = :backend AND m.fingerprint = :m AND {which}"),
-        {"suite": suite_hash, "backend": backend, "m": fingerprint}).scalars())
+        {"suite": suite_hash, "backend": backend, "m": fingerprint, "runs": runs}).scalars())
 
 
 # ---------------------------------------------------------------------------------------------------------------------
