@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from built_once import built_once
 from cli import tgstore
 from releases_db import CORE_CASES
 
@@ -24,19 +25,21 @@ SVOD_CASE = "sum_rows"
 
 @pytest.fixture(scope="session")
 def two_releases_db(tmp_path_factory, tinygrad_release) -> Path:
-    from svod_fixtures import worked_example_log
+    def build(where: Path) -> Path:
+        from svod_fixtures import worked_example_log
 
-    where = tmp_path_factory.mktemp("two-releases")
-    db = where / "two.db"
-    engine = open_engine(db)
-    upgrade(engine)
-    for version in TWO_RELEASES:
-        report = extract_and_ingest(engine, tinygrad_release(version), ExtractionPlan(
-            case_files=[CORE_CASES, ERA_CASES], rewrites=DEFAULT_REWRITES, time=True, time_runs=3))
-        assert report.status == "ok", (version, report)
-    engine.dispose()
-    log = where / "svod.log"
-    log.write_text(worked_example_log())
-    proc = tgstore("ingest-svod", log, "--case", SVOD_CASE, "--db", db)
-    assert proc.returncode == 0, proc.stderr
-    return db
+        db = where / "two.db"
+        engine = open_engine(db)
+        upgrade(engine)
+        for version in TWO_RELEASES:
+            report = extract_and_ingest(engine, tinygrad_release(version), ExtractionPlan(
+                case_files=[CORE_CASES, ERA_CASES], rewrites=DEFAULT_REWRITES, time=True, time_runs=3))
+            assert report.status == "ok", (version, report)
+        engine.dispose()
+        log = where / "svod.log"
+        log.write_text(worked_example_log())
+        proc = tgstore("ingest-svod", log, "--case", SVOD_CASE, "--db", db)
+        assert proc.returncode == 0, proc.stderr
+        return db
+
+    return Path(built_once(tmp_path_factory, "two-releases", build))  # shared by the xdist workers (read only)
