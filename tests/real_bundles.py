@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from built_once import built_once
 
 PAIR_CASES = Path(__file__).resolve().parent / "fixtures" / "cases" / "pair.py"
 EXTRACTIONS = {"c_llvm": ["--renderers", "C,LLVM"], "ptx": ["--renderers", "PTX", "--stages", "none"]}
@@ -20,14 +21,16 @@ EXTRACTIONS = {"c_llvm": ["--renderers", "C,LLVM"], "ptx": ["--renderers", "PTX"
 
 @pytest.fixture(scope="session")
 def real_bundles(tmp_path_factory) -> dict[str, Path]:
-    """name -> a bundle file (read-only by convention: copy before changing it)."""
-    where = tmp_path_factory.mktemp("real-bundles")
-    bundles = {}
-    for name, options in EXTRACTIONS.items():
-        path = where / f"{name}.jsonl"
-        # no timeout here: tgstore's own --timeout (900 s) bounds the child, and a loaded machine is slow
-        proc = subprocess.run([sys.executable, "-m", "tgstore", "extract", "-o", str(path), "--cases",
-                               str(PAIR_CASES), *options], capture_output=True, text=True, stdin=subprocess.DEVNULL)
-        assert proc.returncode == 0, (name, proc.stderr)
-        bundles[name] = path
-    return bundles
+    """name -> a bundle file (read-only by convention: copy before changing it), extracted by one xdist worker."""
+    def build(where: Path) -> dict[str, Path]:
+        bundles = {}
+        for name, options in EXTRACTIONS.items():
+            path = where / f"{name}.jsonl"
+            # no timeout here: tgstore's own --timeout (900 s) bounds the child, and a loaded machine is slow
+            proc = subprocess.run([sys.executable, "-m", "tgstore", "extract", "-o", str(path), "--cases",
+                                   str(PAIR_CASES), *options], capture_output=True, text=True, stdin=subprocess.DEVNULL)
+            assert proc.returncode == 0, (name, proc.stderr)
+            bundles[name] = path
+        return bundles
+
+    return {name: Path(path) for name, path in built_once(tmp_path_factory, "real-bundles", build).items()}
