@@ -1,5 +1,6 @@
 """The schema comes from real Alembic migrations on a real SQLite file."""
 
+import shutil
 import sqlite3
 import threading
 import time
@@ -27,6 +28,59 @@ def test_upgrade_from_empty_creates_every_model_table(tmp_path):
     names = table_names(db)
     assert set(Base.metadata.tables) <= names
     assert {"v_runs", "v_kernels", "v_sources", "v_pattern_matches"} <= names
+
+
+def schema(path) -> dict[str, list]:
+    """A database's schema as SQLite holds it, each statement's lines sorted (Alembic's batch rebuilds write a
+    table's constraints in an order that differs between runs), its revision and journal mode."""
+    with sqlite3.connect(path) as conn:
+        statements = sorted((kind, name, sorted(line.strip().removesuffix(",") for line in (sql or "").splitlines()))
+                            for kind, name, sql in conn.execute("SELECT type, name, sql FROM sqlite_master"))
+        return {"schema": statements, "revision": conn.execute("SELECT * FROM alembic_version").fetchall(),
+                "journal": conn.execute("PRAGMA journal_mode").fetchall(),
+                "checks": conn.execute("PRAGMA integrity_check").fetchall()
+                + conn.execute("PRAGMA foreign_key_check").fetchall()}
+
+
+def test_a_new_database_gets_the_schema_the_migrations_build(tmp_path, monkeypatch):
+    """A new file migrated to head copies the template the migrations built once (db/schema_copy.py): the same
+    tables, columns, constraints, indexes, views and revision as running every migration on it, in WAL mode; a file
+    that held a schema is migrated; an edited migration names another template."""
+    from tgstore.db import migrate, schema_copy
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    copied = open_engine(tmp_path / "copied.db")
+    upgrade(copied)  # builds the template, then copies it
+    again = open_engine(tmp_path / "again.db")
+    upgrade(again)
+    migrated = open_engine(tmp_path / "migrated.db")
+    migrate._migrate_to_head(migrated)  # every migration, as before templates
+    for engine in (copied, again, migrated):
+        engine.dispose()
+    assert [p.name for p in (tmp_path / "cache" / "tgstore").iterdir()] == [schema_copy.template_name()]
+    expected = schema(tmp_path / "migrated.db")
+    assert expected["revision"] == [(head_revision(),)] and expected["journal"] == [("wal",)]
+    assert expected["checks"] == [("ok",)] and len(expected["schema"]) > 100
+    assert schema(tmp_path / "copied.db") == schema(tmp_path / "again.db") == expected
+
+    # a file that ever held a schema is migrated, never copied over: down to base (alembic_version stays) and up
+    engine = open_engine(tmp_path / "again.db")
+    downgrade(engine, "base")
+    assert table_names(tmp_path / "again.db") == {"alembic_version"}
+    upgrade(engine)
+    engine.dispose()
+    assert schema(tmp_path / "again.db") == expected
+
+    edited = tmp_path / "migrations"
+    shutil.copytree(schema_copy.MIGRATIONS_DIR, edited, ignore=shutil.ignore_patterns("__pycache__"))
+    first = sorted(edited.rglob("*.py"))[-1]
+    first.write_text(first.read_text() + "\n# edited\n")
+    monkeypatch.setattr(schema_copy, "MIGRATIONS_DIR", edited)
+    schema_copy.template_name.cache_clear()
+    try:
+        assert schema_copy.template_name() != (tmp_path / "cache" / "tgstore").iterdir().__next__().name
+    finally:
+        schema_copy.template_name.cache_clear()
 
 
 def test_migrations_match_the_models(tmp_path):

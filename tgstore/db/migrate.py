@@ -13,6 +13,7 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import DBAPIError
 
 from tgstore.db.engine import DatabaseError, engine_path, sqlite_error_message
+from tgstore.db.schema_copy import copy_head_schema
 from tgstore.resources import MIGRATIONS_DIR
 
 
@@ -84,9 +85,17 @@ def _run(engine: Engine, fn, revision: str) -> None:
 
 
 def upgrade(engine: Engine, revision: str = "head") -> None:
-    """Migrate up to `revision`. Refuses a database whose schema is newer than this tgstore knows."""
-    _refuse_unknown(engine, current_revision(engine))
+    """Migrate up to `revision`. Refuses a database whose schema is newer than this tgstore knows. A new, empty
+    database migrated to head gets the schema the migrations built into a template (db/schema_copy.py)."""
+    current = current_revision(engine)
+    _refuse_unknown(engine, current)
+    if current is None and revision in ("head", head_revision()) and copy_head_schema(engine, _migrate_to_head):
+        return
     _run(engine, command.upgrade, revision)
+
+
+def _migrate_to_head(engine: Engine) -> None:
+    _run(engine, command.upgrade, "head")
 
 
 def downgrade(engine: Engine, revision: str) -> None:
