@@ -89,7 +89,8 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
     database migrated to head gets the schema the migrations built into a template (db/schema_copy.py)."""
     current = current_revision(engine)
     _refuse_unknown(engine, current)
-    if current is None and revision in ("head", head_revision()) and copy_head_schema(engine, _migrate_to_head):
+    new_at_head = current is None and (revision == "head" or revision == head_revision())
+    if new_at_head and copy_head_schema(engine, _migrate_to_head):
         return
     _run(engine, command.upgrade, revision)
 

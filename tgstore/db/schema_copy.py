@@ -87,8 +87,9 @@ def _template(build: Callable[[Engine], None]) -> Path | None:
         try:
             build(engine)
             raw = engine.raw_connection()
-            try:  # one file, whole: no WAL beside it when it is renamed
+            try:  # one file, whole (no WAL beside it when it is renamed), without the batch rebuilds' free pages
                 raw.driver_connection.execute("PRAGMA journal_mode = DELETE")
+                raw.driver_connection.execute("VACUUM")
             finally:
                 raw.close()
         finally:
