@@ -71,7 +71,10 @@ def copy_head_schema(engine: Engine, build: Callable[[Engine], None]) -> bool:
 def _template(build: Callable[[Engine], None]) -> Path | None:
     from tgstore.db.engine import open_engine
 
-    where = cache_dir()
+    try:
+        where = cache_dir()
+    except RuntimeError:  # no home directory to be found: the migrations run
+        return None
     path = where / template_name()
     if path.is_file():
         return path
