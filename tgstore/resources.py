@@ -33,8 +33,14 @@ def code_hash() -> str:
     digest = hashlib.sha256()
     for label, root, pattern in (("tgstore", PACKAGE_DIR, "*.py"), ("queries", QUERIES_DIR, "*.sql"),
                                  ("migrations", MIGRATIONS_DIR, "*.py")):
-        for path in sorted(root.rglob(pattern)):
-            if "__pycache__" not in path.parts:
-                digest.update(f"{label}/{path.relative_to(root).as_posix()}\0".encode())
-                digest.update(path.read_bytes())
+        hash_files(digest, root, pattern, f"{label}/")
     return digest.hexdigest()
+
+
+def hash_files(digest: hashlib._Hash, root: Path, pattern: str, prefix: str = "") -> None:
+    """Feed `digest` every file under `root` matching `pattern` (none in __pycache__), in path order, each as
+    `prefix` + its path within `root`, a NUL, and its bytes."""
+    for path in sorted(root.rglob(pattern)):
+        if "__pycache__" not in path.parts:
+            digest.update(f"{prefix}{path.relative_to(root).as_posix()}\0".encode())
+            digest.update(path.read_bytes())

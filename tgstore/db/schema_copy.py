@@ -21,17 +21,14 @@ from pathlib import Path
 
 from sqlalchemy import Engine
 
-from tgstore.resources import MIGRATIONS_DIR
+from tgstore.resources import MIGRATIONS_DIR, hash_files
 
 
 @cache
 def template_name() -> str:
     """The template's file name: the migrations' files (by path and bytes) and the SQLite that runs them."""
     digest = hashlib.sha256(sqlite3.sqlite_version.encode())
-    for path in sorted(MIGRATIONS_DIR.rglob("*.py")):
-        if "__pycache__" not in path.parts:
-            digest.update(f"{path.relative_to(MIGRATIONS_DIR).as_posix()}\0".encode())
-            digest.update(path.read_bytes())
+    hash_files(digest, MIGRATIONS_DIR, "*.py")
     return f"schema-{digest.hexdigest()[:24]}.db"
 
 
