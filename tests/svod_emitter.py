@@ -323,7 +323,8 @@ def expected(result: Result) -> dict[str, Run]:
             # that started the pool, after that test ended) is a failure the log cannot place
             # (the hook writes its line in pieces, the location's file, line and column apart: another thread's
             # event may land in it)
-            runs[test].panic = record if f"' ({record['tid']}) panicked at " in text else None
+            reached = f"' ({record['tid']}) panicked at " in text or record["message"].split("\n")[0] in text
+            runs[test].panic = record if reached else None
             runs[test].outcome = "FAILED"
         elif kind == "kernel":
             runs[test].kernels[(record["schedule"], record["index"])] = record["name"]
@@ -351,8 +352,15 @@ RECORD_KINDS = {"events": ("event", "schedule-event", "code"), "per-stage": ("pe
 
 
 class Unlocatable(AssertionError):
-    """The log's records cannot all be found at their lines: two stderr writers (a panic's backtrace and Svod's
+    """The log's records cannot all be found at their lines: two stderr writers (the panic hook and Svod's
     `eprintln!`s, neither holding the other out) interleaved piece by piece."""
+
+
+# std's default panic hook writes to raw stderr without stderr's lock (std/src/panicking.rs `default_hook`,
+# `panic_output`): its `thread 'NAME' (TID) panicked at FILE:L:C:` line and message in one write when they fit its
+# 512-byte buffer, else piece by piece (Svod's messages carry a UOp tree), and any backtrace line by line; so another
+# thread's `eprintln!` dump header can land inside the panic line, and the panic's pieces inside that header.
+PANIC_HOOK = re.compile(r"panicked at|stack backtrace:")
 
 
 @dataclass(frozen=True)
@@ -408,10 +416,10 @@ def locate(result: Result) -> list[Landed]:
         records = [r for r in result.truth if r["kind"] in RECORD_KINDS[kind_name]]
         if result.scenario.kill and kind_name == "per-stage":
             starts = starts[:len(records)]  # the cut line's record was never written (it stalled inside it)
-        if len(starts) != len(records) and "stack backtrace:" in texts[position]:
+        if len(starts) != len(records) and PANIC_HOOK.search(texts[position]):
             raise Unlocatable(f"{result.scenario.name}: {len(starts)} {kind_name} starts in the log but "
-                              f"{len(records)} in the truth: a backtrace (RUST_BACKTRACE) and Svod's stderr "
-                              "interleaved piece by piece, past what this locator reads")
+                              f"{len(records)} in the truth: the panic hook's lines (and any backtrace) and Svod's "
+                              "stderr interleaved piece by piece, past what this locator reads")
         if len(starts) != len(records):
             raise AssertionError(f"{result.scenario.name}: {len(starts)} {kind_name} starts in the log but "
                                  f"{len(records)} in the truth: the corpus or its harness is wrong")

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from tgstore.svod.readers import outcomes
 from tgstore.svod.readers.grammar import PANIC
-from tgstore.svod.readers.sessions import Lines, TestPart, find_panic, has_output, variant_of
+from tgstore.svod.readers.lines import Lines
+from tgstore.svod.readers.panics import find_panic
+from tgstore.svod.readers.sessions import TestPart, has_output, variant_of
 
 RAN = (outcomes.OK, outcomes.FAILED, None)
 

@@ -148,7 +148,8 @@ class SvodLog:
     unattributed: list[Stage] = field(default_factory=list)  # stages of parallel kernels no evidence ties to one
     test: str | None = None  # the libtest test this run is (tgstore.svod.readers.sessions)
     outcome: str | None = None  # ok | FAILED | ignored | skipped | None (the log ends inside the test)
-    panic: Any = None  # sessions.Panic
+    panic: Any = None  # panics.Panic
+    torn_panic: int | None = None  # the line of a panic whose first line was torn past reading
     failed_kernel: int | None = None
     last_stage: str | None = None
     loose_fires: list[Fires] = field(default_factory=list)  # matches no pass event ties to a kernel and pass

@@ -26,9 +26,11 @@ import re
 
 from tgstore.svod.readers import outcomes
 from tgstore.svod.readers.grammar import TEST_START
+from tgstore.svod.readers.lines import FileText, Lines
 from tgstore.svod.readers.model import SvodLog, strip_ansi
+from tgstore.svod.readers.panics import find_panic
 from tgstore.svod.readers.segment import Segmenter
-from tgstore.svod.readers.sessions import FileText, Lines, TestPart, find_panic, skip_of, unknown_skip_of
+from tgstore.svod.readers.sessions import TestPart, skip_of, unknown_skip_of
 from tgstore.svod.readers.test_log import read_lines
 
 KIND = "nextest"

@@ -18,8 +18,9 @@ from tgstore.nogc import gc_paused
 from tgstore.svod.emission import place
 from tgstore.svod.readers import apart, capture, extract_ir, gpu_ir, linear, llvm_ir, nextest_log, outcomes, test_log
 from tgstore.svod.readers.model import Kernel, Problem, Stage, SvodLog, load_json, tree_stage
+from tgstore.svod.readers.panics import Panic
 from tgstore.svod.readers.segment import Segmenter
-from tgstore.svod.readers.sessions import Panic, TestPart
+from tgstore.svod.readers.sessions import TestPart
 from tgstore.svod.tree import TreeError, parse_tree
 
 READERS: tuple[ModuleType, ...] = (gpu_ir, llvm_ir, linear, capture, extract_ir, nextest_log, test_log)
@@ -56,6 +57,7 @@ def _read_runs(files: list[tuple[str, str]], threads_stated: int | None) -> list
     for test, parts in (groups or {None: []}).items():
         log = SvodLog(files=list(listing), test=test, threads_stated=threads_stated)
         log.panic = next((p.panic for _i, p, _r in parts if p.panic), None)
+        log.torn_panic = next((p.torn_panic for _i, p, _r in parts if p.torn_panic), None)
         outcomes = [p.outcome for _i, p, _r in parts]
         log.outcome = "FAILED" if "FAILED" in outcomes else outcomes[-1] if outcomes else None
         log.captured = bool(parts) and all(p.captured for _i, p, _r in parts)
@@ -156,17 +158,30 @@ def in_test_code(location: str) -> bool:
         parts[-1].endswith(("_test.rs", "_tests.rs"))
 
 
+# std's panic hook writes to stderr without its lock, its first line in pieces where the message is longer than its
+# 512-byte buffer (library/std/src/panicking.rs, `default_hook`): another thread's `eprintln!` pieces can land
+# between them in an order no reading undoes for sure
+TORN_PANIC = ("test {test} panicked, but the panic's first line is torn by another thread's stderr pieces past "
+              "reading (the hook writes without stderr's lock): its thread, location and message are not proven and "
+              "not stored, nor the kernel it hit; SVOD_THREADS=1 keeps other threads from writing while it panics")
+
+
 def _fail(log: SvodLog) -> None:
     """A panic: the kernel it hit (the one holding a stage of the very graph the message prints, else, with one
     optimizing thread, the kernel of the last stage before it), that kernel's last stage, and the tree in the
     message as its last tree. A panic in the test's own code (an assertion on results) is the test's failure."""
     panic: Panic | None = log.panic
+    first_log = next((i for i, (_n, kind, _t) in enumerate(log.files) if kind in ("log", "nextest")), 0)
+    if panic is None and log.torn_panic is not None:
+        log.problems.append(Problem(first_log, log.torn_panic, TORN_PANIC.format(test=log.test or "(no test)")))
     if panic is None:
         return
-    log.problems.append(Problem(next((i for i, (_n, kind, _t) in enumerate(log.files) if kind in ("log", "nextest")),
-                                     0),
+    log.problems.append(Problem(first_log,
                                 panic.line, f"test {log.test or '(no test)'} panicked at {panic.location}: "
                                 f"{panic.message.splitlines()[0] if panic.message else ''}"[:500]))
+    if panic.message_unproven:
+        log.problems.append(Problem(first_log, panic.line, f"the message of the panic at line {panic.line} is not "
+                                    f"proven and not stored: {panic.message_unproven}"))
     if in_test_code(panic.location):
         return  # the test body failed: its kernels did what they did; none of them is the failure
     tree = _panic_tree(log, panic)

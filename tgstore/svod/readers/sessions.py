@@ -29,164 +29,34 @@ ties to a test stays in the part with no test name, marked `unproven` with what 
 from __future__ import annotations
 
 import re
-from array import array
-from bisect import bisect_right
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import overload
 
 from tgstore.svod.readers import outcomes, tracing_text
 from tgstore.svod.readers.grammar import (
     CARGO_EXIT,
     CARGO_RUNNING,
-    LIBTEST_TAIL,
     PANIC,
-    PANIC_END,
     SECTION,
     SECTION_ENDS,
     TEST_START,
     THREAD_NAME,
     program_name,
 )
+from tgstore.svod.readers.lines import FileText, Lines
 from tgstore.svod.readers.model import strip_ansi
+from tgstore.svod.readers.panics import Panic, panic_at, panicked_near, torn_at
 from tgstore.svod.readers.pieces import EVENT_START
+from tgstore.svod.readers.unshuffle import unshuffle
 from tgstore.svod.readers.untangle import untangle
 
 RESULTS = tuple(outcomes.LIBTEST_RESULTS)
 VARIANTS = ("clang", "llvm", "amd", "metal", "cuda")
-NEWLINE = re.compile("\n")
 PLAIN_STARTS = frozenset("{}[]│├└ ")  # JSON events and documents, stage lines, trees: no test, skip, result line
 
 
-@dataclass
-class Panic:
-    line: int
-    thread: str
-    location: str
-    message: str
-    message_lines: list[tuple[int, str]] = field(default_factory=list)
 
-
-class FileText:
-    """A file's text and where each of its lines starts (lines as text.split("\\n") cuts them)."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.starts = array("q", [0])
-        self.starts.extend(m.end() for m in NEWLINE.finditer(text))  # no line string made (split made 264,000)
-
-    def line(self, number: int) -> str:
-        start = self.starts[number - 1]
-        end = self.starts[number] - 1 if number < len(self.starts) else len(self.text)
-        return self.text[start:end]
-
-    def number_at(self, offset: int) -> int:
-        """The number of the line that holds `offset`."""
-        return bisect_right(self.starts, offset)
-
-
-class Lines(Sequence[tuple[int, str]]):
-    """Some lines of a file as (number, line) without a string held per line: each is cut from the file's text when
-    it is read. A 30 MB log split into 200,000 line strings held about 100 MB more, and the heap they left
-    fragmented kept most of it (bench/bench_svod_log.py)."""
-
-    def __init__(self, file: FileText) -> None:
-        self.file = file
-        self.numbers = array("q")
-        self.changed: dict[int, str] = {}  # index -> the line as read where it is not the file's (ANSI, tails)
-
-    def add(self, number: int, line: str | None = None) -> None:
-        if line is not None:
-            self.changed[len(self.numbers)] = line
-        self.numbers.append(number)
-
-    def add_range(self, first: int, stop: int) -> None:
-        """Lines first..stop-1, as the file has them."""
-        self.numbers.extend(range(first, stop))
-
-    def __len__(self) -> int:
-        return len(self.numbers)
-
-    def _at(self, i: int) -> tuple[int, str]:
-        found = self.changed.get(i)
-        number = self.numbers[i]
-        return number, found if found is not None else self.file.line(number)
-
-    @overload
-    def __getitem__(self, i: int) -> tuple[int, str]: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> list[tuple[int, str]]: ...
-
-    def __getitem__(self, i: int | slice) -> tuple[int, str] | list[tuple[int, str]]:
-        if isinstance(i, slice):
-            return [self._at(j) for j in range(*i.indices(len(self.numbers)))]
-        if i < 0:
-            i += len(self.numbers)
-            if i < 0:
-                raise IndexError(i - len(self.numbers))
-        return self._at(i)  # array indexing raises the IndexError past the end
-
-    def __iter__(self) -> Iterator[tuple[int, str]]:
-        return (self._at(i) for i in range(len(self)))
-
-    def any_starts(self, prefixes: tuple[str, ...]) -> bool:
-        """Whether any of the lines starts with one of `prefixes` (read in place, no line cut out)."""
-        text, starts = self.file.text, self.file.starts
-        return any(text.startswith(prefixes, starts[number - 1]) for i, number in enumerate(self.numbers)
-                   if i not in self.changed) or any(line.startswith(prefixes) for line in self.changed.values())
-
-    def block_until(self, n: int, end_line: str, foreign: tuple[str, ...]) -> tuple[int, str] | None:
-        """The lines from n up to the first that is `end_line`, as one text, and that line's index: when they are
-        consecutive lines of the file as printed (no ANSI, no CR, no other part's lines) and none starts with one
-        of the `foreign` prefixes. None when that does not hold: the caller reads the lines one by one."""
-        if not 0 < n < len(self.numbers):
-            return None
-        file, first = self.file, self.numbers[n]
-        start = file.starts[first - 1]
-        at = file.text.find("\n" + end_line, start - 1) if start > 0 else -1
-        if at < 0:
-            return None
-        last = file.number_at(at + 1)
-        j = n + last - first
-        if j >= len(self.numbers) or self.numbers[j] != last or file.line(last) != end_line \
-                or any(n <= k <= j for k in self.changed):
-            return None
-        body = file.text[start:at] if j > n else ""
-        if body.startswith(foreign) or any("\n" + prefix in body for prefix in foreign):
-            return None
-        return j, body
-
-    def span(self, n: int, boundary: re.Pattern[str], inclusive: bool = False) -> tuple[int, str] | None:
-        """The lines from n on up to the first newline `boundary` matches at (the line after it excluded, or with
-        `inclusive` that line included), as one text, and the index after them: when they are consecutive lines of
-        the file as printed (no ANSI, no CR, no other part's lines). None otherwise: the caller reads line by line."""
-        if not 0 <= n < len(self.numbers):
-            return None
-        file, first = self.file, self.numbers[n]
-        start = file.starts[first - 1]
-        m = boundary.search(file.text, start - 1 if start else 0)
-        if m is None or m.start() < start - 1:
-            return None
-        cut = m.start()
-        if inclusive:
-            nl = file.text.find("\n", m.end())
-            cut = nl if nl >= 0 else len(file.text)
-        last = file.number_at(cut - 1) if cut > start else first
-        j = n + last - first
-        if cut <= start or j >= len(self.numbers) or self.numbers[j] != last or any(n <= k <= j for k in self.changed):
-            return None
-        return j + 1, file.text[start:cut]
-
-    def merged(self, other: Lines) -> Lines:
-        """Both parts' lines (of the same file) in file order."""
-        out = Lines(self.file)
-        picks = sorted([(n, 0, i) for i, n in enumerate(self.numbers)] + [(n, 1, i) for i, n in
-                                                                          enumerate(other.numbers)])
-        for number, which, i in picks:
-            out.add(number, (self, other)[which].changed.get(i))
-        return out
 
 
 @dataclass
@@ -199,6 +69,7 @@ class TestPart:
     result_line: int | None = None
     panic: Panic | None = None
     panic_at: int | None = None  # the index in `lines` of the first `thread '...' panicked at` line
+    torn_panic: int | None = None  # the file line of a panic's first line too torn to read (no Panic proven)
     skip_reason: str | None = None
     stderr: Lines | None = None  # its stderr, where the runner kept the streams apart (nextest); else in `lines`
     captured: bool = False  # the runner kept its output and showed none: what its kernels did is unknown
@@ -256,7 +127,8 @@ def _find_all(text: str, char: str) -> Iterator[int]:
 
 def split_tests(text: str) -> list[TestPart]:
     """The parts of a log, in order: output outside any test first, then one part per test."""
-    file = FileText(untangle(text))  # libtest's threads: its result lines torn by Svod's stderr, put back apart
+    # libtest's threads: its result lines torn by Svod's stderr, put back apart; a panic's first line likewise
+    file = FileText(unshuffle(untangle(text)))
     outside = TestPart(None, Lines(file))
     parts: list[TestPart] = [outside]
     current: TestPart | None = None
@@ -315,12 +187,16 @@ def split_tests(text: str) -> list[TestPart]:
             program = program_name(running.group("path"))
         if owner is outside and (exited := CARGO_EXIT.match(line)):
             exit_status = exited.group("how")
-        if owner.panic_at is None and (PANIC.match(line) or line.startswith("thread '") and _torn_at(line) > 0):
+        if owner.panic_at is None and (PANIC.match(line) or line.startswith("thread '") and
+                                       (torn_at(line) > 0 or panicked_near(file, number))):
             owner.panic_at = len(owner.lines)
         owner.lines.add(number, None if line == raw else line)
     (section or current or outside).lines.add_range(plain_from, len(file.starts) + 1)
     for part in parts:
         part.panic = _panic(part)
+        if part.panic is None and part.panic_at is not None:
+            part.torn_panic = part.lines[part.panic_at][0]
+    _torn_panics(file, parts)
     tests = [p for p in parts if p.name is not None]
     if not tests and program is not None:
         _program_run(outside, program, exit_status, text)
@@ -335,15 +211,34 @@ def split_tests(text: str) -> list[TestPart]:
 _result = outcomes.libtest_result
 
 
+def _torn_panics(file: FileText, parts: list[TestPart]) -> None:
+    """A ` panicked at ` in no panic read (the hook's first line torn past its `thread '` line, e.g. by another
+    thread's whole tree written between its pieces): the part holding it panicked, its panic not proven."""
+    read = {p.panic.line for p in parts if p.panic} | {p.torn_panic for p in parts if p.torn_panic}
+    for at in _find_all(file.text, " panicked at "):
+        number = file.number_at(at)
+        if read & set(range(number - 3, number + 1)):
+            continue  # the panic read there (its first line put back together from up to three lines)
+        line = file.line(number)
+        if line.startswith(EVENT_START) or tracing_text.maybe_event(strip_ansi(line)):
+            continue  # an event's text
+        owner = next((p for p in parts if number in p.lines.numbers), None)
+        if owner is not None and owner.panic is None and owner.torn_panic is None:
+            owner.torn_panic = number
+            read.add(number)
+
+
 def _program_run(part: TestPart, program: str, exit_status: str | None, text: str) -> None:
     """A program run without a test harness (`cargo run --example NAME`): one run named after it. It failed when it
     panicked or cargo says it exited unsuccessfully; a signal (a killed job), or a log cut mid-line, leaves it
     unfinished (outcome None, as a test the log ends inside); else it ran to its end."""
     part.name, part.program = program, True
     part.panic = _panic(part)
+    if part.panic is None and part.panic_at is not None:
+        part.torn_panic = part.lines[part.panic_at][0]
     if exit_status is not None and exit_status.startswith("signal"):
         part.outcome = outcomes.KILLED
-    elif part.panic is not None or exit_status is not None:
+    elif part.panic is not None or part.torn_panic is not None or exit_status is not None:
         part.outcome = outcomes.FAILED
     elif text and not text.endswith("\n"):
         part.outcome = outcomes.KILLED
@@ -354,41 +249,7 @@ def _program_run(part: TestPart, program: str, exit_status: str | None, text: st
 def _panic(part: TestPart) -> Panic | None:
     """The part's first panic (a panic line never starts like a JSON event, stage or tree line: split_tests looks
     at it and notes where it is)."""
-    return None if part.panic_at is None else _panic_at(part.lines, part.panic_at)
-
-
-def _panic_at(lines: Lines, i: int) -> Panic | None:
-    number, line = lines[i]
-    m = PANIC.match(line)
-    after = i + 1
-    if not m and (cut := _torn_at(line)) > 0 and i + 1 < len(lines):
-        # the hook writes its line in pieces: another thread's `[per-stage]` line can land inside it
-        m = PANIC.match(line[:cut] + lines[i + 1][1])
-        after = i + 2
-    if not m:
-        return None
-    message = [(number, m.group("rest"))] if m.group("rest") else []
-    for later_number, later in lines[after:]:
-        if not message and later.startswith(EVENT_START):
-            continue  # another thread's event between the hook's `:\n` and its message (both are pieces)
-        if PANIC_END.match(later) or later.strip() in RESULTS or LIBTEST_TAIL.match(later) \
-                or tracing_text.parse(later) is not None:
-            break
-        message.append((later_number, later))
-    while message and not message[-1][1].strip():
-        message.pop()
-    return Panic(number, m.group("thread"), m.group("location"), "\n".join(t for _n, t in message), message)
-
-
-def _torn_at(line: str) -> int:
-    """Where a Svod stderr line starts inside a line that another write began (a panic's first line): -1 if none."""
-    return max(line.find("[per-stage] "), line.find("[dump-"))
-
-
-def find_panic(lines: Lines) -> Panic | None:
-    """The first panic in some lines (nextest's stderr)."""
-    return next((p for i, (_n, text) in enumerate(lines) if text.startswith("thread ") and (p := _panic_at(lines, i))),
-                None)
+    return None if part.panic_at is None else panic_at(part.lines, part.panic_at)
 
 
 def skip_of(part: TestPart) -> str | None:
@@ -475,7 +336,7 @@ def _leave_unproven(outside: TestPart, tests: list[TestPart]) -> None:
     by_name = {t.name: t for t in tests}
     unclaimed: list[Panic] = []  # panics on no test's thread (a rayon worker's: `<unnamed>`)
     for i, (_n, line) in enumerate(outside.lines):
-        if not line.startswith("thread '") or (panic := _panic_at(outside.lines, i)) is None:
+        if not line.startswith("thread '") or (panic := panic_at(outside.lines, i)) is None:
             continue
         owner = by_name.get(panic.thread)
         if owner is None:

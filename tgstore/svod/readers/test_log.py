@@ -25,6 +25,7 @@ from typing import Any
 from tgstore.spelling.svod import maps
 from tgstore.svod.readers import tracing_text
 from tgstore.svod.readers.dumps import Dumps
+from tgstore.svod.readers.lines import FileText, Lines
 from tgstore.svod.readers.model import Event, Problem, Stage, SvodLog, load_json, strip_ansi, tree_stage
 from tgstore.svod.readers.pieces import (
     EVENT_START,
@@ -38,7 +39,7 @@ from tgstore.svod.readers.pieces import (
 )
 from tgstore.svod.readers.program import BEAM_DONE, REALIZE_ENDS
 from tgstore.svod.readers.segment import Segmenter
-from tgstore.svod.readers.sessions import FileText, Lines, TestPart, split_tests
+from tgstore.svod.readers.sessions import TestPart, split_tests
 
 KIND = "log"
 TREE_FIELDS = ("ast.initial", "ast.pre", "ast.optimized", "uop.tree", "tree")
