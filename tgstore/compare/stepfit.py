@@ -157,11 +157,13 @@ class Step:
 
     def evidence(self, alpha: float = ALPHA) -> str:
         """What it stands out from: 'history and runs', 'history (no runs stored)', 'runs only', 'runs (too little
-        history to judge)' (the history test could not have called it: re-timing decides), 'history only',
-        'neither'."""
+        history to judge)' (the history test could not have called it: re-timing decides), 'too little history to
+        judge (no runs stored)' (likewise, for a series without runs: a case's total), 'history only', 'neither'."""
         history = self.p_history < alpha
         if self.p_runs is None:
-            return "history (no runs stored)" if history else "neither"
+            if history:
+                return "history (no runs stored)"
+            return "neither" if self.history_judged else "too little history to judge (no runs stored)"
         runs = self.p_runs < alpha
         if runs and not history and not self.history_judged:
             return "runs (too little history to judge)"
@@ -206,7 +208,8 @@ class Analysis:
     set_aside: list[Step] = field(default_factory=list)  # a candidate only one test (or neither) backs
     spikes: list[Spike] = field(default_factory=list)  # one-commit excursions the history and their runs back
     commits: int = 0
-    short: list[Step] = field(default_factory=list)  # the runs back it; too little history to judge: to re-time
+    short: list[Step] = field(default_factory=list)  # the runs back it (or none are stored); too little history to
+    # judge: listed, to re-time
 
     @property
     def detectable(self) -> float:
@@ -320,9 +323,10 @@ def analyse(series: Series, alpha: float = ALPHA) -> Analysis:
         at_floor = min(1.0, places * t_two_sided(abs(change) / math.sqrt(least), df)) if least else 0.0
         step.size = float(abs(change) / sigma) if sigma else math.inf
         step.last_before, step.sides = kept[e0 - 1], min(e0 - s0, e1 - s1)
-        # the history runs out inside a window (the series starts or ends there): only then is it too short to
-        # judge; a short level inside a long history is the history's to judge (a random walk has many)
-        edge = (s0 == 0 and e0 - s0 < WINDOW) or (e1 == len(y) and e1 - s1 < WINDOW)
+        # the history runs out within a window of the breakpoint (the series starts or ends there, whatever levels
+        # lie between: a last commit off its level is a segment of its own): only then is it too short to judge; a
+        # short level inside a long history is the history's to judge (a random walk has many)
+        edge = s1 < WINDOW or len(y) - s1 < WINDOW
         step.history_judged = bool(step.size < LISTED_UNITS or not edge or (
             at_floor < alpha and df >= JUDGING_DF and min(e0 - s0, e1 - s1) >= MIN_SIDE))
         return step
@@ -335,6 +339,8 @@ def analyse(series: Series, alpha: float = ALPHA) -> Analysis:
             return "short"  # the runs back it, the history is too short to judge: listed, re-timing decides
         if step.reported(alpha):
             return "unsure"  # the history backs it with one commit on a side, no runs to say more
+        if step.p_runs is None and not step.history_judged:
+            return "short"  # no runs stored (a case's total) and too little history to judge a large change: said
         return "rejected"
 
     # Each breakpoint tested; a rejected one is merged back into its neighbours and they are tested again (its

@@ -11,6 +11,14 @@ from typing import overload
 NEWLINE = re.compile("\n")
 
 
+def find_all(text: str, piece: str, start: int = 0) -> Iterator[int]:
+    """Every offset of `piece` in `text` from `start`, overlapping ones too."""
+    at = text.find(piece, start)
+    while at >= 0:
+        yield at
+        at = text.find(piece, at + 1)
+
+
 class FileText:
     """A file's text and where each of its lines starts (lines as text.split("\\n") cuts them)."""
 

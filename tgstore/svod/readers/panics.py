@@ -38,7 +38,7 @@ def panic_at(lines: Lines, i: int) -> Panic | None:
         # the hook writes its line in pieces: another thread's `[per-stage]` line, or its whole event (stdout, one
         # write, to the same file), can land inside it; the rest of the panic line goes on after the events
         on = i + 1
-        while on + 1 < len(lines) and _starts_event(lines[on][1]) and event_at(line) == cut:
+        while on + 1 < len(lines) and _whole_event(lines[on][1]) and event_at(line) == cut:
             on += 1
         m = PANIC.match(line[:cut] + lines[on][1])
         after = on + 1
@@ -91,7 +91,9 @@ def torn_at(line: str) -> int:
     return stderr if event < 0 else event if stderr < 0 else min(stderr, event)
 
 
-def _starts_event(line: str) -> bool:
+def _whole_event(line: str) -> bool:
+    """A whole event line (JSON's start, or a text event that parses): stricter than untangle's `_starts_event`,
+    which takes any line that starts like one (an event with another writer's piece after it)."""
     return line.startswith(EVENT_START) or (tracing_text.maybe_event(line) and tracing_text.parse(line) is not None)
 
 

@@ -44,7 +44,7 @@ from tgstore.svod.readers.grammar import (
     THREAD_NAME,
     program_name,
 )
-from tgstore.svod.readers.lines import FileText, Lines
+from tgstore.svod.readers.lines import FileText, Lines, find_all
 from tgstore.svod.readers.model import strip_ansi
 from tgstore.svod.readers.panics import Panic, panic_at, panicked_near, torn_at
 from tgstore.svod.readers.pieces import EVENT_START
@@ -114,15 +114,8 @@ def _special_lines(file: FileText) -> Iterator[int]:
     numbers = {file.number_at(m.start() + 1) for m in SPECIAL.finditer(text)}
     if text and SPECIAL.match("\n" + text[:40]):
         numbers.add(1)
-    numbers |= {file.number_at(at) for char in "\x1b\r" for at in _find_all(text, char)}
+    numbers |= {file.number_at(at) for char in "\x1b\r" for at in find_all(text, char)}
     yield from sorted(numbers)
-
-
-def _find_all(text: str, char: str) -> Iterator[int]:
-    at = text.find(char)
-    while at >= 0:
-        yield at
-        at = text.find(char, at + 1)
 
 
 def split_tests(text: str) -> list[TestPart]:
@@ -215,7 +208,7 @@ def _torn_panics(file: FileText, parts: list[TestPart]) -> None:
     """A ` panicked at ` in no panic read (the hook's first line torn past its `thread '` line, e.g. by another
     thread's whole tree written between its pieces): the part holding it panicked, its panic not proven."""
     read = {p.panic.line for p in parts if p.panic} | {p.torn_panic for p in parts if p.torn_panic}
-    for at in _find_all(file.text, " panicked at "):
+    for at in find_all(file.text, " panicked at "):
         number = file.number_at(at)
         if read & set(range(number - 3, number + 1)):
             continue  # the panic read there (its first line put back together from up to three lines)

@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from functools import cache
 
 from tgstore.svod import emission
+from tgstore.svod.readers.lines import find_all
 from tgstore.svod.readers.pieces import PIECE_STARTS, complete_piece
 
 PANIC_HEAD = re.compile(r"\nthread '(?P<thread>[^'\n]*)'(?: \((?P<tid>\d+)\))? panicked at "
@@ -165,7 +166,7 @@ def _readings(window: str) -> Iterator[tuple[list[tuple[int, int]], str | None, 
     """(the spans of the window another writer wrote, the Svod line they make or None, whether a lone newline is
     among them): one Svod line's pieces, a lone newline, or both, every way they can lie in order."""
     tried = 0
-    newlines = list(_find_all(window, "\n", 0))
+    newlines = list(find_all(window, "\n", 0))
     for spans, line in [([], None), *_one_line(window)]:
         taken = {a for a, _b in spans}
         readings = [(spans, line, False)] if line is not None else []
@@ -181,10 +182,10 @@ def _readings(window: str) -> Iterator[tuple[list[tuple[int, int]], str | None, 
 def _one_line(window: str) -> Iterator[tuple[list[tuple[int, int]], str]]:
     """(the spans of one Svod line's pieces, that line whole), every way its pieces can lie in order."""
     for start, labels, tail in _formats():
-        for first in _find_all(window, start, 0):
+        for first in find_all(window, start, 0):
             after_start = first + len(start)
             for label in labels:
-                for at in _find_all(window, label, after_start):
+                for at in find_all(window, label, after_start):
                     for spans in _tail_spans(window, at + len(label), tail):
                         cut = [(first, after_start), (at, at + len(label)), *spans]
                         yield cut, "".join(window[a:b] for a, b in cut).rstrip("\n")
@@ -203,16 +204,9 @@ def _tail_spans(window: str, at: int, tail: tuple[str, ...]) -> Iterator[list[tu
                 for spans in _tail_spans(window, end, rest):
                     yield [(begin, end), *spans]
         return
-    for found in _find_all(window, piece, at):
+    for found in find_all(window, piece, at):
         for spans in _tail_spans(window, found + len(piece), rest):
             yield [(found, found + len(piece)), *spans]
-
-
-def _find_all(text: str, piece: str, start: int) -> Iterator[int]:
-    at = text.find(piece, start)
-    while at >= 0:
-        yield at
-        at = text.find(piece, at + 1)
 
 
 def _cut(text: str, spans: list[tuple[int, int]]) -> str:
