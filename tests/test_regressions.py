@@ -274,11 +274,19 @@ def test_regressions_finds_the_planted_steps_and_nothing_else(tmp_path, tinygrad
     # the matmul's reduce kernel (#2) and the case's kernels added up: both planted steps, found. The copy kernels
     # (#0, #1) take 3-8 us, about the launch-overhead line (10 us): not judged on a quick machine; on a slow or
     # loaded one they pass it at -O0. A step that is not planted (one process's copy took 1.4x another's with the
-    # same source, a last commit 23% off: seen on a noisy VM) may only be listed to re-time, never reported
+    # same source, a last commit 23% off: seen on a noisy VM) may only be listed to re-time, never reported, unless
+    # its range holds a planted step's the same way (two odd commits before -O0 set apart: line[2]..line[6])
     assert {(p, *step) for p in (2, None) for step in planted} <= found, report
+    order = [shas[0], *line]
+
+    def holds_planted(r: dict) -> bool:
+        return any(order.index(r["good"]) <= order.index(good) and order.index(r["bad"]) >= order.index(bad)
+                   and r["direction"] == way for good, bad, way, _why in planted)
+
     for r in report["regressions"]:
         if (r["good"], r["bad"], r["direction"], r["explanation"]) not in planted:
-            assert r["position"] in (0, 1, 2, None) and r["confirmed"] == "unconfirmed: too little history", r
+            assert r["position"] in (0, 1, 2, None) and (
+                r["confirmed"] == "unconfirmed: too little history" or holds_planted(r)), r
     by_kernel = {(r["position"], r["direction"], r["good"]): r for r in report["regressions"]}
     faster, slower = by_kernel[(2, "faster", line[2])], by_kernel[(2, "slower", line[4])]
     assert faster["exact"] and faster["commits_between"] == 0 and faster["bisect_command"] is None
@@ -339,8 +347,8 @@ def test_regressions_finds_the_planted_steps_and_nothing_else(tmp_path, tinygrad
     assert kernel["confirmation"]["p"] == pytest.approx(2 / 252)  # exact: every round of bad above every good
     final = json.loads(tgstore("regressions", "--db", db, "--json").stdout)["regressions"]
     held = [r for r in final if r["confirmed"] == "confirmed"]  # with the copy kernels' -O0 steps where judged
-    assert {r["position"] for r in held} >= {2, None} and {(r["good"], r["bad"], r["direction"]) for r in held} == {
-        (line[4], line[6], "slower")}, final
+    assert {r["position"] for r in held if (r["good"], r["bad"]) == (line[4], line[6])} >= {2, None}, final
+    assert all(r["direction"] == "slower" and holds_planted(r) for r in held), final  # only -O0 re-times slower
     unheld_later = sum(r["confirmed"] != "confirmed" and r["bad"] in line[5:] for r in final)
     slower, faster = (sum(r["direction"] == way for r in final) for way in ("slower", "faster"))
     listing = tgstore("regressions", "--db", db).stdout
