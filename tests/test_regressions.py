@@ -279,12 +279,15 @@ def test_regressions_finds_the_planted_steps_and_nothing_else(tmp_path, tinygrad
     assert {(p, *step) for p in (2, None) for step in planted} <= found, report
     order = [shas[0], *line]
 
+    def is_planted(r: dict) -> bool:
+        return (r["good"], r["bad"], r["direction"], r["explanation"]) in planted
+
     def holds_planted(r: dict) -> bool:
         return any(order.index(r["good"]) <= order.index(good) and order.index(r["bad"]) >= order.index(bad)
                    and r["direction"] == way for good, bad, way, _why in planted)
 
     for r in report["regressions"]:
-        if (r["good"], r["bad"], r["direction"], r["explanation"]) not in planted:
+        if not is_planted(r):
             assert r["position"] in (0, 1, 2, None) and (
                 r["confirmed"] == "unconfirmed: too little history" or holds_planted(r)), r
     by_kernel = {(r["position"], r["direction"], r["good"]): r for r in report["regressions"]}
@@ -307,9 +310,6 @@ def test_regressions_finds_the_planted_steps_and_nothing_else(tmp_path, tinygrad
     assert noise[2]["commits"] == len(line) - 1 and 0 < noise[2]["noise"] < 0.5
 
     since = json.loads(tgstore("regressions", "--db", db, "--json", "--since", line[3]).stdout)
-    def is_planted(r: dict) -> bool:
-        return (r["good"], r["bad"], r["direction"], r["explanation"]) in planted
-
     assert {(r["position"], r["bad"]) for r in since["regressions"] if r["position"] in (2, None) and is_planted(r)
             } == {(2, line[6]), (None, line[6])}
     assert all(r["bad"] in line[4:] for r in since["regressions"]), since
