@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,7 +33,8 @@ from tgstore.nogc import gc_paused
 from tgstore.spelling.svod import Speller, kernel_renderer, maps
 from tgstore.store.content import ContentStore
 from tgstore.store.rows import case_ids, insert_returning_id, now_iso
-from tgstore.svod.log_paths import MAX_FILE_BYTES, SvodLogError, read_path  # noqa: F401 - re-exported
+from tgstore.svod.drawing import widen
+from tgstore.svod.log_paths import MAX_FILE_BYTES, SvodLogError, chunks, read_path  # noqa: F401 - re-exported
 from tgstore.svod.parity_store import INGEST_PAIRS, forget, refresh
 from tgstore.svod.readers import Problem, Stage, SvodLog, read_runs
 from tgstore.svod.readers.hints import nothing_printed
@@ -47,6 +47,7 @@ PARSER_VERSION = 7  # 2: kernel boundaries from Svod's emission order; 3: a run 
 # panics, tracing's text formats, programs without a harness, ONNX and unknown skip lines, captured runs stored
 # 7: one optimizing thread known only when stated (--svod-threads) or shown by the events' threads
 EVENT_CHUNK = 1000
+TREE_CHUNK = 1000  # trees spelled and stored at a time (a 100 MB log's 12,000 graph texts held together: 15 MB)
 
 
 @dataclass
@@ -96,40 +97,51 @@ class SvodIngestReport:
 
 
 # CAST from the file's bytes: binding the text would make Python keep a UTF-8 copy of it for as long as it lives
-_NOT_CONTINUATION = bytes(range(0x80)) + bytes(range(0xC0, 0x100))
 _FILE_BLOB = "INSERT INTO blobs (id, hash, size, text) SELECT ?, ?, ?, CAST(? AS TEXT) WHERE ?"
+_FILE_BLOB_PIECES = "INSERT INTO blobs (id, hash, size, text) VALUES (?, ?, ?, zeroblob(?))"
+# A larger file is written into its blob a piece at a time, as its UTF-8 bytes (a BLOB value; readers CAST it to
+# TEXT): SQLite binds a copy of a value and builds its record from another, 190 MB held for a 100 MB log
+WHOLE_FILE_BYTES = 32 * 1024 * 1024
 
 
 class _FileBlobKeeper:
-    """Stores each file's text as a blob from the bytes it was read as, before they are decoded: a 30 MB log's text
-    is stored before its lines are read and before its decoded text exists, so its copies (the bytes, SQLite's
-    bound copy) are not held beside what is read from it (bench/bench_svod_log.py). A file that is not UTF-8 fails
-    the ingest, and the transaction takes the blob back; valid UTF-8 bytes' sha256 is the text's content hash. The
-    run's source hash (`source`, svod_runs.source_hash) is made from the same bytes as they pass, in the order read:
-    sha256 over each file's `len(name):name:size:` and its UTF-8 text."""
+    """Stores each file as a blob from its bytes, read again a piece at a time after its text was read (the bytes
+    are never held whole beside the text, nor bound whole into SQLite past WHOLE_FILE_BYTES). A file that is not
+    UTF-8 failed before; a SvodLogError later rolls the blob back. Valid UTF-8 bytes' sha256 is the text's content
+    hash. The run's source hash (`source`, svod_runs.source_hash) is made from the same bytes, in the order read:
+    sha256 over each file's `len(name):name:size:` (size in characters) and its UTF-8 text."""
 
     def __init__(self, conn: Connection, store: ContentStore) -> None:
         self.conn, self.store = conn, store
         self.source = hashlib.sha256()
 
-    def __call__(self, data: bytes, name: str) -> Callable[[str], None]:
-        store = self.store
-        digest = hashlib.sha256(data).hexdigest()
-        # the size in characters, as every blob's: valid UTF-8 (else the ingest fails) has one byte per character
-        # that is not a continuation byte
-        size = len(data) - len(data.translate(None, _NOT_CONTINUATION)) if not data.isascii() else len(data)
-        self.source.update(f"{len(name)}:{name}:{size}:".encode())  # the source hash's, from the bytes
-        self.source.update(data)
+    def __call__(self, path: Path, size: int, text: str) -> None:
+        store, name = self.store, str(path)
+        file_hash = hashlib.sha256()
+        self.source.update(f"{len(name)}:{name}:{len(text)}:".encode())
+        read = 0
+        for chunk in chunks(path, size):
+            file_hash.update(chunk)
+            self.source.update(chunk)
+            read += len(chunk)
+        if read != size:  # SvodLogError rolls back what was stored
+            raise SvodLogError(f"{path}: the file changed while it was read; nothing stored")
+        digest = file_hash.hexdigest()
         if digest not in store.lookup("blobs", [digest]):
             blob_id = store.next_id("blobs")
-            self.conn.exec_driver_sql(_FILE_BLOB, (blob_id, digest, size, data, 1))
-            self.conn.exec_driver_sql(_FILE_BLOB, (0, "", 0, b"", 0))  # SQLite holds a bound value until the next bind
+            if size <= WHOLE_FILE_BYTES:
+                self.conn.exec_driver_sql(_FILE_BLOB, (blob_id, digest, len(text), b"".join(chunks(path, size)), 1))
+                self.conn.exec_driver_sql(_FILE_BLOB, (0, "", 0, b"", 0))  # SQLite holds a bound value until the next
+            else:
+                self.conn.exec_driver_sql(_FILE_BLOB_PIECES, (blob_id, digest, len(text), size))
+                with self.conn.connection.driver_connection.blobopen("blobs", "text", blob_id) as blob:
+                    for chunk in chunks(path, size):
+                        blob.write(chunk)  # a file grown past `size` is cut there; one shrunk raises below
+                    if blob.tell() != size:
+                        raise SvodLogError(f"{path}: the file changed while it was read; nothing stored")
             store.known["blobs"][digest] = blob_id
             store.created.setdefault("blobs", set()).add(digest)
-
-        def named(text: str) -> None:
-            store.text_hashes[text] = digest
-        return named
+        store.text_hashes[text] = digest
 
 
 def _check(runs: list[SvodLog], where: str) -> None:
@@ -157,8 +169,10 @@ class _Writer:
         self.new_trees = 0
 
     def trees(self, stages: list[Stage]) -> dict[int, str]:
-        """svod_trees rows for the stages' trees; the tree hash per stage (by id)."""
-        rows, hashes = {}, {}
+        """svod_trees rows for the stages' trees, TREE_CHUNK trees' texts at a time; the tree hash per stage (by
+        id)."""
+        rows: dict[str, tuple] = {}
+        hashes: dict[int, str] = {}
         done: dict[int, str] = {}  # a Tree shared by stages (parsed once) is spelled once
         for stage in stages:
             if stage.tree is None:
@@ -171,8 +185,14 @@ class _Writer:
             h = text_hash(text)
             hashes[id(stage)] = done[id(stage.tree)] = h
             rows[h] = (count, root_op, text, json.dumps(speller.unknown) if speller.unknown else None)
-        self.new_trees += len(self.store.ensure("svod_trees", ("node_count", "root_op", "graph", "unknown"), rows))
+            if len(rows) >= TREE_CHUNK:
+                self._ensure_trees(rows)
+        self._ensure_trees(rows)
         return hashes
+
+    def _ensure_trees(self, rows: dict[str, tuple]) -> None:
+        self.new_trees += len(self.store.ensure("svod_trees", ("node_count", "root_op", "graph", "unknown"), rows))
+        rows.clear()
 
     def canonical(self, stages: list[Stage]) -> dict[int, str]:
         rows, hashes = {}, {}
@@ -215,14 +235,15 @@ class _Writer:
                      [(self.run_id, k.index, k.test, k.name, k.file, k.line, store.blob_id(k.code), k.code_kind,
                        kernel_renderer(variant_of(k.test), k.code_kind), k.schedule) for k in log.kernels])
         schedule_of = {k.index: k.schedule for k in log.kernels}
-        store.insert("svod_stages", ("run_id", "seq", "kernel_index", "label", "source", "file_position", "line_no",
-                                     "node_count", "tree_id", "text_blob_id", "canonical_doc_id", "message",
-                                     "elapsed_ms", "unattributed", "fragment", "schedule"),
-                     [(self.run_id, seq, kernel, s.label, s.source, s.file, s.line, s.node_count,
-                       store.id("svod_trees", tree_hashes.get(id(s))), store.blob_id(s.tree_text),
-                       store.id("canonical_docs", doc_hashes.get(id(s))), s.message, s.elapsed_ms,
-                       id(s) in unattributed, s.fragment, schedule_of.get(kernel, s.schedule))
-                      for seq, (kernel, s) in enumerate(stages)])
+        for start in range(0, len(stages), EVENT_CHUNK):  # a chunk's rows at a time, as the events'
+            store.insert("svod_stages", ("run_id", "seq", "kernel_index", "label", "source", "file_position",
+                                         "line_no", "node_count", "tree_id", "text_blob_id", "canonical_doc_id",
+                                         "message", "elapsed_ms", "unattributed", "fragment", "schedule"),
+                         [(self.run_id, seq, kernel, s.label, s.source, s.file, s.line, s.node_count,
+                           store.id("svod_trees", tree_hashes.get(id(s))), store.blob_id(s.tree_text),
+                           store.id("canonical_docs", doc_hashes.get(id(s))), s.message, s.elapsed_ms,
+                           id(s) in unattributed, s.fragment, schedule_of.get(kernel, s.schedule))
+                          for seq, (kernel, s) in enumerate(stages[start:start + EVENT_CHUNK], start)])
         for start in range(0, len(log.events), EVENT_CHUNK):  # the fields' JSON of a chunk at a time, not all of it
             store.insert("svod_events", ("run_id", "file_position", "line_no", "timestamp", "level", "target",
                                          "message", "fields"),
@@ -278,15 +299,18 @@ def ingest_svod_runs(engine: Engine, path: Path | str | list[Path], case: str | 
     with gc_paused(), engine.begin() as conn:  # a SvodLogError below rolls back the texts stored
         store = ContentStore(conn)
         keep = _FileBlobKeeper(conn, store)
-        files: list[tuple[str, str]] = []
+        read: list[tuple[str, str, bool]] = []
         for one in paths:
-            files += [(str(one / name) if one.is_dir() else str(one), text)
-                      for name, text in read_path(one, keep, empty_ok=len(paths) > 1)]
+            read += [(str(one / name) if one.is_dir() else str(one), text, narrowed)
+                     for name, text, narrowed in read_path(one, keep, empty_ok=len(paths) > 1, narrow=True)]
+        narrowed = all(n for _name, _text, n in read)  # one reading for all: a file read as it is widens the rest
+        files = [(name, text if narrowed or not n else widen(text)) for name, text, n in read]
+        del read
         path = paths[0] if len(paths) == 1 else Path(os.path.commonpath([os.path.abspath(p) for p in paths]))
         digest = keep.source.hexdigest()  # the files' source hash (_FileBlobKeeper)
         if svod_threads is not None:  # read with what the user says: not the reading of the files alone
             digest = hashlib.sha256(f"{digest}\0svod-threads={svod_threads}".encode()).hexdigest()
-        runs = read_runs(files, threads_stated=svod_threads)
+        runs = read_runs(files, threads_stated=svod_threads, narrowed=narrowed)
         _check(runs, where)
         if tests is not None:
             runs = [log for log in runs if log.test is not None and tests in log.test]
@@ -352,12 +376,6 @@ def _store_run(conn: Connection, store: ContentStore, log: SvodLog, case: str, s
     conn.execute(update(SvodRun).where(SvodRun.id == run_id).values(problem_count=len(log.problems)))
     return SvodIngestReport(run_id, case, log, reparsed=found is not None, svod_commit=svod_commit,
                             new_trees=writer.new_trees, problems=log.problems)
-
-
-def stored_files(conn: Connection, run_id: int) -> list[tuple[str, str]]:
-    return [(path, text) for path, text in conn.exec_driver_sql(
-        "SELECT f.path, b.text FROM svod_files f JOIN blobs b ON b.id = f.blob_id WHERE f.run_id = ? "
-        "ORDER BY f.position", (run_id,))]
 
 
 __all__ = ["SvodLogError", "SvodIngestReport", "ingest_svod", "ingest_svod_runs", "read_path"]

@@ -17,16 +17,16 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from tgstore.spelling.svod import Speller, svod_node
+from tgstore.svod.drawing import ARROW, BACKREFS, CHILD_ENDS, CHILD_MARKS, INDENT
 
-LINE = re.compile(r"^(?P<prefix>(?:│   |    |├── |└── )*)\[(?P<id>\d+)\] (?P<body>.*)$")
+LINE = re.compile(rf"^(?P<prefix>{INDENT}*)\[(?P<id>\d+)\] (?P<body>.*)$")  # either spelling (drawing.py)
 # every line at once: indentation, id, and the rest, which is read once per distinct text (a log's trees repeat
 # their lines, ids aside)
-FAST_LINE = re.compile(r"^((?:│   |    |├── |└── )*)\[(\d+)\] ([^\n]*)$", re.M)
-BACKREFS = ("→ (see above)", "-> (see above)")
-BACKREF = re.compile(r"^(?:→|->) \(see above\)$")
+FAST_LINE = re.compile(rf"^({INDENT}*)\[(\d+)\] ([^\n]*)$", re.M)
+BACKREF = re.compile(rf"^(?:{ARROW}|->) \(see above\)$")
 OP = re.compile(r"[A-Z][A-Za-z0-9_]*(?:\[KERNEL\])?")
 
 
@@ -80,6 +80,8 @@ class Tree:
     # the ids sources first (the order `graph` needs), when the parser saw it: the printed tree is a depth-first walk
     # that prints a node once, children in order, so a node's subtree ends where graph's walk finishes it
     order: list[int] | None = None
+    # every line's text after its id is ASCII (readers/widen.py has nothing to put back); not part of equality
+    plain: bool = field(default=False, compare=False)
 
     @property
     def node_count(self) -> int:
@@ -227,7 +229,7 @@ def _parse_fast(text: str) -> Tree | None:
         nid = int(nid_text)
         depth = len(prefix) >> 2
         if depth:
-            if depth > len(stack) or prefix[-4] not in "├└":
+            if depth > len(stack) or prefix[-4] not in CHILD_MARKS:
                 return None
         if len(stack) > depth:
             leave(depth)
@@ -253,7 +255,7 @@ def _parse_fast(text: str) -> Tree | None:
         else:
             roots.append(nid)
     leave(0)
-    return Tree(roots, nodes, order)
+    return Tree(roots, nodes, order, all(body.isascii() for _prefix, _nid, body in matches))
 
 
 def _parse_lines(text: str) -> Tree:
@@ -274,7 +276,7 @@ def _parse_lines(text: str) -> Tree:
         if depth > len(stack):
             raise TreeError(n, f"indented {depth} levels below a line {len(stack)} deep")
         del stack[depth:]
-        if depth and prefix[-4:] not in ("├── ", "└── "):
+        if depth and prefix[-4:] not in CHILD_ENDS:
             raise TreeError(n, "a child line must end its indentation with '├── ' or '└── '")
         nid, body = int(m.group("id")), m.group("body")
         if BACKREF.match(body):

@@ -17,14 +17,15 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 
+from tgstore.svod.drawing import INDENT, TREE_STARTS
 from tgstore.svod.readers.lines import Lines
 from tgstore.svod.readers.model import Problem, Stage, SvodLog, load_json, strip_ansi, tree_stage
 from tgstore.svod.readers.pieces import TREE_LINE, event_at
 from tgstore.svod.readers.segment import Segmenter
 
 ROOT = re.compile(r"^\[(\d+)\] ")
-TREE_END = re.compile(r"\n(?![│├└ \[])|\n(?=\[\D)|\n(?= *$)", re.M)  # the first line no tree line can be
-TREE_TEXT = re.compile(r"(?:(?:│   |    |├── |└── )*\[\d+\] [^\n]*\n?)+")
+TREE_END = re.compile(rf"\n(?![{TREE_STARTS} \[])|\n(?=\[\D)|\n(?= *$)", re.M)  # the first line no tree line can be
+TREE_TEXT = re.compile(rf"(?:{INDENT}*\[\d+\] [^\n]*\n?)+")
 JSON_END = re.compile(r"\n\}")
 
 

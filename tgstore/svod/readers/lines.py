@@ -24,7 +24,8 @@ class FileText:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.starts = array("q", [0])
+        self.narrowed = False  # its drawing characters are stand-ins (tgstore.svod.drawing): widen what is cut out
+        self.starts = array("i", [0])  # 4 bytes an offset: a file is at most 512 MiB (log_paths.MAX_FILE_BYTES)
         self.starts.extend(m.end() for m in NEWLINE.finditer(text))  # no line string made (split made 264,000)
 
     def line(self, number: int) -> str:
@@ -44,7 +45,7 @@ class Lines(Sequence[tuple[int, str]]):
 
     def __init__(self, file: FileText) -> None:
         self.file = file
-        self.numbers = array("q")
+        self.numbers = array("i")
         self.changed: dict[int, str] = {}  # index -> the line as read where it is not the file's (ANSI, tails)
 
     def add(self, number: int, line: str | None = None) -> None:

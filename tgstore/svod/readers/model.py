@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from tgstore.svod.drawing import widen
 from tgstore.svod.tree import Tree, TreeError, parse_tree
 
 # Every escape a terminal writer puts in a line (ECMA-48): CSI (`ESC [ ... final`, colours), OSC (`ESC ] ... BEL|ST`,
@@ -110,7 +111,7 @@ class Event:
     def record(self) -> dict[str, Any]:
         if self._record is None:
             text, start, _fields_start, _fields_end, end = self.source
-            return json.loads(text.text[start:end])
+            return json.loads(widen(text.text[start:end]) if text.narrowed else text.text[start:end])
         return self._record
 
     def keep_in_file(self, file_text: Any, start: int, fields_start: int, fields_end: int, end: int) -> None:
@@ -123,7 +124,8 @@ class Event:
         """The `fields` object as JSON: the file's own text where it is known, else the parsed fields again."""
         if self.source is not None:
             text, _start, fields_start, fields_end, _end = self.source
-            return text.text[fields_start:fields_end]
+            fields = text.text[fields_start:fields_end]
+            return widen(fields) if text.narrowed else fields
         return json.dumps(self._record["fields"], ensure_ascii=False, default=str, separators=(",", ":"))
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 
+from tgstore.svod.drawing import RULE
 from tgstore.svod.readers import outcomes
 from tgstore.svod.readers.grammar import TEST_START
 from tgstore.svod.readers.lines import FileText, Lines
@@ -36,12 +37,14 @@ from tgstore.svod.readers.test_log import read_lines
 KIND = "nextest"
 STATUS = re.compile(r"^\s*(?P<status>[A-Z][A-Z0-9 +/-]*?)\s+\[\s*(?:[\d.]+s)?\s*\]\s+(?:\(\s*\d+/\s*\d+\)\s+)?"
                     r"(?P<binary>\S+)\s+(?P<test>\S+)\s*$")
-HEADER = re.compile(r"^(?:─{4}|-{4}) (?:TRY \d+ )?(?P<stream>STDOUT|STDERR|OUTPUT):\s+(?P<binary>\S+)\s+(?P<test>\S+)"
-                    r"\s*$")
-BLOCK = re.compile(r"^\s*(?:[─-]{1,2} )?(?P<stream>stdout|stderr|output|execfail) [─-]{1,3}\s*$")  # current era
+HEADER = re.compile(rf"^(?:{RULE}{{4}}|-{{4}}) (?:TRY \d+ )?(?P<stream>STDOUT|STDERR|OUTPUT):\s+(?P<binary>\S+)"
+                    r"\s+(?P<test>\S+)\s*$")
+_RULE_OR_DASH = f"(?:{RULE}|-)"
+BLOCK = re.compile(rf"^\s*(?:{_RULE_OR_DASH}{{1,2}} )?(?P<stream>stdout|stderr|output|execfail) {_RULE_OR_DASH}{{1,3}}"
+                   r"\s*$")  # current era
 STARTING = re.compile(r"^\s*Starting \d+ tests? across \d+ binar(?:y|ies)")
 SUMMARY = re.compile(r"^\s*Summary \[")
-HBAR = re.compile(r"^(?:─{12}|-{12})\s*$|^\s*Nextest run ID \S+ with nextest profile: ")
+HBAR = re.compile(rf"^(?:{RULE}{{12}}|-{{12}})\s*$|^\s*Nextest run ID \S+ with nextest profile: ")
 LIBTEST = re.compile(r"^(running \d+ tests?|test result: .*|failures:|successes:|    \S+|ok|FAILED|ignored)$")
 
 

@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import re
 
+from tgstore.svod.drawing import INDENT
+
 EVENT_START = '{"timestamp"'  # tracing-subscriber's JSON formatter writes `timestamp` first (schedule/src/testing.rs)
 PIECE_STARTS = ("[per-stage] ", "[dump-stage] ", "[dump-canonical] ")
 TEXT_EVENT_START = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z +(?:TRACE|DEBUG|INFO|WARN|ERROR) ")
 # a label is one word (schedule/src/optimizer/mod.rs, canonical.rs): one holding `[` is two writers' pieces run together
 PER_STAGE = re.compile(r"^\[per-stage\] (?P<label>[^\s\[\]]+) : node_count=(?P<count>\d+)\s*$")
 DUMP = re.compile(r"^\[dump-(?P<kind>stage|canonical)\] (?P<label>[^\s\[\]]+) :(?P<rest>.*)$")
-TREE_LINE = re.compile(r"^(?:│   |    |├── |└── )*\[\d+\] ")  # ir/src/uop/tree.rs
+TREE_LINE = re.compile(rf"^{INDENT}*\[\d+\] ")  # ir/src/uop/tree.rs
 
 
 def complete_piece(text: str) -> bool:

@@ -21,6 +21,7 @@ from tgstore.svod.readers.model import Kernel, Problem, Stage, SvodLog, load_jso
 from tgstore.svod.readers.panics import Panic
 from tgstore.svod.readers.segment import Segmenter
 from tgstore.svod.readers.sessions import TestPart
+from tgstore.svod.readers.widen import widen_runs
 from tgstore.svod.tree import TreeError, parse_tree
 
 READERS: tuple[ModuleType, ...] = (gpu_ir, llvm_ir, linear, capture, extract_ir, nextest_log, test_log)
@@ -32,15 +33,20 @@ def reader_for(name: str, text: str) -> ModuleType:
     return next(reader for reader in READERS if reader.sniff(name, text))
 
 
-def read_runs(files: list[tuple[str, str]], threads_stated: int | None = None) -> list[SvodLog]:
+def read_runs(files: list[tuple[str, str]], threads_stated: int | None = None, *, narrowed: bool = False
+              ) -> list[SvodLog]:
     """The Svod runs in files (name, text) given together: one per test of the logs (one when the logs hold no
     test), with the dump files placed on the run whose kernels they name. Tests run in libtest's threads that the
     log cannot tell apart keep their runs and outcomes; their Svod output is one run with no test, every stage of it
     unattributed, with a problem saying what would prove its test (sessions.TestPart.unproven). The cyclic
     collector waits (tgstore.nogc): what is read holds no cycle and lives until stored. `threads_stated`: the
-    SVOD_THREADS the user says the run had (SvodLog.threads_stated)."""
+    SVOD_THREADS the user says the run had (SvodLog.threads_stated). `narrowed`: the texts' tree-drawing characters
+    are one-byte stand-ins (tgstore.svod.drawing, as ingest reads a file); what is read is widened back."""
     with gc_paused():
-        return _read_runs(files, threads_stated)
+        runs = _read_runs(files, threads_stated)
+        if narrowed:
+            widen_runs(runs)
+        return runs
 
 
 def _read_runs(files: list[tuple[str, str]], threads_stated: int | None) -> list[SvodLog]:

@@ -33,6 +33,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from tgstore.svod.drawing import TREE_STARTS
 from tgstore.svod.readers import outcomes, tracing_text
 from tgstore.svod.readers.grammar import (
     CARGO_EXIT,
@@ -53,7 +54,8 @@ from tgstore.svod.readers.untangle import untangle
 
 RESULTS = tuple(outcomes.LIBTEST_RESULTS)
 VARIANTS = ("clang", "llvm", "amd", "metal", "cuda")
-PLAIN_STARTS = frozenset("{}[]│├└ ")  # JSON events and documents, stage lines, trees: no test, skip, result line
+# JSON events and documents, stage lines, trees: no test, skip, result line
+PLAIN_STARTS = frozenset("{}[] " + TREE_STARTS)
 
 
 
@@ -104,7 +106,8 @@ def case_from_test(test: str) -> str:
 
 # a line split_tests must look at: one that does not start like a JSON event or document, a stage line or a tree
 # line, or a short indented one that may be a padded result, or cargo's `Running `PROGRAM`` line
-SPECIAL = re.compile(r"\n(?:[^{}\[\]│├└ \n]|[ ]{1,20}(?:ok|FAILED|ignored)[^\n]{0,4}(?:\n|$)|[ ]{1,20}Running `)")
+SPECIAL = re.compile(rf"\n(?:[^{{}}\[\]{TREE_STARTS} \n]"
+                     r"|[ ]{1,20}(?:ok|FAILED|ignored)[^\n]{0,4}(?:\n|$)|[ ]{1,20}Running `)")
 
 
 def _special_lines(file: FileText) -> Iterator[int]:

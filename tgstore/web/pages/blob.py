@@ -31,7 +31,7 @@ async def blob(datasette: Any, request: Any) -> Response:
     digest = request.url_vars["hash"]
 
     def load(conn: Any) -> tuple[Any, Any, Any]:
-        found = conn.execute("SELECT text FROM blobs WHERE hash = ?", (digest,)).fetchone()
+        found = conn.execute("SELECT CAST(text AS TEXT) FROM blobs WHERE hash = ?", (digest,)).fetchone()
         return (found, conn.execute(SOURCE_OF_SQL, (digest,)).fetchone(),
                 conn.execute(SVOD_FILE_SQL, (digest,)).fetchone())
 
