@@ -165,3 +165,23 @@ def test_a_large_log_is_stored_narrowed_and_in_pieces_as_it_is_stored_plain(buil
     [again] = ingest_svod_runs(engine, log, "sum_rows")
     assert again.skipped and again.run_id == report.run_id
     engine.dispose()
+
+
+@pytest.mark.parametrize("beside", ["│ a bar and → an arrow, as a dump file holds them\n", "a control \x80 in it\n"])
+def test_a_large_log_beside_a_small_file_stores_what_the_plain_reading_does(beside: str, built, tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A narrowed log and a small file read as it is, in one call (a log and its dump directory): the small file is
+    narrowed too, or, holding a stand-in itself, every file is read as it is; either way the rows are the plain
+    reading's."""
+    log = corpus.run(corpus.BY_NAME["ops-one-thread"], tmp_path, built).logs[0]
+    small = tmp_path / "beside.log"
+    small.write_text(log.read_text(encoding="utf-8")[:3000] + beside, encoding="utf-8")
+    stored = {}
+    for name, narrow_from in (("plain", 1 << 40), ("mixed", log.stat().st_size)):
+        monkeypatch.setattr(log_paths, "NARROW_FROM_BYTES", narrow_from)
+        engine = open_db(tmp_path / f"{name}.db")
+        ingest_svod_runs(engine, [log, small], "sum_rows")
+        engine.dispose()
+        stored[name] = _stored(tmp_path / f"{name}.db")
+    assert stored["mixed"] == stored["plain"]
+    assert _text(log, narrow=True)[1] and not _text(small, narrow=True)[1]  # the thresholds the call met

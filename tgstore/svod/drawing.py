@@ -3,9 +3,11 @@
 
 One of these characters makes CPython keep a whole string at two bytes a character: a 100 MB trace, 7 M of whose 85 M
 characters draw trees, decodes to 171 MB. Reading it with each drawing character replaced by an unused C1 control
-(U+0080-U+0084, one byte) keeps it at 85 MB (bench/bench_svod_log.py). A file holding any of those controls itself
-is read as it is. The readers match either spelling (the classes below); what they read is widened back
-(readers/widen.py) before anything is hashed, stored or shown, so a narrowed reading stores what the plain one does.
+(U+0080-U+0084, one byte) keeps it at 85 MB (bench/bench_svod_log.py); ingest-svod reads a file so from 32 MB
+(log_paths.NARROW_FROM_BYTES), and the small files beside it. A file holding any of those controls itself is read as
+it is (and then every file of the call). The readers match either spelling (the classes below); what they read is
+widened back (readers/widen.py) before anything is hashed, stored or shown, so a narrowed reading stores what the
+plain one does.
 """
 
 from __future__ import annotations

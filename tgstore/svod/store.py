@@ -33,7 +33,7 @@ from tgstore.nogc import gc_paused
 from tgstore.spelling.svod import Speller, kernel_renderer, maps
 from tgstore.store.content import ContentStore
 from tgstore.store.rows import case_ids, insert_returning_id, now_iso
-from tgstore.svod.drawing import widen
+from tgstore.svod import drawing
 from tgstore.svod.log_paths import MAX_FILE_BYTES, SvodLogError, chunks, read_path  # noqa: F401 - re-exported
 from tgstore.svod.parity_store import INGEST_PAIRS, forget, refresh
 from tgstore.svod.readers import Problem, Stage, SvodLog, read_runs
@@ -131,7 +131,8 @@ class _FileBlobKeeper:
             blob_id = store.next_id("blobs")
             if size <= WHOLE_FILE_BYTES:
                 self.conn.exec_driver_sql(_FILE_BLOB, (blob_id, digest, len(text), b"".join(chunks(path, size)), 1))
-                self.conn.exec_driver_sql(_FILE_BLOB, (0, "", 0, b"", 0))  # SQLite holds a bound value until the next
+                # SQLite keeps a bound value until the next bind
+                self.conn.exec_driver_sql(_FILE_BLOB, (0, "", 0, b"", 0))
             else:
                 self.conn.exec_driver_sql(_FILE_BLOB_PIECES, (blob_id, digest, len(text), size))
                 with self.conn.connection.driver_connection.blobopen("blobs", "text", blob_id) as blob:
@@ -142,6 +143,22 @@ class _FileBlobKeeper:
             store.known["blobs"][digest] = blob_id
             store.created.setdefault("blobs", set()).add(digest)
         store.text_hashes[text] = digest
+
+
+def _one_reading(read: list[tuple[str, str, bool]], store: ContentStore) -> tuple[list[tuple[str, str]], bool]:
+    """The files' texts all narrowed or all as they are (read_runs widens all or none), and which: a large log
+    narrowed beside small files read as they are narrows them too (a dump directory), unless one holds a
+    stand-in itself; then the narrowed ones are widened. Each new text keeps its file's content hash."""
+    if not any(n for _name, _text, n in read):
+        return [(name, text) for name, text, _n in read], False
+    narrowed = [text if n else drawing.narrow(text) for _name, text, n in read]
+    every = all(text is not None for text in narrowed)
+    texts = [(name, narrowed[i] if every else drawing.widen(text) if n else text, text)
+             for i, (name, text, n) in enumerate(read)]
+    for _name, new, old in texts:
+        if new is not old:  # the old text is let go (the caller drops `read`)
+            store.text_hashes[new] = store.text_hashes.pop(old)
+    return [(name, new) for name, new, _old in texts], every
 
 
 def _check(runs: list[SvodLog], where: str) -> None:
@@ -303,8 +320,7 @@ def ingest_svod_runs(engine: Engine, path: Path | str | list[Path], case: str | 
         for one in paths:
             read += [(str(one / name) if one.is_dir() else str(one), text, narrowed)
                      for name, text, narrowed in read_path(one, keep, empty_ok=len(paths) > 1, narrow=True)]
-        narrowed = all(n for _name, _text, n in read)  # one reading for all: a file read as it is widens the rest
-        files = [(name, text if narrowed or not n else widen(text)) for name, text, n in read]
+        files, narrowed = _one_reading(read, store)
         del read
         path = paths[0] if len(paths) == 1 else Path(os.path.commonpath([os.path.abspath(p) for p in paths]))
         digest = keep.source.hexdigest()  # the files' source hash (_FileBlobKeeper)
