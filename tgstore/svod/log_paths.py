@@ -53,8 +53,8 @@ def _text(path: Path, keep: Callable[[Path, int, str], None] | None = None, narr
         if size > MAX_FILE_BYTES:
             raise SvodLogError(f"{path}: {size} bytes, more than tgstore reads ({MAX_FILE_BYTES}); nothing stored")
         text = _Text(narrow and size >= NARROW_FROM_BYTES)
-        for first, chunk in enumerate(chunks(path, size)):
-            if not first and chunk.startswith((b"\xff\xfe", b"\xfe\xff")):
+        for index, chunk in enumerate(chunks(path, size)):
+            if index == 0 and chunk.startswith((b"\xff\xfe", b"\xfe\xff")):
                 raise SvodLogError(f"{path}: UTF-16 text (a PowerShell redirect?); convert it to UTF-8; nothing stored")
             if b"\x00" in chunk:
                 raise SvodLogError(f"{path}: not a text file (it contains NUL bytes); nothing stored")

@@ -119,18 +119,24 @@ class _FileBlobKeeper:
         store, name = self.store, str(path)
         file_hash = hashlib.sha256()
         self.source.update(f"{len(name)}:{name}:{len(text)}:".encode())
+        whole = size <= WHOLE_FILE_BYTES
+        pieces: list[bytes] = []  # a file bound whole: its pieces, kept from this read
         read = 0
         for chunk in chunks(path, size):
             file_hash.update(chunk)
             self.source.update(chunk)
             read += len(chunk)
+            if whole:
+                pieces.append(chunk)
         if read != size:  # SvodLogError rolls back what was stored
             raise SvodLogError(f"{path}: the file changed while it was read; nothing stored")
         digest = file_hash.hexdigest()
         if digest not in store.lookup("blobs", [digest]):
             blob_id = store.next_id("blobs")
-            if size <= WHOLE_FILE_BYTES:
-                self.conn.exec_driver_sql(_FILE_BLOB, (blob_id, digest, len(text), b"".join(chunks(path, size)), 1))
+            if whole:
+                data = b"".join(pieces)
+                pieces.clear()  # not held beside SQLite's copies of `data`
+                self.conn.exec_driver_sql(_FILE_BLOB, (blob_id, digest, len(text), data, 1))
                 # SQLite keeps a bound value until the next bind
                 self.conn.exec_driver_sql(_FILE_BLOB, (0, "", 0, b"", 0))
             else:
